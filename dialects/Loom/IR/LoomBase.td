@@ -1,0 +1,47 @@
+//===- LoomBase.td - The loom dialect ----------------------*- tablegen -*-===//
+//
+// The training-graph dialect: parameters, neural-network ops on tensors and
+// optimizer updates. Distribution lives in the `comm` dialect.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_BASE_TD
+#define LOOM_BASE_TD
+
+include "mlir/IR/OpBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/EnumAttr.td"
+
+def Loom_Dialect : Dialect {
+  let name = "loom";
+  let cppNamespace = "::mlir::loom";
+  let summary = "Tensor-level training graphs: parameters, NN ops, optimizers.";
+  let description = [{
+    A module in the `loom` dialect describes one training problem:
+    `loom.param` symbols declare the trainable tensors, and `func.func @loss`
+    computes a scalar loss from a batch. Every differentiable op implements
+    `LoomVJPOpInterface`, which `--loom-autodiff` uses to build gradients.
+  }];
+  let useDefaultAttributePrinterParser = 1;
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
+class Loom_Op<string mnemonic, list<Trait> traits = []>
+    : Op<Loom_Dialect, mnemonic, traits>;
+
+def Loom_FloatTensor : RankedTensorOf<[F32, F64]>;
+def Loom_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Loom_ScalarFloatTensor : 0DTensorOf<[F32, F64]>;
+def Loom_StepTensor : 0DTensorOf<[I64]>;
+
+def Loom_InitKind : I32EnumAttr<"InitKind", "parameter initialiser", [
+    I32EnumAttrCase<"zeros", 0>, I32EnumAttrCase<"ones", 1>,
+    I32EnumAttrCase<"normal", 2>, I32EnumAttrCase<"uniform", 3>]> {
+  let cppNamespace = "::mlir::loom";
+  let genSpecializedAttr = 0;
+}
+def Loom_InitKindAttr : EnumAttr<Loom_Dialect, Loom_InitKind, "init_kind"> {
+  let assemblyFormat = "$value";
+}
+
+#endif // LOOM_BASE_TD

@@ -1,0 +1,25 @@
+//===- LoomDialect.h - The loom dialect -------------------------*- C++ -*-===//
+#ifndef LOOM_DIALECTS_LOOM_IR_LOOMDIALECT_H
+#define LOOM_DIALECTS_LOOM_IR_LOOMDIALECT_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Dialect.h"
+
+#include "dialects/Loom/IR/LoomDialect.h.inc"
+
+namespace mlir::loom {
+/// Discardable attribute names shared by passes and the driver.
+/// On a func: which runtime entry point it becomes ("loss", ...).
+inline constexpr llvm::StringLiteral kEntryAttr = "loom.entry";
+/// On a func argument: the batch input's name ("tokens", "x", ...).
+inline constexpr llvm::StringLiteral kInputAttr = "loom.input";
+/// On a @loss_and_grad result: the parameter it is the gradient of.
+inline constexpr llvm::StringLiteral kGradOfAttr = "loom.grad_of";
+/// On an entry func result: the output's name ("loss", "grad:<param>").
+inline constexpr llvm::StringLiteral kOutputAttr = "loom.output";
+/// On a lowered entry func: one {role, name} dictionary per argument.
+inline constexpr llvm::StringLiteral kAbiAttr = "loom.abi";
+} // namespace mlir::loom
+
+#endif // LOOM_DIALECTS_LOOM_IR_LOOMDIALECT_H

@@ -1,0 +1,36 @@
+//===- Driver.h - The loomc compiler driver ---------------------*- C++ -*-===//
+#ifndef LOOM_DRIVER_DRIVER_H
+#define LOOM_DRIVER_DRIVER_H
+
+#include "loom/Driver/Specs.h"
+
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace mlir::loom::driver {
+
+/// The stages whose IR `--emit=mlir --stage=...` prints.
+enum class Stage { Model, Train, Linalg, Lowered };
+
+struct CompileOptions {
+  std::string inputFile;  ///< a model .mlir file ("-": stdin), or
+  std::string modelSpec;  ///< a built-in model spec (--model=...)
+  std::string outputDir;  ///< artifact directory (or file for --emit=mlir)
+  bool emitMlir = false;  ///< print IR instead of writing an artifact
+  Stage stage = Stage::Lowered;
+  std::string optimizer = "adamw";
+  std::string dtype = "f32";
+  int64_t warmupSteps = 0, decaySteps = 0;
+  double minLr = 0.0, clipNorm = 0.0;
+  std::string commandLine; ///< recorded in the manifest
+};
+
+/// Runs the whole driver: parse or build the model, run the pipelines up to
+/// the requested stage, then print IR or write OUTDIR/{model.so,
+/// manifest.json}. Diagnostics go to stderr (with file:line:col for IR).
+LogicalResult compile(const CompileOptions &options);
+
+} // namespace mlir::loom::driver
+
+#endif // LOOM_DRIVER_DRIVER_H

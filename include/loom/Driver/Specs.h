@@ -1,0 +1,45 @@
+//===- Specs.h - `--model` and `--optimizer` spec strings -------*- C++ -*-===//
+#ifndef LOOM_DRIVER_SPECS_H
+#define LOOM_DRIVER_SPECS_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mlir::loom::driver {
+
+/// `mlp:in=I,hidden=H,out=O,layers=L,batch=B`: L linear layers, the first
+/// L-1 followed by ReLU, classifying I features into O classes.
+struct MlpSpec {
+  int64_t in = 16, hidden = 64, out = 4, layers = 2, batch = 32;
+};
+
+/// `gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B`: nanoGPT.
+struct GptSpec {
+  int64_t vocab = 256, seq = 64, dim = 64, heads = 4, layers = 2, batch = 4;
+};
+
+struct ModelSpec {
+  enum class Kind { Mlp, Gpt } kind = Kind::Mlp;
+  MlpSpec mlp;
+  GptSpec gpt;
+  std::string text; ///< The spec as given, for the manifest.
+};
+
+/// `adamw:lr=..,beta1=..,beta2=..,eps=..,wd=..` or `sgd:lr=..,momentum=..,wd=..`.
+struct OptimizerSpec {
+  std::string kind = "adamw";
+  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, wd = 0.01;
+  double momentum = 0.0;
+};
+
+/// Parse errors name the offending field, e.g.
+/// `--model: field 'hiden' is not one of in, hidden, out, layers, batch`.
+llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef text);
+llvm::Expected<OptimizerSpec> parseOptimizerSpec(llvm::StringRef text);
+
+} // namespace mlir::loom::driver
+
+#endif // LOOM_DRIVER_SPECS_H

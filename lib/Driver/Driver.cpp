@@ -1,0 +1,164 @@
+//===- Driver.cpp - The loomc compiler driver -----------------------------===//
+#include "loom/Driver/Driver.h"
+
+#include "EmitObject.h"
+#include "Manifest.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Driver/ModelZoo.h"
+#include "loom/InitAll.h"
+#include "passes/Pipelines/Pipelines.h"
+
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::driver;
+
+static LogicalResult error(const llvm::Twine &msg) {
+  llvm::errs() << "loomc: error: " << msg << "\n";
+  return failure();
+}
+
+/// Prints `module` to the -o file, or stdout when none (or "-") was given.
+static LogicalResult printModule(ModuleOp module, StringRef output) {
+  std::string err;
+  auto file = openOutputFile(output.empty() ? "-" : output, &err);
+  if (!file)
+    return error(err);
+  module.print(file->os());
+  file->os() << "\n";
+  file->keep();
+  return success();
+}
+
+static LogicalResult runStage(PassManager &pm, ModuleOp module,
+                              TimingScope &root, StringRef name) {
+  TimingScope scope = root.nest(name);
+  pm.enableTiming(scope);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  return pm.run(module);
+}
+
+LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
+  auto optimizer = parseOptimizerSpec(options.optimizer);
+  if (!optimizer)
+    return error(llvm::toString(optimizer.takeError()));
+  if (options.dtype != "f32" && options.dtype != "f64")
+    return error("--dtype must be f32 or f64, got '" + options.dtype + "'");
+  if (options.inputFile.empty() == options.modelSpec.empty())
+    return error("give exactly one model: an input .mlir file or "
+                 "--model=SPEC (see --help)");
+  if (!options.emitMlir && options.outputDir.empty())
+    return error("no output directory: use -o OUTDIR (or --emit=mlir)");
+
+  // The pipelines name upstream passes textually: register them once.
+  static const bool registered = (registerAllPasses(), true);
+  (void)registered;
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  MLIRContext ctx(registry);
+  ctx.loadDialect<LoomDialect>();
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
+
+  OwningOpRef<ModuleOp> module;
+  CompileOptions opts = options;
+  if (!options.modelSpec.empty()) {
+    auto spec = parseModelSpec(options.modelSpec);
+    if (!spec)
+      return error(llvm::toString(spec.takeError()));
+    Type et = options.dtype == "f64" ? Type(Float64Type::get(&ctx))
+                                     : Type(Float32Type::get(&ctx));
+    module = buildModel(&ctx, *spec, et);
+  } else {
+    std::string err;
+    auto file = openInputFile(options.inputFile, &err);
+    if (!file)
+      return error(err);
+    sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
+    if (!module)
+      return failure();
+    // The IR decides the element type of a model given as a file.
+    for (ParamOp p : module->getOps<ParamOp>()) {
+      opts.dtype = p.getTensorType().getElementType().isF64() ? "f64" : "f32";
+      break;
+    }
+  }
+  if (failed(verify(*module)))
+    return failure();
+  if (options.emitMlir && options.stage == Stage::Model)
+    return printModule(*module, options.outputDir);
+
+  DefaultTimingManager timing;
+  applyDefaultTimingManagerCLOptions(timing);
+  TimingScope root = timing.getRootScope();
+
+  // A module that is already at the train stage (e.g. the output of
+  // --stage=train fed back in) skips the train pipeline.
+  if (!module->lookupSymbol("loss_and_grad")) {
+    PassManager pm(&ctx);
+    TrainPipelineOptions train;
+    train.optimizer = optimizer->kind;
+    train.lr = optimizer->lr;
+    train.beta1 = optimizer->beta1;
+    train.beta2 = optimizer->beta2;
+    train.eps = optimizer->eps;
+    train.weightDecay = optimizer->wd;
+    train.momentum = optimizer->momentum;
+    train.warmupSteps = options.warmupSteps;
+    train.decaySteps = options.decaySteps;
+    train.minLr = options.minLr;
+    train.clipNorm = options.clipNorm;
+    buildTrainPipeline(pm, train);
+    if (failed(runStage(pm, *module, root, "train")))
+      return failure();
+  }
+  if (options.emitMlir && options.stage == Stage::Train)
+    return printModule(*module, options.outputDir);
+
+  ManifestBuilder manifest;
+  if (failed(manifest.addModel(*module, opts, *optimizer)))
+    return failure();
+
+  {
+    PassManager pm(&ctx);
+    buildLowerToLinalgPipeline(pm);
+    if (failed(runStage(pm, *module, root, "lower-to-linalg")))
+      return failure();
+  }
+  if (failed(manifest.addEntries(*module)))
+    return failure();
+  if (options.emitMlir && options.stage == Stage::Linalg)
+    return printModule(*module, options.outputDir);
+
+  {
+    PassManager pm(&ctx);
+    buildBufferizePipeline(pm);
+    buildLowerToLLVMPipeline(pm);
+    if (failed(runStage(pm, *module, root, "lower-to-llvm")))
+      return failure();
+  }
+  if (options.emitMlir)
+    return printModule(*module, options.outputDir);
+
+  if (std::error_code ec =
+          llvm::sys::fs::create_directories(options.outputDir))
+    return error("cannot create " + options.outputDir + ": " + ec.message());
+  {
+    TimingScope scope = root.nest("emit-shared-object");
+    if (failed(emitSharedObject(*module, options.outputDir)))
+      return failure();
+  }
+  return manifest.write(options.outputDir);
+}

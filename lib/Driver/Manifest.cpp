@@ -1,0 +1,146 @@
+//===- Manifest.cpp - manifest.json from the compiled module --------------===//
+#include "Manifest.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
+
+#include "loom/runtime/abi.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::driver;
+namespace json = llvm::json;
+
+static std::string dtypeName(Type t) {
+  if (t.isF32())
+    return "f32";
+  if (t.isF64())
+    return "f64";
+  if (t.isInteger(32))
+    return "i32";
+  if (t.isInteger(64))
+    return "i64";
+  return "unsupported";
+}
+
+static json::Object tensorJson(StringRef name, ShapedType t) {
+  json::Array shape;
+  for (int64_t d : t.getShape())
+    shape.push_back(d);
+  return json::Object{{"name", name.str()},
+                      {"shape", std::move(shape)},
+                      {"dtype", dtypeName(t.getElementType())}};
+}
+
+LogicalResult ManifestBuilder::addModel(ModuleOp train,
+                                        const CompileOptions &options,
+                                        const OptimizerSpec &opt) {
+  manifest["format_version"] = LOOM_ABI_VERSION;
+  manifest["generator"] = "loomc";
+  manifest["library"] = "model.so";
+  manifest["dtype"] = options.dtype;
+  json::Object model{{"kind", options.modelSpec.empty()
+                                  ? "custom"
+                                  : StringRef(options.modelSpec)
+                                        .split(':')
+                                        .first.str()}};
+  model["spec"] = options.modelSpec.empty() ? options.inputFile
+                                            : options.modelSpec;
+  manifest["model"] = std::move(model);
+
+  json::Object task{{"kind", "none"}};
+  if (auto t = train->getAttrOfType<DictionaryAttr>("loom.task")) {
+    for (NamedAttribute a : t) {
+      if (auto s = dyn_cast<StringAttr>(a.getValue()))
+        task[a.getName().str()] = s.str();
+      else if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
+        task[a.getName().str()] = i.getInt();
+    }
+  }
+  manifest["task"] = std::move(task);
+
+  json::Array params;
+  for (ParamOp p : train.getOps<ParamOp>()) {
+    json::Object o = tensorJson(p.getSymName(), p.getTensorType());
+    double scale = p.getScale() ? p.getScale()->convertToDouble() : 0.0;
+    o["init"] = json::Object{{"kind", stringifyInitKind(p.getInit()).str()},
+                             {"scale", scale}};
+    o["weight_decay"] = !p.getNoWeightDecay();
+    params.push_back(std::move(o));
+  }
+  manifest["params"] = std::move(params);
+
+  json::Array inputs;
+  if (auto loss = train.lookupSymbol<func::FuncOp>("loss"))
+    for (auto [i, t] : llvm::enumerate(loss.getArgumentTypes())) {
+      auto name = loss.getArgAttrOfType<StringAttr>(i, kInputAttr);
+      inputs.push_back(tensorJson(
+          name ? name.getValue() : StringRef("input" + std::to_string(i)),
+          cast<ShapedType>(t)));
+    }
+  manifest["inputs"] = std::move(inputs);
+
+  manifest["optimizer"] = json::Object{
+      {"kind", opt.kind},          {"lr", opt.lr},
+      {"beta1", opt.beta1},        {"beta2", opt.beta2},
+      {"eps", opt.eps},            {"weight_decay", opt.wd},
+      {"momentum", opt.momentum},  {"warmup_steps", options.warmupSteps},
+      {"decay_steps", options.decaySteps}, {"min_lr", options.minLr},
+      {"clip_norm", options.clipNorm}};
+  manifest["compile_options"] = json::Object{
+      {"command_line", options.commandLine}, {"target", "cpu"}};
+  return success();
+}
+
+LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
+  json::Object entries;
+  json::Array state;
+  llvm::StringSet<> seenState;
+  for (auto fn : lowered.getOps<func::FuncOp>()) {
+    auto entry = fn->getAttrOfType<StringAttr>(kEntryAttr);
+    auto abi = fn->getAttrOfType<ArrayAttr>(kAbiAttr);
+    if (!entry || !abi)
+      continue;
+    json::Array args;
+    for (auto [attr, type] : llvm::zip(abi, fn.getArgumentTypes())) {
+      auto dict = cast<DictionaryAttr>(attr);
+      StringRef role = dict.getAs<StringAttr>("role").getValue();
+      StringRef name = dict.getAs<StringAttr>("name").getValue();
+      json::Object o = tensorJson(name, cast<ShapedType>(type));
+      o["role"] = role.str();
+      if (role == "state" && seenState.insert(name).second) {
+        json::Object s = tensorJson(name, cast<ShapedType>(type));
+        s["param"] = name.rsplit('.').first.str();
+        s["init"] = json::Object{{"kind", "zeros"}, {"scale", 0.0}};
+        state.push_back(std::move(s));
+      }
+      args.push_back(std::move(o));
+    }
+    entries[entry.str()] =
+        json::Object{{"symbol", ("loom_" + entry.getValue()).str()},
+                     {"args", std::move(args)}};
+  }
+  manifest["entries"] = std::move(entries);
+  manifest["state"] = std::move(state);
+  return success();
+}
+
+LogicalResult ManifestBuilder::write(StringRef dir) {
+  SmallString<256> path(dir);
+  llvm::sys::path::append(path, "manifest.json");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) {
+    llvm::errs() << "loomc: error: cannot write " << path << ": "
+                 << ec.message() << "\n";
+    return failure();
+  }
+  os << llvm::formatv("{0:2}", json::Value(json::Object(manifest))) << "\n";
+  return success();
+}

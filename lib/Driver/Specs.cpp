@@ -1,0 +1,141 @@
+//===- Specs.cpp - `--model` and `--optimizer` spec strings ---------------===//
+#include "loom/Driver/Specs.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <functional>
+
+using namespace mlir::loom::driver;
+using llvm::StringRef;
+
+namespace {
+/// One `name=value` field a spec accepts.
+struct Field {
+  const char *name;
+  std::function<bool(StringRef)> set; ///< false: the value does not parse
+  const char *expected;
+};
+
+llvm::Error fail(StringRef flag, const llvm::Twine &msg) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                 (flag + ": " + msg).str());
+}
+
+Field intField(const char *name, int64_t &slot) {
+  return {name,
+          [&slot](StringRef v) {
+            return !v.getAsInteger(10, slot) && slot > 0;
+          },
+          "a positive integer"};
+}
+
+Field floatField(const char *name, double &slot, bool positive) {
+  return {name,
+          [&slot, positive](StringRef v) {
+            if (v.getAsDouble(slot))
+              return false;
+            return positive ? slot > 0 : slot >= 0;
+          },
+          positive ? "a positive number" : "a non-negative number"};
+}
+
+/// Applies `key=value,...` to `fields`.
+llvm::Error applyFields(StringRef flag, StringRef kind, StringRef body,
+                        llvm::ArrayRef<Field> fields) {
+  if (body.empty())
+    return llvm::Error::success();
+  llvm::SmallVector<StringRef> parts;
+  body.split(parts, ',');
+  for (StringRef part : parts) {
+    auto [key, value] = part.split('=');
+    key = key.trim();
+    value = value.trim();
+    const Field *field = llvm::find_if(
+        fields, [&](const Field &f) { return key == f.name; });
+    if (field == fields.end()) {
+      std::string names;
+      for (const Field &f : fields)
+        names += (names.empty() ? "" : ", ") + std::string(f.name);
+      return fail(flag, "field '" + key + "' is not one of " + names +
+                            " (for " + kind + ")");
+    }
+    if (!part.contains('='))
+      return fail(flag, "field '" + key + "' needs a value (" + key + "=...)");
+    if (!field->set(value))
+      return fail(flag, "field '" + key + "' must be " + field->expected +
+                            ", got '" + value + "'");
+  }
+  return llvm::Error::success();
+}
+} // namespace
+
+llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
+  ModelSpec spec;
+  spec.text = text.str();
+  auto [kind, body] = text.split(':');
+  if (kind == "mlp") {
+    spec.kind = ModelSpec::Kind::Mlp;
+    MlpSpec &m = spec.mlp;
+    if (auto err = applyFields("--model", kind, body,
+                               {intField("in", m.in),
+                                intField("hidden", m.hidden),
+                                intField("out", m.out),
+                                intField("layers", m.layers),
+                                intField("batch", m.batch)}))
+      return std::move(err);
+    return spec;
+  }
+  if (kind == "gpt") {
+    spec.kind = ModelSpec::Kind::Gpt;
+    GptSpec &g = spec.gpt;
+    if (auto err = applyFields("--model", kind, body,
+                               {intField("vocab", g.vocab),
+                                intField("seq", g.seq), intField("dim", g.dim),
+                                intField("heads", g.heads),
+                                intField("layers", g.layers),
+                                intField("batch", g.batch)}))
+      return std::move(err);
+    if (g.dim % g.heads)
+      return fail("--model", "field 'heads' (" + llvm::Twine(g.heads) +
+                                 ") must divide 'dim' (" + llvm::Twine(g.dim) +
+                                 ")");
+    return spec;
+  }
+  return fail("--model", "unknown model kind '" + kind +
+                             "' (expected mlp:... or gpt:...)");
+}
+
+llvm::Expected<OptimizerSpec>
+mlir::loom::driver::parseOptimizerSpec(StringRef text) {
+  OptimizerSpec spec;
+  auto [kind, body] = text.split(':');
+  spec.kind = kind.str();
+  if (kind == "adamw") {
+    if (auto err = applyFields(
+            "--optimizer", kind, body,
+            {floatField("lr", spec.lr, true),
+             floatField("beta1", spec.beta1, false),
+             floatField("beta2", spec.beta2, false),
+             floatField("eps", spec.eps, true),
+             floatField("wd", spec.wd, false)}))
+      return std::move(err);
+    if (spec.beta1 >= 1 || spec.beta2 >= 1)
+      return fail("--optimizer", "fields 'beta1' and 'beta2' must be below 1");
+    return spec;
+  }
+  if (kind == "sgd") {
+    spec.wd = 0.0;
+    if (auto err = applyFields("--optimizer", kind, body,
+                               {floatField("lr", spec.lr, true),
+                                floatField("momentum", spec.momentum, false),
+                                floatField("wd", spec.wd, false)}))
+      return std::move(err);
+    if (spec.momentum >= 1)
+      return fail("--optimizer", "field 'momentum' must be below 1");
+    return spec;
+  }
+  return fail("--optimizer", "unknown optimizer '" + kind +
+                                 "' (expected adamw:... or sgd:...)");
+}

@@ -1,0 +1,25 @@
+//===- InitAll.cpp - The one place that lists Loom's components -----------===//
+#include "loom/InitAll.h"
+
+#include "dialects/Loom/IR/LoomDialect.h"
+#include "passes/Lowering/Passes.h"
+#include "passes/Pipelines/Pipelines.h"
+#include "passes/Train/Passes.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/InitAllDialects.h"
+#include "mlir/InitAllExtensions.h"
+#include "mlir/InitAllPasses.h"
+
+void mlir::loom::registerAllDialects(DialectRegistry &registry) {
+  registry.insert<LoomDialect>();
+  mlir::registerAllDialects(registry);
+  mlir::registerAllExtensions(registry);
+}
+
+void mlir::loom::registerAllPasses() {
+  mlir::registerAllPasses();
+  registerTrainPasses();
+  registerLoweringPasses();
+  registerPipelines();
+}

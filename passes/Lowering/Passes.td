@@ -1,0 +1,80 @@
+//===- Passes.td - Lowering passes (loom -> linalg -> LLVM) --*- tablegen -*-===//
+#ifndef LOOM_PASSES_LOWERING_PASSES_TD
+#define LOOM_PASSES_LOWERING_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def DecomposePass : Pass<"loom-decompose", "mlir::ModuleOp"> {
+  let summary = "Rewrites composite loom ops into primitive loom ops.";
+  let description = [{
+    `loom.linear`, `loom.layernorm`, `loom.softmax`, `loom.attention` and
+    `loom.cross_entropy` become matmuls, elementwise ops and reductions
+    (numerically stable: softmax and cross-entropy subtract the row maximum).
+    Runs after autodiff, so gradients were built from the composite ops.
+  }];
+  let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def LowerEntryPointsPass : Pass<"loom-lower-entry-points", "mlir::ModuleOp"> {
+  let summary = "Gives every entry function the runtime's buffer calling convention.";
+  let description = [{
+    Rewrites each function marked `loom.entry` into the ABI of
+    `runtime/include/loom/runtime/abi.h`: it takes one memref per parameter,
+    optimizer state tensor, step, input and output (in that order, recorded
+    in the `loom.abi` attribute) and returns nothing. Parameter reads become
+    `bufferization.to_tensor` of their buffer; `loom.adamw`/`loom.sgd` become
+    one fused `linalg.generic` each; all new values are written back with
+    `bufferization.materialize_in_destination` at the end of the function,
+    after every read. Then the `loom.param` declarations are removed.
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::linalg::LinalgDialect",
+                           "::mlir::math::MathDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def LowerToLinalgPass : Pass<"loom-lower-to-linalg", "mlir::ModuleOp"> {
+  let summary = "Lowers primitive loom ops to linalg, tensor and arith.";
+  let description = [{
+    Elementwise ops (with broadcasting) become `linalg.generic`, matmuls
+    `linalg.matmul`/`linalg.batch_matmul` (transposes as indexing maps),
+    reductions `linalg.reduce`, shape ops `tensor` reshapes, slices and
+    `linalg.transpose`/`linalg.broadcast`. Leaves no loom op behind.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::math::MathDialect"];
+}
+
+def LowerGemmToRuntimePass : Pass<"loom-lower-gemm-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Calls the runtime's BLAS for bufferized matmuls.";
+  let description = [{
+    Replaces `linalg.matmul` and `linalg.batch_matmul` on memrefs (plain or
+    with transposed operand maps) by a call to `loom_rt_gemm_f32/f64`, which
+    the runtime implements with OpenBLAS. Matmuls of other shapes are left
+    for the loop lowering.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numGemms", "num-gemms", "Matmuls turned into runtime calls">,
+  ];
+}
+
+def EmitEntryWrappersPass : Pass<"loom-emit-entry-wrappers", "mlir::ModuleOp"> {
+  let summary = "Adds the `void loom_<entry>(void **args)` C entry points.";
+  let description = [{
+    Runs on the LLVM dialect, after functions were converted with the bare
+    pointer calling convention. For every function carrying `loom.entry`,
+    emits an exported `loom_<entry>` that loads one pointer per argument
+    from its array and calls the function.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // LOOM_PASSES_LOWERING_PASSES_TD

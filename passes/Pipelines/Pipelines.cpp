@@ -1,0 +1,99 @@
+//===- Pipelines.cpp - Loom's named pass pipelines ------------------------===//
+#include "passes/Pipelines/Pipelines.h"
+
+#include "passes/Lowering/Passes.h"
+#include "passes/Train/Passes.h"
+
+#include "mlir/Pass/PassRegistry.h"
+#include "llvm/Support/ErrorHandling.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+/// Appends an upstream pipeline written in mlir-opt syntax. The text is a
+/// constant of this file, so a parse error is a bug in Loom.
+static void addUpstream(OpPassManager &pm, StringRef pipeline) {
+  if (failed(parsePassPipeline(pipeline, pm, llvm::errs())))
+    llvm::report_fatal_error("loom: bad built-in pipeline: " + pipeline);
+}
+
+void mlir::loom::buildTrainPipeline(OpPassManager &pm,
+                                    const TrainPipelineOptions &o) {
+  addUpstream(pm, "inline,canonicalize,cse");
+  pm.addPass(createAutodiffPass());
+  AddOptimizerPassOptions opt;
+  opt.optimizer = o.optimizer;
+  opt.lr = o.lr;
+  opt.beta1 = o.beta1;
+  opt.beta2 = o.beta2;
+  opt.eps = o.eps;
+  opt.weightDecay = o.weightDecay;
+  opt.momentum = o.momentum;
+  opt.warmupSteps = o.warmupSteps;
+  opt.decaySteps = o.decaySteps;
+  opt.minLr = o.minLr;
+  opt.clipNorm = o.clipNorm;
+  pm.addPass(createAddOptimizerPass(opt));
+  addUpstream(pm, "canonicalize,cse");
+}
+
+void mlir::loom::buildLowerToLinalgPipeline(OpPassManager &pm) {
+  addUpstream(pm, "inline,symbol-dce");
+  pm.addPass(createDecomposePass());
+  addUpstream(pm, "canonicalize,cse");
+  pm.addPass(createLowerEntryPointsPass());
+  pm.addPass(createLowerToLinalgPass());
+  addUpstream(pm, "canonicalize,cse,linalg-fuse-elementwise-ops,canonicalize,"
+                  "cse");
+}
+
+void mlir::loom::buildBufferizePipeline(OpPassManager &pm) {
+  addUpstream(pm, "eliminate-empty-tensors,empty-tensor-to-alloc-tensor,"
+                  "one-shot-bufferize,canonicalize,"
+                  "func.func(buffer-hoisting,promote-buffers-to-stack{"
+                  "max-alloc-size-in-bytes=4096}),"
+                  "ownership-based-buffer-deallocation,canonicalize,"
+                  "buffer-deallocation-simplification,"
+                  "bufferization-lower-deallocations,cse,canonicalize");
+}
+
+void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm) {
+  pm.addPass(createLowerGemmToRuntimePass());
+  addUpstream(pm,
+              "func.func(convert-linalg-to-loops),lower-affine,"
+              "convert-scf-to-cf,canonicalize,expand-strided-metadata,"
+              "lower-affine,finalize-memref-to-llvm{use-generic-functions=1},"
+              "convert-math-to-llvm,convert-math-to-libm,"
+              "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+              "convert-arith-to-llvm,convert-cf-to-llvm,convert-index-to-llvm,"
+              "reconcile-unrealized-casts");
+  pm.addPass(createEmitEntryWrappersPass());
+}
+
+void mlir::loom::buildCpuPipeline(OpPassManager &pm) {
+  buildLowerToLinalgPipeline(pm);
+  buildBufferizePipeline(pm);
+  buildLowerToLLVMPipeline(pm);
+}
+
+void mlir::loom::registerPipelines() {
+  PassPipelineRegistration<TrainPipelineOptions>(
+      "loom-train-pipeline",
+      "model -> train: autodiff and the optimizer (@loss_and_grad, "
+      "@train_step).",
+      buildTrainPipeline);
+  PassPipelineRegistration<>(
+      "loom-lower-to-linalg-pipeline",
+      "train -> linalg: decompose, buffer ABI, loom -> linalg, fusion.",
+      buildLowerToLinalgPipeline);
+  PassPipelineRegistration<>("loom-bufferize-pipeline",
+                             "linalg -> buffers: one-shot bufferization.",
+                             buildBufferizePipeline);
+  PassPipelineRegistration<>(
+      "loom-lower-to-llvm-pipeline",
+      "buffers -> llvm: runtime GEMMs, loops, LLVM dialect, C wrappers.",
+      buildLowerToLLVMPipeline);
+  PassPipelineRegistration<>("loom-cpu-pipeline",
+                             "train -> llvm: every CPU lowering stage.",
+                             buildCpuPipeline);
+}

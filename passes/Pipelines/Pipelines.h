@@ -1,0 +1,57 @@
+//===- Pipelines.h - Loom's named pass pipelines ----------------*- C++ -*-===//
+//
+// Every stage of the compiler is a function here and a named pipeline in
+// loom-opt; the driver calls the same functions, so `loom-opt
+// --loom-<stage>-pipeline` reproduces exactly what `loomc` does.
+//
+//   model --(train)--> train --(lower-to-linalg)--> linalg
+//         --(bufferize)--> buffers --(lower-to-llvm)--> llvm
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_PASSES_PIPELINES_PIPELINES_H
+#define LOOM_PASSES_PIPELINES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::loom {
+
+struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
+  Option<std::string> optimizer{*this, "optimizer",
+                                llvm::cl::desc("adamw or sgd"),
+                                llvm::cl::init("adamw")};
+  Option<double> lr{*this, "lr", llvm::cl::desc("Peak learning rate"),
+                    llvm::cl::init(1e-3)};
+  Option<double> beta1{*this, "beta1", llvm::cl::init(0.9)};
+  Option<double> beta2{*this, "beta2", llvm::cl::init(0.999)};
+  Option<double> eps{*this, "eps", llvm::cl::init(1e-8)};
+  Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(0.01)};
+  Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
+  Option<int64_t> warmupSteps{*this, "warmup-steps", llvm::cl::init(0)};
+  Option<int64_t> decaySteps{*this, "decay-steps", llvm::cl::init(0)};
+  Option<double> minLr{*this, "min-lr", llvm::cl::init(0.0)};
+  Option<double> clipNorm{*this, "clip-norm", llvm::cl::init(0.0)};
+};
+
+/// model -> train: inline helpers, differentiate @loss, add @train_step.
+void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
+
+/// train -> linalg: inline, decompose composite ops, buffer calling
+/// convention, loom -> linalg, elementwise fusion.
+void buildLowerToLinalgPipeline(OpPassManager &pm);
+
+/// linalg -> buffers: one-shot bufferization and deallocation.
+void buildBufferizePipeline(OpPassManager &pm);
+
+/// buffers -> llvm: GEMMs to the runtime, loops, LLVM dialect, C wrappers.
+void buildLowerToLLVMPipeline(OpPassManager &pm);
+
+/// train -> llvm: the three above.
+void buildCpuPipeline(OpPassManager &pm);
+
+/// Registers the pipelines above as --loom-<stage>-pipeline.
+void registerPipelines();
+
+} // namespace mlir::loom
+
+#endif // LOOM_PASSES_PIPELINES_PIPELINES_H

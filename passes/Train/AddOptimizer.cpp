@@ -1,0 +1,115 @@
+//===- AddOptimizer.cpp - Builds @train_step ------------------------------===//
+#include "passes/Train/Passes.h"
+
+#include "dialects/Loom/IR/LoomBuilder.h"
+
+#define DEBUG_TYPE "loom-add-optimizer"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_ADDOPTIMIZERPASS
+#include "passes/Train/Passes.h.inc"
+
+namespace {
+
+struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (optimizer != "adamw" && optimizer != "sgd") {
+      module.emitError("unknown optimizer '")
+          << optimizer << "' (expected adamw or sgd)";
+      return signalPassFailure();
+    }
+    auto grad = module.lookupSymbol<func::FuncOp>("loss_and_grad");
+    if (!grad) {
+      module.emitError("no @loss_and_grad: run --loom-autodiff first");
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol("train_step")) {
+      module.emitError("the module already has a @train_step function");
+      return signalPassFailure();
+    }
+    SmallVector<ParamOp> params(module.getOps<ParamOp>());
+    if (params.empty()) {
+      module.emitError("the model has no loom.param to optimize");
+      return signalPassFailure();
+    }
+
+    MLIRContext *ctx = module.getContext();
+    OpBuilder b(ctx);
+    b.setInsertionPointAfter(grad);
+    Location loc = grad.getLoc();
+    auto lossType = cast<RankedTensorType>(grad.getResultTypes()[0]);
+    auto stepType = RankedTensorType::get({}, b.getI64Type());
+
+    SmallVector<Type> inputs{stepType};
+    llvm::append_range(inputs, grad.getArgumentTypes());
+    auto fn = func::FuncOp::create(
+        b, loc, "train_step",
+        FunctionType::get(ctx, inputs, {lossType, lossType, lossType}));
+    fn->setAttr(kEntryAttr, b.getStringAttr("train_step"));
+    fn.setArgAttr(0, kInputAttr, b.getStringAttr("step"));
+    static constexpr StringLiteral outputs[] = {"loss", "lr", "grad_norm"};
+    for (auto [i, name] : llvm::enumerate(outputs))
+      fn.setResultAttr(i, kOutputAttr, b.getStringAttr(name));
+    for (unsigned i = 0; i < grad.getNumArguments(); ++i)
+      if (auto name = grad.getArgAttr(i, kInputAttr))
+        fn.setArgAttr(i + 1, kInputAttr, name);
+
+    Block *body = fn.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    LoomBuilder lb{b, loc};
+    Value step = body->getArgument(0);
+    auto call = func::CallOp::create(b, loc, grad, body->getArguments().drop_front());
+    Value loss = call.getResult(0);
+    SmallVector<Value> grads(call.getResults().drop_front());
+
+    // Global L2 norm over every gradient, as torch.nn.utils.clip_grad_norm_.
+    Type et = lossType.getElementType();
+    Value sq;
+    for (Value g : grads) {
+      auto t = cast<RankedTensorType>(g.getType());
+      SmallVector<int64_t> all(t.getRank());
+      std::iota(all.begin(), all.end(), 0);
+      Value s = lb.sum(lb.mul(g, g), all, /*keepdim=*/false);
+      sq = sq ? lb.add(sq, s) : s;
+    }
+    Value norm = SqrtOp::create(b, loc, sq);
+    if (clipNorm > 0) {
+      Value coef = lb.div(lb.scalar(et, clipNorm),
+                          lb.add(norm, lb.scalar(et, 1e-6)));
+      coef = MinimumOp::create(b, loc, coef, lb.scalar(et, 1.0));
+      for (Value &g : grads)
+        g = lb.mul(g, coef);
+    }
+
+    Value lr = LrScheduleOp::create(
+        b, loc, lossType, step, b.getF64FloatAttr(lr_()),
+        b.getI64IntegerAttr(warmupSteps), b.getI64IntegerAttr(decaySteps),
+        b.getF64FloatAttr(minLr));
+    for (auto [param, g] : llvm::zip(params, grads)) {
+      double wd = param.getNoWeightDecay() ? 0.0 : double(weightDecay);
+      auto name = FlatSymbolRefAttr::get(param.getSymNameAttr());
+      Value pg = g;
+      if (auto gt = cast<RankedTensorType>(g.getType());
+          gt.getElementType() != et) {
+        param.emitError("parameter element type differs from the loss's");
+        return signalPassFailure();
+      }
+      if (optimizer == "adamw")
+        AdamWOp::create(b, loc, name, pg, lr, step, b.getF64FloatAttr(beta1),
+                        b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
+                        b.getF64FloatAttr(wd));
+      else
+        SGDOp::create(b, loc, name, pg, lr, step, b.getF64FloatAttr(momentum),
+                      b.getF64FloatAttr(wd));
+    }
+    func::ReturnOp::create(b, loc, ValueRange{loss, lr, norm});
+  }
+
+  double lr_() { return lr; }
+};
+
+} // namespace
+} // namespace mlir::loom

@@ -1,0 +1,147 @@
+//===- Autodiff.cpp - Reverse-mode differentiation of @loss ---------------===//
+#include "passes/Train/Passes.h"
+
+#include "dialects/Loom/IR/LoomBuilder.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/MapVector.h"
+
+#define DEBUG_TYPE "loom-autodiff"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_AUTODIFFPASS
+#include "passes/Train/Passes.h.inc"
+
+namespace {
+
+bool isDifferentiable(Value v) {
+  auto t = dyn_cast<RankedTensorType>(v.getType());
+  return t && isa<FloatType>(t.getElementType());
+}
+
+struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto loss = module.lookupSymbol<func::FuncOp>(lossFunction);
+    if (!loss) {
+      module.emitError("no function @")
+          << lossFunction
+          << " to differentiate: a model defines func.func @" << lossFunction
+          << "(inputs...) -> tensor<f32>";
+      return signalPassFailure();
+    }
+    if (failed(checkLossFunction(loss)))
+      return signalPassFailure();
+    if (module.lookupSymbol("loss_and_grad")) {
+      loss.emitError("the module already has a @loss_and_grad function");
+      return signalPassFailure();
+    }
+
+    OpBuilder b(module.getContext());
+    b.setInsertionPointAfter(loss);
+    auto grad = cast<func::FuncOp>(b.clone(*loss));
+    grad.setSymName("loss_and_grad");
+    loss->setAttr(kEntryAttr, b.getStringAttr("loss"));
+    loss.setResultAttr(0, kOutputAttr, b.getStringAttr("loss"));
+    grad->setAttr(kEntryAttr, b.getStringAttr("loss_and_grad"));
+    if (failed(buildBackward(module, grad)))
+      return signalPassFailure();
+  }
+
+  LogicalResult checkLossFunction(func::FuncOp loss) {
+    if (!llvm::hasSingleElement(loss.getBody()))
+      return loss.emitError("@") << lossFunction << " must have one block";
+    auto results = loss.getFunctionType().getResults();
+    auto t = results.size() == 1 ? dyn_cast<RankedTensorType>(results[0])
+                                 : RankedTensorType();
+    if (!t || t.getRank() != 0 || !isa<FloatType>(t.getElementType()))
+      return loss.emitError("@")
+             << lossFunction
+             << " must return exactly one scalar float tensor (the loss)";
+    return success();
+  }
+
+  LogicalResult buildBackward(ModuleOp module, func::FuncOp fn) {
+    Block &body = fn.getBody().front();
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+    Value lossValue = ret.getOperand(0);
+    OpBuilder b(ret);
+    LoomBuilder lb{b, fn.getLoc()};
+
+    llvm::DenseMap<Value, Value> grads;
+    llvm::MapVector<StringAttr, Value> paramGrads;
+    auto accumulate = [&](Value &slot, Value g) {
+      slot = slot ? lb.add(slot, g) : g;
+    };
+    grads[lossValue] = lb.scalar(
+        cast<RankedTensorType>(lossValue.getType()).getElementType(), 1.0);
+
+    SmallVector<Operation *> forward;
+    for (Operation &op : body.without_terminator())
+      forward.push_back(&op);
+    size_t before = body.getOperations().size();
+
+    for (Operation *op : llvm::reverse(forward)) {
+      SmallVector<Value> resultGrads;
+      bool any = false;
+      for (Value r : op->getResults()) {
+        Value g = grads.lookup(r);
+        resultGrads.push_back(g);
+        any |= bool(g);
+      }
+      if (!any)
+        continue;
+      if (auto get = dyn_cast<GetParamOp>(op)) {
+        accumulate(paramGrads[get.getParamAttr().getAttr()], resultGrads[0]);
+        continue;
+      }
+      auto vjp = dyn_cast<VJPOpInterface>(op);
+      if (!vjp)
+        return op->emitError("cannot differentiate '")
+               << op->getName()
+               << "': it does not implement LoomVJPOpInterface";
+      // Give ops that need every result gradient explicit zeros.
+      b.setInsertionPoint(ret);
+      SmallVector<Value> operandGrads;
+      if (failed(vjp.buildVJP(b, resultGrads, operandGrads)))
+        return op->emitError("failed to build the gradient of this op");
+      for (auto [operand, g] : llvm::zip(op->getOperands(), operandGrads)) {
+        if (!g || !isDifferentiable(operand))
+          continue;
+        if (g.getType() != operand.getType())
+          return op->emitError("gradient rule produced type ")
+                 << g.getType() << " for an operand of type "
+                 << operand.getType();
+        accumulate(grads[operand], g);
+      }
+    }
+
+    // Return the loss and one gradient per parameter, in declaration order.
+    SmallVector<Value> results{lossValue};
+    SmallVector<Attribute> gradOf;
+    for (auto param : module.getOps<ParamOp>()) {
+      Value g = paramGrads.lookup(param.getSymNameAttr());
+      results.push_back(g ? g : lb.zerosLike(param.getType()));
+      gradOf.push_back(FlatSymbolRefAttr::get(param.getSymNameAttr()));
+    }
+    func::ReturnOp::create(b, ret.getLoc(), results);
+    ret.erase();
+    fn.setType(FunctionType::get(fn.getContext(),
+                                 fn.getFunctionType().getInputs(),
+                                 ValueRange(results).getTypes()));
+    fn.setResultAttr(0, kOutputAttr, b.getStringAttr("loss"));
+    for (auto [i, attr] : llvm::enumerate(gradOf)) {
+      fn.setResultAttr(i + 1, kGradOfAttr, attr);
+      fn.setResultAttr(
+          i + 1, kOutputAttr,
+          b.getStringAttr("grad:" + cast<FlatSymbolRefAttr>(attr).getValue()));
+    }
+    numBackwardOps += body.getOperations().size() - before;
+    return success();
+  }
+};
+
+} // namespace
+} // namespace mlir::loom

@@ -1,0 +1,55 @@
+# -*- Python -*-
+import os
+import shutil
+import subprocess
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "Loom"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".test", ".py"]
+config.excludes = ["lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "unit",
+                   "Inputs", "lib"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.loom_obj_root, "test")
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%loom_src", config.loom_src_root))
+config.substitutions.append(("%torch_python", config.torch_python or "false"))
+config.substitutions.append(("%python", shutil.which("python3") or "python3"))
+
+llvm_config.with_system_environment(["HOME", "TMPDIR"])
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.loom_tools_dir, append_path=True)
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+# Compiled tests are small: one BLAS thread keeps timings stable on 2 cores.
+config.environment["OPENBLAS_NUM_THREADS"] = "1"
+
+tools = ["loom-opt", "loomc", "loom-run", "loom-gradcheck"]
+llvm_config.add_tool_substitutions(tools, [config.loom_tools_dir])
+
+# The PyTorch peer (Debian's python3-torch) is optional.
+def _has_torch():
+    py = config.torch_python
+    if not py or not os.path.exists(py):
+        return False
+    try:
+        subprocess.run([py, "-c", "import torch"], check=True,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       timeout=120)
+        return True
+    except Exception:
+        return False
+
+if _has_torch():
+    config.available_features.add("torch")
+
+# GPU tests run only where a CUDA device is visible.
+if shutil.which("nvidia-smi"):
+    try:
+        if subprocess.run(["nvidia-smi", "-L"], stdout=subprocess.DEVNULL,
+                          stderr=subprocess.DEVNULL, timeout=30).returncode == 0:
+            config.available_features.add("cuda-device")
+    except Exception:
+        pass

@@ -1,0 +1,14 @@
+//===- loom-opt.cpp - Runs Loom and upstream passes on MLIR files ---------===//
+#include "loom/InitAll.h"
+
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+
+int main(int argc, char **argv) {
+  mlir::DialectRegistry registry;
+  mlir::loom::registerAllDialects(registry);
+  mlir::loom::registerAllPasses();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "Loom optimizer driver: loom and upstream passes\n",
+      registry));
+}

@@ -1,0 +1,102 @@
+//===- loomc.cpp - The Loom compiler driver -------------------------------===//
+//
+// Thin main: flags -> CompileOptions -> mlir::loom::driver::compile().
+//
+//===----------------------------------------------------------------------===//
+#include "loom/Driver/Driver.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+
+namespace cl = llvm::cl;
+using namespace mlir::loom::driver;
+
+static cl::OptionCategory cat("loomc options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[MODEL.mlir]"),
+                                      cl::init(""), cl::cat(cat));
+static cl::opt<std::string>
+    modelSpec("model",
+              cl::desc("Built-in model instead of a file:\n"
+                       "  mlp:in=I,hidden=H,out=O,layers=L,batch=B\n"
+                       "  gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B"),
+              cl::value_desc("SPEC"), cl::cat(cat));
+static cl::opt<std::string>
+    output("o", cl::desc("Output directory (artifact), or file for "
+                         "--emit=mlir (default: stdout)"),
+           cl::value_desc("OUT"), cl::init(""), cl::cat(cat));
+static cl::opt<std::string>
+    emit("emit", cl::desc("What to produce: artifact (default) or mlir"),
+         cl::init("artifact"), cl::cat(cat));
+static cl::opt<Stage> stage(
+    "stage", cl::desc("With --emit=mlir: print the IR at the end of"),
+    cl::values(clEnumValN(Stage::Model, "model", "the model (loom dialect)"),
+               clEnumValN(Stage::Train, "train",
+                          "autodiff + optimizer (loom dialect)"),
+               clEnumValN(Stage::Linalg, "linalg",
+                          "lowering to linalg on tensors"),
+               clEnumValN(Stage::Lowered, "lowered", "the LLVM dialect")),
+    cl::init(Stage::Lowered), cl::cat(cat));
+static cl::opt<std::string> optimizer(
+    "optimizer",
+    cl::desc("adamw:lr=..,beta1=..,beta2=..,eps=..,wd=.. or "
+             "sgd:lr=..,momentum=..,wd=.. (default adamw)"),
+    cl::init("adamw"), cl::cat(cat));
+static cl::opt<int64_t> warmup("warmup-steps",
+                               cl::desc("Linear LR warmup steps"),
+                               cl::init(0), cl::cat(cat));
+static cl::opt<int64_t>
+    decay("decay-steps",
+          cl::desc("Cosine LR decay steps after warmup (0: constant LR)"),
+          cl::init(0), cl::cat(cat));
+static cl::opt<double> minLr("min-lr", cl::desc("LR at the end of the decay"),
+                             cl::init(0.0), cl::cat(cat));
+static cl::opt<double>
+    clip("clip-norm", cl::desc("Clip the global gradient norm (0: off)"),
+         cl::init(0.0), cl::cat(cat));
+static cl::opt<std::string>
+    dtype("dtype", cl::desc("Parameter type of --model: f32 (default) or f64"),
+          cl::init("f32"), cl::cat(cat));
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "loomc: compiles a model into a training artifact\n\n"
+      "  loomc MODEL.mlir -o OUTDIR\n"
+      "  loomc --model=gpt:vocab=256,seq=64,dim=64,heads=4,layers=2,batch=4 "
+      "-o OUTDIR\n"
+      "  loomc --model=mlp:in=16,hidden=64,out=4,layers=2,batch=32 "
+      "--emit=mlir --stage=train\n\n"
+      "OUTDIR receives model.so and manifest.json; run it with loom-run.\n");
+
+  if (emit != "artifact" && emit != "mlir") {
+    llvm::errs() << "loomc: error: --emit must be artifact or mlir, got '"
+                 << emit << "'\n";
+    return 1;
+  }
+  CompileOptions options;
+  options.inputFile = inputFile;
+  options.modelSpec = modelSpec;
+  options.outputDir = output;
+  options.emitMlir = emit == "mlir";
+  options.stage = stage;
+  options.optimizer = optimizer;
+  options.dtype = dtype;
+  options.warmupSteps = warmup;
+  options.decaySteps = decay;
+  options.minLr = minLr;
+  options.clipNorm = clip;
+  for (int i = 0; i < argc; ++i)
+    options.commandLine += (i ? " " : "") + std::string(argv[i]);
+  return mlir::failed(compile(options)) ? 1 : 0;
+}
