@@ -97,6 +97,9 @@ struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
         accumulate(paramGrads[get.getParamAttr().getAttr()], resultGrads[0]);
         continue;
       }
+      // Constants (and other operand-free ops) end the backward walk.
+      if (op->getNumOperands() == 0)
+        continue;
       auto vjp = dyn_cast<VJPOpInterface>(op);
       if (!vjp)
         return op->emitError("cannot differentiate '")

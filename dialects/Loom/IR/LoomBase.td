@@ -21,7 +21,6 @@ def Loom_Dialect : Dialect {
     computes a scalar loss from a batch. Every differentiable op implements
     `LoomVJPOpInterface`, which `--loom-autodiff` uses to build gradients.
   }];
-  let useDefaultAttributePrinterParser = 1;
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];
 }
@@ -38,10 +37,6 @@ def Loom_InitKind : I32EnumAttr<"InitKind", "parameter initialiser", [
     I32EnumAttrCase<"zeros", 0>, I32EnumAttrCase<"ones", 1>,
     I32EnumAttrCase<"normal", 2>, I32EnumAttrCase<"uniform", 3>]> {
   let cppNamespace = "::mlir::loom";
-  let genSpecializedAttr = 0;
-}
-def Loom_InitKindAttr : EnumAttr<Loom_Dialect, Loom_InitKind, "init_kind"> {
-  let assemblyFormat = "$value";
 }
 
 #endif // LOOM_BASE_TD

@@ -14,9 +14,6 @@ using namespace mlir::loom;
 #include "dialects/Loom/IR/LoomEnums.cpp.inc"
 #include "dialects/Loom/IR/LoomInterfaces.cpp.inc"
 
-#define GET_ATTRDEF_CLASSES
-#include "dialects/Loom/IR/LoomAttrs.cpp.inc"
-
 namespace {
 /// Every loom op may be inlined: they only refer to module-level
 /// `loom.param` symbols, which stay visible from any function.
@@ -30,10 +27,6 @@ struct LoomInlinerInterface : public DialectInlinerInterface {
 
 void LoomDialect::initialize() {
   addInterfaces<LoomInlinerInterface>();
-  addAttributes<
-#define GET_ATTRDEF_LIST
-#include "dialects/Loom/IR/LoomAttrs.cpp.inc"
-      >();
   addOperations<
 #define GET_OP_LIST
 #include "dialects/Loom/IR/LoomOps.cpp.inc"

@@ -22,9 +22,6 @@ struct ParamResource : public SideEffects::Resource::Base<ParamResource> {
 };
 } // namespace mlir::loom
 
-#define GET_ATTRDEF_CLASSES
-#include "dialects/Loom/IR/LoomAttrs.h.inc"
-
 #define GET_OP_CLASSES
 #include "dialects/Loom/IR/LoomOps.h.inc"
 

@@ -35,7 +35,7 @@ def Loom_ParamOp : Loom_Op<"param", [Symbol]> {
   }];
   let arguments = (ins SymbolNameAttr:$sym_name,
                        TypeAttrOf<AnyRankedTensor>:$type,
-                       Loom_InitKindAttr:$init,
+                       Loom_InitKind:$init,
                        OptionalAttr<F64Attr>:$scale,
                        UnitAttr:$no_weight_decay);
   let assemblyFormat = [{

@@ -1,0 +1,78 @@
+//===- Checkpoint.h - Atomic training checkpoints ---------------*- C++ -*-===//
+//
+// A checkpoint is a directory:
+//   model.safetensors      params (manifest names, shapes and dtypes)
+//   optimizer.safetensors  optimizer state tensors
+//   trainer.json           step, data position, seed, shuffle, the model
+//                          fingerprint and the sha256 of both files
+//
+// Saving is atomic: files go into a sibling temp dir (fsynced), then
+// PATH -> PATH.old, tmp -> PATH, remove PATH.old. At every instant PATH is
+// the complete old or new checkpoint, or PATH is absent and PATH.old is the
+// complete old one, and loading falls back to PATH.old in that case. A save
+// killed before the swap leaves only a stray temp dir, which is never read.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_CHECKPOINT_H
+#define LOOM_RUNTIME_CHECKPOINT_H
+
+#include <cstdint>
+#include <string>
+
+namespace loom::rt {
+
+class Artifact;
+
+constexpr int kCheckpointFormatVersion = 1;
+
+/// Where a run stands, beyond the tensors.
+struct TrainerState {
+  /// Steps taken so far (the next step is step + 1).
+  int64_t step = 0;
+  /// Global batches consumed so far (the next batch is dataPosition).
+  int64_t dataPosition = 0;
+  uint64_t seed = 0;
+  bool shuffle = false;
+  /// The --data spec, informational.
+  std::string data;
+};
+
+/// Saves the artifact's params and state plus `state` to directory `path`
+/// atomically (see above). Throws Error on I/O failure.
+void saveCheckpoint(const std::string &path, Artifact &artifact,
+                    const TrainerState &state);
+
+/// Throws Error if saveCheckpoint(path) would have to replace something that
+/// is not a checkpoint; lets the trainer refuse a bad --save before training.
+void checkSaveTarget(const std::string &path);
+
+/// The two halves of saveCheckpoint, exposed so tests can simulate a save
+/// that dies before the swap.
+void writeCheckpointFiles(const std::string &dir, Artifact &artifact,
+                          const TrainerState &state);
+void commitCheckpoint(const std::string &tmpDir, const std::string &path);
+/// The temp dir saveCheckpoint writes into before the swap.
+std::string checkpointTempPath(const std::string &path);
+
+struct LoadResult {
+  /// True for a directory checkpoint (params, state and trainer state were
+  /// restored); false for a weights-only .safetensors file (params restored,
+  /// state untouched, trainer state zero).
+  bool full = false;
+  TrainerState state;
+  /// The path actually read (PATH or PATH.old).
+  std::string path;
+  /// Human-readable remarks (fallback to PATH.old, ignored tensors, dtype
+  /// conversions), empty if none.
+  std::string note;
+};
+
+/// Loads `path` into the artifact: a directory is a full checkpoint (sha256s
+/// verified, fingerprint must match), a file is a safetensors weights file
+/// (every param by name and shape; F32/F64 converted; extras ignored).
+/// Throws Error naming the file and the first problem.
+LoadResult loadCheckpoint(const std::string &path, Artifact &artifact);
+
+} // namespace loom::rt
+
+#endif // LOOM_RUNTIME_CHECKPOINT_H

@@ -1,0 +1,84 @@
+//===- Data.h - Batch sources for the artifact inputs -----------*- C++ -*-===//
+//
+// A DataSource writes batch number k into the artifact's input buffers. Every
+// batch is a pure function of (source, seed, k, rank), which is what makes a
+// resumed run (k restored from the checkpoint) bitwise identical to an
+// uninterrupted one, and what will let each data-parallel rank read its own
+// slice without coordination.
+//
+// Sources (the `--data` flag):
+//   synthetic     classify: x ~ N(0,1), y = argmax of a fixed random teacher
+//                 MLP (features -> 64 relu -> classes); lm: uniform tokens.
+//   text:PATH     the file's bytes are the tokens (needs vocab >= 256 unless
+//                 the file's bytes are all below vocab).
+//   tokens:PATH   little-endian uint16 tokens (nanoGPT's train.bin).
+// Task `none` takes only `synthetic`: whatever inputs such a model declares
+// (e.g. the operand of a single-op gradient check) get seeded N(0,1) values
+// if floating point and zeros if integer.
+//
+// Token windows: with B rows of T tokens and n tokens in the file there are
+// nwin = (n - 1) / T windows; row i of global batch k (rank r of R) reads
+// window w = ((k*R + r)*B + i) mod nwin: tokens data[w*T, w*T+T) and targets
+// data[w*T+1, w*T+T+1). With shuffling, the window start is drawn uniformly
+// from [0, n - T - 1] by a generator keyed on (seed, k, r).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_DATA_H
+#define LOOM_RUNTIME_DATA_H
+
+#include "loom/runtime/Manifest.h"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loom::rt {
+
+class Artifact;
+class Tensor;
+
+struct DataOptions {
+  /// "synthetic", "text:PATH" or "tokens:PATH".
+  std::string spec = "synthetic";
+  uint64_t seed = 0;
+  bool shuffle = false;
+  /// Data-parallel position of this process; batches of different ranks are
+  /// disjoint slices of the global batch sequence.
+  int rank = 0;
+  int worldSize = 1;
+};
+
+/// Where a batch goes. Pointers are null for inputs the task does not have.
+struct BatchBuffers {
+  int32_t *tokens = nullptr;  // lm: [batch, seq]
+  int32_t *targets = nullptr; // lm: [batch, seq]
+  void *x = nullptr;          // classify: [batch, features]
+  bool xIsF64 = false;
+  int32_t *y = nullptr; // classify: [batch]
+  /// Task none: every declared input.
+  std::vector<Tensor *> others;
+
+  /// Binds to the artifact's input tensors; throws Error if the task's inputs
+  /// are missing or mistyped.
+  static BatchBuffers forArtifact(Artifact &artifact);
+};
+
+class DataSource {
+public:
+  virtual ~DataSource();
+  /// Writes global batch `k` (0-based) into `out`.
+  virtual void fill(int64_t k, const BatchBuffers &out) = 0;
+  /// One line for logs, e.g. "text:corpus.txt (1.2M tokens, sequential)".
+  virtual std::string describe() const = 0;
+};
+
+/// Builds the source for `options.spec` and `task`; throws Error with a clear
+/// message for unknown specs, unreadable files, too-short files, tokens out
+/// of vocab, or a source the task cannot use.
+std::unique_ptr<DataSource> makeDataSource(const DataOptions &options,
+                                           const TaskSpec &task);
+
+} // namespace loom::rt
+
+#endif // LOOM_RUNTIME_DATA_H

@@ -1,0 +1,55 @@
+//===- Flags.h - Command-line parsing helpers for the tools -----*- C++ -*-===//
+//
+// The tools' mains stay thin: they walk argv with ArgCursor and convert
+// values with the parse* helpers, which throw UsageError with a message that
+// names the flag. Both `--flag value` and `--flag=value` are accepted.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_FLAGS_H
+#define LOOM_RUNTIME_FLAGS_H
+
+#include "loom/runtime/Error.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loom::rt {
+
+/// A mistake on the command line (tools exit with status 2 for these).
+class UsageError : public Error {
+public:
+  using Error::Error;
+};
+
+class ArgCursor {
+public:
+  ArgCursor(int argc, char **argv);
+  bool done() const { return pos >= args.size(); }
+  const std::string &current() const { return args[pos]; }
+  /// Consumes the current argument if it is the boolean flag `name`.
+  bool flag(const char *name);
+  /// Consumes `name value` or `name=value`; throws UsageError when the value
+  /// is missing.
+  bool value(const char *name, std::string &result);
+  /// Consumes the current argument (a positional one).
+  std::string take();
+
+private:
+  std::vector<std::string> args;
+  size_t pos = 0;
+};
+
+/// An integer >= `min`; throws UsageError("--steps: expected an integer >= 0,
+/// got 'x'").
+int64_t parseIntFlag(const std::string &flag, const std::string &text,
+                     int64_t min);
+/// An unsigned 64-bit seed.
+uint64_t parseSeedFlag(const std::string &flag, const std::string &text);
+/// A finite number > 0 (or >= 0 with allowZero).
+double parsePositiveFlag(const std::string &flag, const std::string &text,
+                         bool allowZero = false);
+
+} // namespace loom::rt
+
+#endif // LOOM_RUNTIME_FLAGS_H

@@ -1,0 +1,111 @@
+//===- Manifest.h - The parsed manifest.json of an artifact -----*- C++ -*-===//
+//
+// docs/artifact.md is the schema; this is its in-memory form. Parsing checks
+// every field the runtime relies on (types, shapes, cross references between
+// entries and the tensor lists) so that later code can trust the manifest,
+// and every error names the file and the JSON path of the offending field.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_MANIFEST_H
+#define LOOM_RUNTIME_MANIFEST_H
+
+#include "loom/runtime/DType.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace loom::rt {
+
+struct InitSpec {
+  enum class Kind { Zeros, Ones, Normal, Uniform };
+  Kind kind = Kind::Zeros;
+  /// Standard deviation for Normal, half-width for Uniform.
+  double scale = 0.0;
+};
+
+/// A param, an optimizer state tensor or a batch input.
+struct TensorSpec {
+  std::string name;
+  Shape shape;
+  DType dtype = DType::F32;
+  InitSpec init;
+  /// For state tensors: the param they belong to.
+  std::string param;
+  /// For params: whether the optimizer applies weight decay.
+  bool weightDecay = true;
+
+  int64_t numElements() const { return loom::rt::numElements(shape); }
+  size_t byteSize() const { return numElements() * dtypeSize(dtype); }
+};
+
+enum class ArgRole { Param, State, Step, Input, Output };
+const char *argRoleName(ArgRole role);
+
+struct EntryArg {
+  ArgRole role = ArgRole::Param;
+  std::string name;
+  Shape shape;
+  DType dtype = DType::F32;
+};
+
+struct EntrySpec {
+  std::string name;
+  std::string symbol;
+  std::vector<EntryArg> args;
+
+  /// The output argument called `name`, or nullptr.
+  const EntryArg *findOutput(const std::string &name) const;
+};
+
+struct TaskSpec {
+  enum class Kind { LM, Classify, None };
+  Kind kind = Kind::None;
+  int64_t batch = 0;
+  /// LM only.
+  int64_t seq = 0;
+  int64_t vocab = 0;
+  /// Classify only.
+  int64_t features = 0;
+  int64_t classes = 0;
+
+  /// Work per step for throughput: batch*seq tokens (lm), batch samples
+  /// (classify), 1 (none).
+  int64_t tokensPerStep() const;
+};
+const char *taskKindName(TaskSpec::Kind kind);
+
+struct Manifest {
+  int64_t formatVersion = 0;
+  std::string generator;
+  /// The shared object, relative to the artifact directory.
+  std::string library;
+  DType dtype = DType::F32;
+  std::string modelKind;
+  std::string modelSpec;
+  std::string optimizerKind;
+  TaskSpec task;
+  std::vector<TensorSpec> params;
+  std::vector<TensorSpec> state;
+  std::vector<TensorSpec> inputs;
+  std::map<std::string, EntrySpec> entries;
+  /// Where the manifest was read from, for messages.
+  std::string source;
+
+  const TensorSpec *findParam(const std::string &name) const;
+  const TensorSpec *findState(const std::string &name) const;
+  const TensorSpec *findInput(const std::string &name) const;
+  const EntrySpec *findEntry(const std::string &name) const;
+};
+
+/// Parses and validates manifest text. `source` names the file in messages.
+/// Throws Error("<source>: <json.path>: <problem>").
+Manifest parseManifest(const std::string &text, const std::string &source);
+
+/// Reads `<artifactDir>/manifest.json`.
+Manifest readManifest(const std::string &artifactDir);
+
+} // namespace loom::rt
+
+#endif // LOOM_RUNTIME_MANIFEST_H

@@ -1,0 +1,68 @@
+//===- Trainer.h - The training loop of loom-run ----------------*- C++ -*-===//
+//
+// Runs `train_step` of a loaded artifact for a number of steps: feeds batches
+// from a DataSource, reads the loss/lr/grad_norm outputs, reports progress
+// and metrics, and saves/loads checkpoints. Peers are reached only through a
+// Communicator so that data parallelism can be added without changing it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_TRAINER_H
+#define LOOM_RUNTIME_TRAINER_H
+
+#include "loom/runtime/Checkpoint.h"
+#include "loom/runtime/Metrics.h"
+
+#include <cstdint>
+#include <iosfwd>
+#include <string>
+
+namespace loom::rt {
+
+class Artifact;
+class Communicator;
+
+struct TrainOptions {
+  /// Steps to run in this invocation (after a resume: this many more).
+  int64_t steps = 0;
+  std::string data = "synthetic";
+  uint64_t seed = 0;
+  /// False: a full-checkpoint resume uses the checkpoint's seed.
+  bool seedGiven = false;
+  bool shuffle = false;
+  std::string metricsPath;
+  std::string loadPath;
+  std::string savePath;
+  /// Save every K global steps (plus at the end); 0: only at the end.
+  int64_t saveEvery = 0;
+  /// Progress line every K steps plus first and last; 0: first and last.
+  int64_t logEvery = 10;
+};
+
+struct TrainResult {
+  RunSummary summary;
+  /// Trainer state after the last step (what a save would record).
+  TrainerState state;
+};
+
+class Trainer {
+public:
+  /// `log` receives progress lines and notes (stderr in loom-run), `out` the
+  /// final summary line (stdout). Only rank 0 writes to either.
+  Trainer(Artifact &artifact, const TrainOptions &options, Communicator &comm,
+          std::ostream &log, std::ostream &out);
+
+  /// Initialises or loads, then trains. Throws Error on any failure,
+  /// including a non-finite loss.
+  TrainResult run();
+
+private:
+  Artifact &artifact;
+  TrainOptions options;
+  Communicator &comm;
+  std::ostream &log;
+  std::ostream &out;
+};
+
+} // namespace loom::rt
+
+#endif // LOOM_RUNTIME_TRAINER_H

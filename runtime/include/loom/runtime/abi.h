@@ -1,0 +1,82 @@
+//===- abi.h - The artifact/runtime contract -----------------*- C++ -*-===//
+//
+// The only file shared by the compiler (which emits code against it) and the
+// runtime (which implements the runtime side and calls the entry points).
+// It is plain C so that the compiler can describe it in MLIR without
+// including C++ runtime headers, and so the runtime needs no LLVM.
+//
+// An artifact is a directory holding `manifest.json` and a shared object.
+//
+// Entry points. For every entry `e` of `manifest.json["entries"]` the shared
+// object exports
+//
+//     void <e.symbol>(void **args);
+//
+// where `args[i]` points at the first element of a dense, row-major,
+// 64-byte-aligned host buffer described by `e.args[i]` (role, name, shape,
+// dtype). Roles:
+//   "param"  a trainable parameter (read; written by train_step),
+//   "state"  optimizer state of a parameter (read and written),
+//   "step"   an int64 scalar: the 1-based index of the step being taken,
+//   "input"  a batch input (read only),
+//   "output" a result the entry writes (loss, gradients, lr, grad norm).
+// Buffers never alias each other.
+//
+// Runtime services. The artifact leaves these symbols undefined; the process
+// that loads it (loom-run links libLoomRuntime.so) defines them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_ABI_H
+#define LOOM_RUNTIME_ABI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// Bumped on any incompatible change of the manifest or the calling
+/// convention; the runtime refuses artifacts with another version.
+#define LOOM_ABI_VERSION 1
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// Every entry point has this type.
+typedef void (*loom_entry_fn)(void **args);
+
+/// Scratch memory for intermediate tensors. Called by compiled code for every
+/// temporary buffer; the runtime serves them from a size-keyed cache so that
+/// the steady state of training performs no heap allocation.
+void *_mlir_memref_to_llvm_alloc(size_t size);
+void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
+void _mlir_memref_to_llvm_free(void *ptr);
+
+/// Strided batched GEMM on row-major operands:
+///   C[b] = op(A[b]) * op(B[b]) + beta * C[b]   for b in [0, batch)
+/// op(X) is X or X^T (trans != 0). op(A) is MxK, op(B) is KxN, C is MxN.
+/// `ld*` are leading dimensions (row strides) and `stride*` the distance
+/// between consecutive batch matrices, in elements.
+void loom_rt_gemm_f32(int64_t batch, int32_t transA, int32_t transB,
+                      int64_t M, int64_t N, int64_t K, const float *A,
+                      int64_t lda, int64_t strideA, const float *B,
+                      int64_t ldb, int64_t strideB, float beta, float *C,
+                      int64_t ldc, int64_t strideC);
+void loom_rt_gemm_f64(int64_t batch, int32_t transA, int32_t transB,
+                      int64_t M, int64_t N, int64_t K, const double *A,
+                      int64_t lda, int64_t strideA, const double *B,
+                      int64_t ldb, int64_t strideB, double beta, double *C,
+                      int64_t ldc, int64_t strideC);
+
+/// Copy between two strided memrefs (MLIR's `memref.copy` of non-contiguous
+/// views lowers to this). Descriptors follow MLIR's UnrankedMemRefType layout.
+struct loom_unranked_memref {
+  int64_t rank;
+  void *descriptor;
+};
+void memrefCopy(int64_t elemSize, struct loom_unranked_memref *src,
+                struct loom_unranked_memref *dst);
+
+#ifdef __cplusplus
+} // extern "C"
+#endif
+
+#endif // LOOM_RUNTIME_ABI_H

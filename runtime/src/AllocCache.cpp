@@ -1,0 +1,164 @@
+//===- AllocCache.cpp - The ABI allocator and its block cache ---*- C++ -*-===//
+//
+// Implements _mlir_memref_to_llvm_alloc/aligned_alloc/free. Each block is
+// preceded by a header recording its size class, so free() needs no lookup
+// table; freed blocks go to a free list keyed by (size class, alignment) and
+// are handed out again for the next request of that class. A training step
+// requests the same sizes every time, so after the first step no call
+// reaches the system allocator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/AllocCache.h"
+#include "Export.h"
+#include "loom/runtime/abi.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+namespace loom::rt {
+namespace {
+
+constexpr size_t kMinAlignment = 64;
+constexpr uint64_t kMagic = 0x4c4f4f4d424c4b31ULL; // "LOOMBLK1"
+
+/// Sits in the 64 bytes just below the pointer handed out.
+struct BlockHeader {
+  uint64_t magic;
+  size_t size;      // size class (bytes usable after the header)
+  size_t alignment; // alignment of the user pointer
+  void *raw;        // what std::aligned_alloc returned
+};
+static_assert(sizeof(BlockHeader) <= kMinAlignment, "header must fit");
+
+class AllocCache {
+public:
+  void *allocate(size_t size, size_t alignment) {
+    alignment = roundAlignment(alignment);
+    // Size classes are whole cache lines: requests for nearly equal sizes
+    // share blocks and the user area always ends on a line boundary.
+    size_t sizeClass =
+        (size + kMinAlignment - 1) / kMinAlignment * kMinAlignment;
+    if (sizeClass == 0)
+      sizeClass = kMinAlignment;
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      auto it = freeLists.find({sizeClass, alignment});
+      if (it != freeLists.end() && !it->second.empty()) {
+        void *block = it->second.back();
+        it->second.pop_back();
+        ++stats.reuses;
+        ++stats.liveBlocks;
+        --stats.cachedBlocks;
+        stats.cachedBytes -= sizeClass;
+        return block;
+      }
+      ++stats.systemAllocs;
+      ++stats.liveBlocks;
+    }
+    // The header needs 64 bytes below the user pointer and the user pointer
+    // must be aligned, so the block starts `alignment` bytes into the raw
+    // allocation.
+    void *raw = std::aligned_alloc(alignment, alignment + sizeClass);
+    if (!raw) {
+      std::fprintf(stderr,
+                   "loom runtime: out of memory allocating %zu bytes for a "
+                   "temporary buffer\n",
+                   size);
+      std::abort();
+    }
+    char *user = static_cast<char *>(raw) + alignment;
+    auto *header = reinterpret_cast<BlockHeader *>(user - kMinAlignment);
+    *header = BlockHeader{kMagic, sizeClass, alignment, raw};
+    return user;
+  }
+
+  void release(void *ptr) {
+    if (!ptr)
+      return;
+    auto *header = reinterpret_cast<BlockHeader *>(static_cast<char *>(ptr) -
+                                                   kMinAlignment);
+    if (header->magic != kMagic) {
+      // Freeing memory we did not hand out means the compiled code and the
+      // runtime disagree about ownership; continuing would corrupt the heap.
+      std::fprintf(stderr,
+                   "loom runtime: _mlir_memref_to_llvm_free called on "
+                   "%p, which the runtime did not allocate\n",
+                   ptr);
+      std::abort();
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    freeLists[{header->size, header->alignment}].push_back(ptr);
+    --stats.liveBlocks;
+    ++stats.cachedBlocks;
+    stats.cachedBytes += header->size;
+  }
+
+  void trim() {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto &[key, blocks] : freeLists) {
+      for (void *ptr : blocks) {
+        auto *header = reinterpret_cast<BlockHeader *>(
+            static_cast<char *>(ptr) - kMinAlignment);
+        header->magic = 0;
+        std::free(header->raw);
+      }
+      blocks.clear();
+    }
+    freeLists.clear();
+    stats.cachedBlocks = 0;
+    stats.cachedBytes = 0;
+  }
+
+  AllocCacheStats snapshot() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return stats;
+  }
+
+private:
+  static size_t roundAlignment(size_t alignment) {
+    size_t result = kMinAlignment;
+    while (result < alignment)
+      result *= 2;
+    return result;
+  }
+
+  std::mutex mutex;
+  std::map<std::pair<size_t, size_t>, std::vector<void *>> freeLists;
+  AllocCacheStats stats;
+};
+
+/// Never destroyed: compiled code running in atexit handlers or other
+/// static destructors may still free blocks.
+AllocCache &cache() {
+  static AllocCache *instance = new AllocCache();
+  return *instance;
+}
+
+} // namespace
+
+AllocCacheStats allocCacheStats() { return cache().snapshot(); }
+void allocCacheTrim() { cache().trim(); }
+
+} // namespace loom::rt
+
+extern "C" {
+
+LOOM_RT_ABI_EXPORT void *_mlir_memref_to_llvm_alloc(size_t size) {
+  return loom::rt::cache().allocate(size, loom::rt::kMinAlignment);
+}
+
+LOOM_RT_ABI_EXPORT void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
+                                                            size_t size) {
+  return loom::rt::cache().allocate(size, alignment);
+}
+
+LOOM_RT_ABI_EXPORT void _mlir_memref_to_llvm_free(void *ptr) {
+  loom::rt::cache().release(ptr);
+}
+
+} // extern "C"

@@ -1,0 +1,180 @@
+//===- Artifact.cpp - A loaded artifact and its buffers ---------*- C++ -*-===//
+//
+// dlopen + symbol lookup + buffer allocation + argument arrays.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Artifact.h"
+#include "loom/runtime/Error.h"
+#include "loom/runtime/Init.h"
+
+#include <dlfcn.h>
+#include <sys/stat.h>
+
+namespace loom::rt {
+
+Tensor::Tensor(std::string name, ArgRole role, Shape shape, DType dtype)
+    : tensorName(std::move(name)), tensorRole(role),
+      tensorShape(std::move(shape)), tensorType(dtype),
+      count(loom::rt::numElements(tensorShape)),
+      buffer(static_cast<size_t>(count) * dtypeSize(dtype)) {}
+
+double Tensor::get(int64_t i) const {
+  switch (tensorType) {
+  case DType::F32:
+    return dataAs<float>()[i];
+  case DType::F64:
+    return dataAs<double>()[i];
+  case DType::I32:
+    return dataAs<int32_t>()[i];
+  case DType::I64:
+    return static_cast<double>(dataAs<int64_t>()[i]);
+  }
+  return 0;
+}
+
+void Tensor::set(int64_t i, double value) {
+  switch (tensorType) {
+  case DType::F32:
+    dataAs<float>()[i] = static_cast<float>(value);
+    return;
+  case DType::F64:
+    dataAs<double>()[i] = value;
+    return;
+  case DType::I32:
+    dataAs<int32_t>()[i] = static_cast<int32_t>(value);
+    return;
+  case DType::I64:
+    dataAs<int64_t>()[i] = static_cast<int64_t>(value);
+    return;
+  }
+}
+
+Tensor &Artifact::addTensor(const std::string &name, ArgRole role,
+                            const Shape &shape, DType dtype) {
+  auto tensor = std::make_unique<Tensor>(name, role, shape, dtype);
+  Tensor &result = *tensor;
+  tensors.emplace(name, std::move(tensor));
+  return result;
+}
+
+/// Artifacts resolve the abi.h services from the global symbol scope. That
+/// holds when an executable links libLoomRuntime.so, but not when a host
+/// (say, Python's ctypes) dlopen'ed this library RTLD_LOCAL, so promote it.
+static void exportRuntimeSymbols() {
+  static const bool once = [] {
+    Dl_info info;
+    if (::dladdr(reinterpret_cast<void *>(&_mlir_memref_to_llvm_alloc),
+                 &info) &&
+        info.dli_fname)
+      ::dlopen(info.dli_fname, RTLD_NOW | RTLD_GLOBAL | RTLD_NOLOAD);
+    return true;
+  }();
+  (void)once;
+}
+
+std::unique_ptr<Artifact> Artifact::load(const std::string &dir) {
+  struct stat info;
+  if (::stat(dir.c_str(), &info) != 0)
+    fail("artifact directory %s does not exist", dir.c_str());
+  if (!S_ISDIR(info.st_mode))
+    fail("%s is not an artifact directory (expected the directory written by "
+         "loomc -o)",
+         dir.c_str());
+
+  std::unique_ptr<Artifact> artifact(new Artifact());
+  artifact->dir = dir;
+  artifact->man = readManifest(dir);
+  const Manifest &manifest = artifact->man;
+
+  std::string library = manifest.library;
+  if (library.empty() || library[0] != '/')
+    library = dir + "/" + library;
+  if (::stat(library.c_str(), &info) != 0)
+    fail("%s: library: %s does not exist", manifest.source.c_str(),
+         library.c_str());
+  exportRuntimeSymbols();
+  // RTLD_NOW: an artifact that needs a runtime service this library does not
+  // provide fails here, with the symbol's name, not mid-training.
+  artifact->handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!artifact->handle)
+    fail("cannot load %s: %s", library.c_str(), ::dlerror());
+
+  for (const TensorSpec &spec : manifest.params)
+    artifact->paramList.push_back(&artifact->addTensor(
+        spec.name, ArgRole::Param, spec.shape, spec.dtype));
+  for (const TensorSpec &spec : manifest.state)
+    artifact->stateList.push_back(&artifact->addTensor(
+        spec.name, ArgRole::State, spec.shape, spec.dtype));
+  for (const TensorSpec &spec : manifest.inputs)
+    artifact->inputList.push_back(&artifact->addTensor(
+        spec.name, ArgRole::Input, spec.shape, spec.dtype));
+
+  for (const auto &[name, spec] : manifest.entries) {
+    Entry entry;
+    entry.entrySpec = &spec;
+    ::dlerror();
+    void *symbol = ::dlsym(artifact->handle, spec.symbol.c_str());
+    if (!symbol)
+      fail("%s: entries.%s.symbol: %s does not export '%s'",
+           manifest.source.c_str(), name.c_str(), library.c_str(),
+           spec.symbol.c_str());
+    entry.fn = reinterpret_cast<loom_entry_fn>(symbol);
+    for (const EntryArg &arg : spec.args) {
+      if (arg.role == ArgRole::Step) {
+        entry.args.push_back(artifact->stepValue.data());
+        continue;
+      }
+      Tensor *tensor = artifact->findTensor(arg.name);
+      if (!tensor) // Outputs are allocated on first mention.
+        tensor = &artifact->addTensor(arg.name, arg.role, arg.shape, arg.dtype);
+      entry.args.push_back(tensor->data());
+    }
+    artifact->entries.emplace(name, std::move(entry));
+  }
+  return artifact;
+}
+
+Artifact::~Artifact() {
+  if (handle)
+    ::dlclose(handle);
+}
+
+bool Artifact::hasEntry(const std::string &name) const {
+  return entries.count(name) != 0;
+}
+
+Entry &Artifact::entry(const std::string &name) {
+  auto it = entries.find(name);
+  if (it == entries.end())
+    fail("artifact %s has no '%s' entry (%s lists the entries it was "
+         "compiled with)",
+         dir.c_str(), name.c_str(), man.source.c_str());
+  return it->second;
+}
+
+Tensor *Artifact::findTensor(const std::string &name) {
+  auto it = tensors.find(name);
+  return it == tensors.end() ? nullptr : it->second.get();
+}
+
+Tensor &Artifact::tensor(const std::string &name) {
+  Tensor *found = findTensor(name);
+  if (!found)
+    fail("artifact %s has no tensor named '%s'", dir.c_str(), name.c_str());
+  return *found;
+}
+
+void Artifact::initialize(uint64_t seed) {
+  for (size_t i = 0; i < paramList.size(); ++i)
+    fillInit(paramList[i]->data(), paramList[i]->dtype(),
+             paramList[i]->numElements(), man.params[i].init, seed,
+             man.params[i].name);
+  for (size_t i = 0; i < stateList.size(); ++i)
+    fillInit(stateList[i]->data(), stateList[i]->dtype(),
+             stateList[i]->numElements(), man.state[i].init, seed,
+             man.state[i].name);
+  step() = 0;
+}
+
+} // namespace loom::rt

@@ -1,0 +1,357 @@
+//===- Checkpoint.cpp - Atomic training checkpoints -------------*- C++ -*-===//
+//
+// Save: write files into PATH.tmp, fsync, swap into place (Checkpoint.h
+// explains why each instant is safe). Load: verify sizes and sha256s
+// recorded in trainer.json before reading any tensor, then check that the
+// checkpoint was written for a model with exactly these params.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Checkpoint.h"
+#include "FileUtil.h"
+#include "loom/runtime/Artifact.h"
+#include "loom/runtime/Error.h"
+#include "loom/runtime/SafeTensors.h"
+#include "loom/runtime/Sha256.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace loom::rt {
+
+namespace {
+
+constexpr const char *kModelFile = "model.safetensors";
+constexpr const char *kOptimizerFile = "optimizer.safetensors";
+constexpr const char *kTrainerFile = "trainer.json";
+
+std::string trimSlashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/')
+    path.pop_back();
+  return path;
+}
+
+std::string oldPath(const std::string &path) {
+  return trimSlashes(path) + ".old";
+}
+
+std::vector<SafeTensorView> views(const std::vector<Tensor *> &tensors) {
+  std::vector<SafeTensorView> result;
+  for (const Tensor *tensor : tensors)
+    result.push_back(makeSafeTensorView(tensor->name(), tensor->dtype(),
+                                        tensor->shape(), tensor->data()));
+  return result;
+}
+
+json fingerprint(const std::vector<Tensor *> &params) {
+  json list = json::array();
+  for (const Tensor *param : params)
+    list.push_back({{"name", param->name()},
+                    {"shape", param->shape()},
+                    {"dtype", dtypeName(param->dtype())}});
+  return list;
+}
+
+void renameOrFail(const std::string &from, const std::string &to) {
+  if (std::rename(from.c_str(), to.c_str()) != 0)
+    fail("cannot rename %s to %s: %s", from.c_str(), to.c_str(),
+         std::strerror(errno));
+}
+
+void removeOrFail(const std::string &path) {
+  std::error_code error;
+  fs::remove_all(path, error);
+  if (error)
+    fail("cannot remove %s: %s", path.c_str(), error.message().c_str());
+}
+
+bool isCheckpointDir(const std::string &path) {
+  std::error_code error;
+  return fs::is_directory(path, error) &&
+         (fs::exists(path + "/" + kTrainerFile, error) ||
+          fs::is_empty(path, error));
+}
+
+/// Copies a safetensors tensor into an artifact tensor, converting between
+/// F32 and F64. Shapes have been checked by the caller.
+void copyInto(Tensor &tensor, const SafeTensorView &view,
+              const std::string &source) {
+  if (!view.dtype || !isFloat(*view.dtype) || !isFloat(tensor.dtype()))
+    fail("%s: tensor '%s' has dtype %s but the artifact expects %s (only F32 "
+         "and F64 can be loaded)",
+         source.c_str(), view.name.c_str(), view.dtypeName.c_str(),
+         dtypeSafeTensorsName(tensor.dtype()));
+  if (*view.dtype == tensor.dtype()) {
+    std::memcpy(tensor.data(), view.data, tensor.byteSize());
+    return;
+  }
+  // The file's bytes need not be aligned for the element type.
+  int64_t count = tensor.numElements();
+  const char *bytes = static_cast<const char *>(view.data);
+  for (int64_t i = 0; i < count; ++i) {
+    if (*view.dtype == DType::F32) {
+      float value;
+      std::memcpy(&value, bytes + 4 * i, 4);
+      tensor.set(i, value);
+    } else {
+      double value;
+      std::memcpy(&value, bytes + 8 * i, 8);
+      tensor.set(i, value);
+    }
+  }
+}
+
+/// Looks up `tensor` in `file`, naming the first mismatch.
+const SafeTensorView &matching(const SafeTensorsFile &file,
+                               const Tensor &tensor,
+                               const std::string &source) {
+  const SafeTensorView *view = file.find(tensor.name());
+  if (!view)
+    fail("%s has no tensor '%s', which the artifact expects (checkpoint of "
+         "another model?)",
+         source.c_str(), tensor.name().c_str());
+  if (view->shape != tensor.shape())
+    fail("%s: tensor %s: checkpoint shape %s but artifact expects %s",
+         source.c_str(), tensor.name().c_str(),
+         shapeToString(view->shape).c_str(),
+         shapeToString(tensor.shape()).c_str());
+  return *view;
+}
+
+void verifyFile(const std::string &dir, const json &files, const char *name,
+                const std::string &trainerPath) {
+  std::string path = dir + "/" + name;
+  auto entry = files.find(name);
+  if (entry == files.end() || !entry->is_object() ||
+      !entry->contains("sha256") || !(*entry)["sha256"].is_string() ||
+      !entry->contains("bytes") || !(*entry)["bytes"].is_number_unsigned())
+    fail("%s: files.%s: missing sha256/bytes record", trainerPath.c_str(),
+         name);
+  std::error_code error;
+  if (!fs::is_regular_file(path, error))
+    fail("checkpoint file %s is missing", path.c_str());
+  uint64_t expectedBytes = (*entry)["bytes"].get<uint64_t>();
+  uint64_t actualBytes = fs::file_size(path, error);
+  if (error)
+    fail("cannot read %s: %s", path.c_str(), error.message().c_str());
+  if (actualBytes != expectedBytes)
+    fail("checkpoint file %s is %llu bytes but %llu were written (truncated "
+         "or modified)",
+         path.c_str(), static_cast<unsigned long long>(actualBytes),
+         static_cast<unsigned long long>(expectedBytes));
+  std::string expected = (*entry)["sha256"].get<std::string>();
+  std::string actual = sha256FileHex(path);
+  if (actual != expected)
+    fail("checkpoint file %s is corrupted: its sha256 %s does not match %s "
+         "recorded in %s",
+         path.c_str(), actual.c_str(), expected.c_str(), kTrainerFile);
+}
+
+template <typename T>
+T field(const json &object, const char *key, const std::string &source) {
+  auto it = object.find(key);
+  try {
+    if (it != object.end())
+      return it->get<T>();
+  } catch (const json::exception &) {
+  }
+  fail("%s: field '%s' is missing or has the wrong type", source.c_str(), key);
+}
+
+LoadResult loadFull(const std::string &dir, Artifact &artifact) {
+  std::string trainerPath = dir + "/" + kTrainerFile;
+  std::error_code error;
+  if (!fs::exists(trainerPath, error))
+    fail("%s is not a Loom checkpoint (it has no %s)", dir.c_str(),
+         kTrainerFile);
+  json trainer;
+  try {
+    trainer = json::parse(readFileText(trainerPath));
+  } catch (const json::exception &e) {
+    fail("%s is corrupted: %s", trainerPath.c_str(), e.what());
+  }
+  if (!trainer.is_object())
+    fail("%s is corrupted: not a JSON object", trainerPath.c_str());
+  int64_t version = field<int64_t>(trainer, "format_version", trainerPath);
+  if (version != kCheckpointFormatVersion)
+    fail("%s: checkpoint format version %lld is not supported (this runtime "
+         "reads version %d)",
+         trainerPath.c_str(), static_cast<long long>(version),
+         kCheckpointFormatVersion);
+  json files = field<json>(trainer, "files", trainerPath);
+  verifyFile(dir, files, kModelFile, trainerPath);
+  verifyFile(dir, files, kOptimizerFile, trainerPath);
+
+  LoadResult result;
+  result.full = true;
+  result.path = dir;
+  result.state.step = field<int64_t>(trainer, "step", trainerPath);
+  result.state.dataPosition =
+      field<int64_t>(trainer, "data_position", trainerPath);
+  result.state.seed = field<uint64_t>(trainer, "seed", trainerPath);
+  result.state.shuffle = field<bool>(trainer, "shuffle", trainerPath);
+  result.state.data = field<std::string>(trainer, "data", trainerPath);
+
+  std::string modelPath = dir + "/" + kModelFile;
+  std::string optimizerPath = dir + "/" + kOptimizerFile;
+  SafeTensorsFile model = SafeTensorsFile::read(modelPath);
+  SafeTensorsFile optimizer = SafeTensorsFile::read(optimizerPath);
+  // Check everything before copying anything, so a mismatch leaves the
+  // artifact's freshly initialised values intact.
+  for (Tensor *param : artifact.params())
+    matching(model, *param, modelPath);
+  for (Tensor *state : artifact.state())
+    matching(optimizer, *state, optimizerPath);
+  for (const SafeTensorView &view : model.tensors())
+    if (!artifact.findTensor(view.name) ||
+        artifact.findTensor(view.name)->role() != ArgRole::Param)
+      fail("%s has tensor '%s', which the artifact does not have (checkpoint "
+           "of another model?)",
+           modelPath.c_str(), view.name.c_str());
+  for (const SafeTensorView &view : optimizer.tensors())
+    if (!artifact.findTensor(view.name) ||
+        artifact.findTensor(view.name)->role() != ArgRole::State)
+      fail("%s has tensor '%s', which the artifact's optimizer does not have "
+           "(saved with another optimizer?)",
+           optimizerPath.c_str(), view.name.c_str());
+  for (Tensor *param : artifact.params())
+    copyInto(*param, matching(model, *param, modelPath), modelPath);
+  for (Tensor *state : artifact.state())
+    copyInto(*state, matching(optimizer, *state, optimizerPath), optimizerPath);
+  return result;
+}
+
+LoadResult loadWeights(const std::string &path, Artifact &artifact) {
+  SafeTensorsFile file = SafeTensorsFile::read(path);
+  for (Tensor *param : artifact.params())
+    matching(file, *param, path);
+  LoadResult result;
+  result.full = false;
+  result.path = path;
+  std::string ignored;
+  int64_t ignoredCount = 0;
+  for (const SafeTensorView &view : file.tensors()) {
+    Tensor *tensor = artifact.findTensor(view.name);
+    if (tensor && tensor->role() == ArgRole::Param)
+      continue;
+    if (++ignoredCount <= 3)
+      ignored += (ignored.empty() ? "" : ", ") + view.name;
+  }
+  for (Tensor *param : artifact.params())
+    copyInto(*param, matching(file, *param, path), path);
+  if (ignoredCount)
+    result.note = "ignored " + std::to_string(ignoredCount) + " tensor" +
+                  (ignoredCount == 1 ? "" : "s") + " of " + path +
+                  " that the model does not have (" + ignored +
+                  (ignoredCount > 3 ? ", ..." : "") + ")";
+  return result;
+}
+
+} // namespace
+
+std::string checkpointTempPath(const std::string &path) {
+  return trimSlashes(path) + ".tmp";
+}
+
+void writeCheckpointFiles(const std::string &dir, Artifact &artifact,
+                          const TrainerState &state) {
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error)
+    fail("cannot create checkpoint directory %s: %s", dir.c_str(),
+         error.message().c_str());
+  std::string modelPath = dir + "/" + kModelFile;
+  std::string optimizerPath = dir + "/" + kOptimizerFile;
+  // "format": "pt" lets Hugging Face tooling load the weights as PyTorch's.
+  writeSafeTensors(modelPath, views(artifact.params()),
+                   {{"format", "pt"}, {"generator", "loom"}});
+  writeSafeTensors(optimizerPath, views(artifact.state()),
+                   {{"format", "pt"}, {"generator", "loom"}});
+
+  json files = json::object();
+  for (const char *name : {kModelFile, kOptimizerFile}) {
+    std::string path = dir + "/" + name;
+    files[name] = {{"sha256", sha256FileHex(path)},
+                   {"bytes", fs::file_size(path)}};
+  }
+  nlohmann::ordered_json trainer = {
+      {"format_version", kCheckpointFormatVersion},
+      {"step", state.step},
+      {"data_position", state.dataPosition},
+      {"seed", state.seed},
+      {"shuffle", state.shuffle},
+      {"data", state.data},
+      {"model", fingerprint(artifact.params())},
+      {"files", files}};
+  // trainer.json is written last: a directory without it is never taken for
+  // a checkpoint.
+  writeFileDurable(dir + "/" + kTrainerFile, trainer.dump(2) + "\n");
+  syncDirectory(dir);
+}
+
+void commitCheckpoint(const std::string &tmpDir, const std::string &path) {
+  std::string target = trimSlashes(path);
+  std::string old = oldPath(target);
+  std::string parent = parentDirectory(target);
+  std::error_code error;
+  if (fs::exists(target, error)) {
+    // PATH is complete whenever it exists, so an older PATH.old is redundant.
+    if (fs::exists(old, error))
+      removeOrFail(old);
+    renameOrFail(target, old);
+  }
+  renameOrFail(tmpDir, target);
+  syncDirectory(parent);
+  if (fs::exists(old, error))
+    removeOrFail(old);
+}
+
+void checkSaveTarget(const std::string &path) {
+  std::string target = trimSlashes(path);
+  std::error_code error;
+  // Never rename away something that is not ours.
+  if (fs::exists(target, error) && !isCheckpointDir(target))
+    fail("cannot save a checkpoint to %s: it exists and is not a Loom "
+         "checkpoint directory",
+         target.c_str());
+}
+
+void saveCheckpoint(const std::string &path, Artifact &artifact,
+                    const TrainerState &state) {
+  checkSaveTarget(path);
+  std::string target = trimSlashes(path);
+  std::error_code error;
+  std::string tmp = checkpointTempPath(target);
+  if (fs::exists(tmp, error))
+    removeOrFail(tmp); // a save that died earlier
+  writeCheckpointFiles(tmp, artifact, state);
+  commitCheckpoint(tmp, target);
+}
+
+LoadResult loadCheckpoint(const std::string &path, Artifact &artifact) {
+  std::string target = trimSlashes(path);
+  std::error_code error;
+  if (fs::is_regular_file(target, error))
+    return loadWeights(target, artifact);
+  if (fs::is_directory(target, error))
+    return loadFull(target, artifact);
+  std::string old = oldPath(target);
+  if (!fs::exists(target, error) && fs::is_directory(old, error)) {
+    // A save died between moving PATH aside and moving the new one in.
+    LoadResult result = loadFull(old, artifact);
+    result.note = target + " is missing; loaded the previous checkpoint " +
+                  old + " left by an interrupted save";
+    return result;
+  }
+  fail("no checkpoint at %s (expected a checkpoint directory written by "
+       "--save or a .safetensors weights file)",
+       target.c_str());
+}
+
+} // namespace loom::rt

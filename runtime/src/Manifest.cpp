@@ -1,0 +1,550 @@
+//===- Manifest.cpp - Parsing and validating manifest.json ------*- C++ -*-===//
+//
+// Every check names the JSON path of the field at fault, e.g.
+//   out/manifest.json: params[3].shape: expected a list of non-negative
+//   integers, got "64"
+// so a compiler bug or a hand-edited manifest is found without a debugger.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Manifest.h"
+#include "FileUtil.h"
+#include "loom/runtime/Error.h"
+#include "loom/runtime/abi.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+using nlohmann::json;
+
+namespace loom::rt {
+
+const char *argRoleName(ArgRole role) {
+  switch (role) {
+  case ArgRole::Param:
+    return "param";
+  case ArgRole::State:
+    return "state";
+  case ArgRole::Step:
+    return "step";
+  case ArgRole::Input:
+    return "input";
+  case ArgRole::Output:
+    return "output";
+  }
+  return "?";
+}
+
+const char *taskKindName(TaskSpec::Kind kind) {
+  switch (kind) {
+  case TaskSpec::Kind::LM:
+    return "lm";
+  case TaskSpec::Kind::Classify:
+    return "classify";
+  case TaskSpec::Kind::None:
+    return "none";
+  }
+  return "?";
+}
+
+int64_t TaskSpec::tokensPerStep() const {
+  switch (kind) {
+  case Kind::LM:
+    return batch * seq;
+  case Kind::Classify:
+    return batch;
+  case Kind::None:
+    return 1;
+  }
+  return 1;
+}
+
+const EntryArg *EntrySpec::findOutput(const std::string &outputName) const {
+  for (const EntryArg &arg : args)
+    if (arg.role == ArgRole::Output && arg.name == outputName)
+      return &arg;
+  return nullptr;
+}
+
+static const TensorSpec *findIn(const std::vector<TensorSpec> &list,
+                                const std::string &name) {
+  for (const TensorSpec &spec : list)
+    if (spec.name == name)
+      return &spec;
+  return nullptr;
+}
+
+const TensorSpec *Manifest::findParam(const std::string &name) const {
+  return findIn(params, name);
+}
+const TensorSpec *Manifest::findState(const std::string &name) const {
+  return findIn(state, name);
+}
+const TensorSpec *Manifest::findInput(const std::string &name) const {
+  return findIn(inputs, name);
+}
+const EntrySpec *Manifest::findEntry(const std::string &name) const {
+  auto it = entries.find(name);
+  return it == entries.end() ? nullptr : &it->second;
+}
+
+namespace {
+
+/// Walks the JSON document, remembering the source for messages.
+class Parser {
+public:
+  explicit Parser(std::string source) : source(std::move(source)) {}
+
+  [[noreturn]] void error(const std::string &path, const std::string &what) {
+    if (path.empty())
+      fail("%s: %s", source.c_str(), what.c_str());
+    fail("%s: %s: %s", source.c_str(), path.c_str(), what.c_str());
+  }
+
+  static std::string describe(const json &value) {
+    std::string text = value.dump();
+    if (text.size() > 40)
+      text = text.substr(0, 37) + "...";
+    return text;
+  }
+
+  const json *optional(const json &object, const char *key) {
+    auto it = object.find(key);
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  const json &require(const json &object, const std::string &path,
+                      const char *key) {
+    const json *value = optional(object, key);
+    if (!value)
+      error(join(path, key), "missing required field");
+    return *value;
+  }
+
+  static std::string join(const std::string &path, const std::string &key) {
+    return path.empty() ? key : path + "." + key;
+  }
+  static std::string index(const std::string &path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+  }
+
+  void expectObject(const json &value, const std::string &path) {
+    if (!value.is_object())
+      error(path, "expected an object, got " + describe(value));
+  }
+  const json &expectArray(const json &value, const std::string &path) {
+    if (!value.is_array())
+      error(path, "expected a list, got " + describe(value));
+    return value;
+  }
+
+  std::string string(const json &value, const std::string &path,
+                     bool allowEmpty = false) {
+    if (!value.is_string())
+      error(path, "expected a string, got " + describe(value));
+    std::string text = value.get<std::string>();
+    if (!allowEmpty && text.empty())
+      error(path, "must not be empty");
+    return text;
+  }
+
+  int64_t integer(const json &value, const std::string &path, int64_t min) {
+    if (!value.is_number_integer() ||
+        (value.is_number_unsigned() &&
+         value.get<uint64_t>() > uint64_t(INT64_MAX)))
+      error(path, "expected an integer, got " + describe(value));
+    int64_t result = value.get<int64_t>();
+    if (result < min)
+      error(path, "must be at least " + std::to_string(min) + ", got " +
+                      std::to_string(result));
+    return result;
+  }
+
+  double number(const json &value, const std::string &path) {
+    if (!value.is_number())
+      error(path, "expected a number, got " + describe(value));
+    return value.get<double>();
+  }
+
+  bool boolean(const json &value, const std::string &path) {
+    if (!value.is_boolean())
+      error(path, "expected true or false, got " + describe(value));
+    return value.get<bool>();
+  }
+
+  Shape shape(const json &value, const std::string &path) {
+    bool ok = value.is_array();
+    Shape result;
+    if (ok) {
+      for (const json &dim : value) {
+        if (!dim.is_number_integer() || dim.get<int64_t>() < 0) {
+          ok = false;
+          break;
+        }
+        result.push_back(dim.get<int64_t>());
+      }
+    }
+    if (!ok)
+      error(path,
+            "expected a list of non-negative integers, got " + describe(value));
+    return result;
+  }
+
+  DType dtype(const json &value, const std::string &path) {
+    std::string name = string(value, path);
+    std::optional<DType> type = parseDTypeName(name);
+    if (!type)
+      error(path, "unknown dtype \"" + name +
+                      "\" (expected f32, f64, i32 "
+                      "or i64)");
+    return *type;
+  }
+
+  InitSpec init(const json &value, const std::string &path) {
+    expectObject(value, path);
+    InitSpec spec;
+    std::string kind = string(require(value, path, "kind"), join(path, "kind"));
+    if (kind == "zeros")
+      spec.kind = InitSpec::Kind::Zeros;
+    else if (kind == "ones")
+      spec.kind = InitSpec::Kind::Ones;
+    else if (kind == "normal")
+      spec.kind = InitSpec::Kind::Normal;
+    else if (kind == "uniform")
+      spec.kind = InitSpec::Kind::Uniform;
+    else
+      error(join(path, "kind"), "unknown init kind \"" + kind +
+                                    "\" (expected zeros, ones, normal or "
+                                    "uniform)");
+    if (const json *scale = optional(value, "scale"))
+      spec.scale = number(*scale, join(path, "scale"));
+    else if (spec.kind == InitSpec::Kind::Normal ||
+             spec.kind == InitSpec::Kind::Uniform)
+      error(join(path, "scale"), "missing required field");
+    if (spec.scale < 0)
+      error(join(path, "scale"), "must not be negative");
+    return spec;
+  }
+
+  TensorSpec tensor(const json &value, const std::string &path,
+                    bool needsInit) {
+    expectObject(value, path);
+    TensorSpec spec;
+    spec.name = string(require(value, path, "name"), join(path, "name"));
+    spec.shape = shape(require(value, path, "shape"), join(path, "shape"));
+    spec.dtype = dtype(require(value, path, "dtype"), join(path, "dtype"));
+    if (const json *initValue = optional(value, "init"))
+      spec.init = init(*initValue, join(path, "init"));
+    else if (needsInit)
+      error(join(path, "init"), "missing required field");
+    return spec;
+  }
+
+  TaskSpec task(const json &value, const std::string &path) {
+    expectObject(value, path);
+    TaskSpec task;
+    std::string kind = string(require(value, path, "kind"), join(path, "kind"));
+    auto positive = [&](const char *key) {
+      return integer(require(value, path, key), join(path, key), 1);
+    };
+    if (kind == "lm") {
+      task.kind = TaskSpec::Kind::LM;
+      task.batch = positive("batch");
+      task.seq = positive("seq");
+      task.vocab = positive("vocab");
+    } else if (kind == "classify") {
+      task.kind = TaskSpec::Kind::Classify;
+      task.batch = positive("batch");
+      task.features = positive("features");
+      task.classes = positive("classes");
+    } else if (kind == "none") {
+      task.kind = TaskSpec::Kind::None;
+      if (const json *batch = optional(value, "batch"))
+        task.batch = integer(*batch, join(path, "batch"), 0);
+    } else {
+      error(join(path, "kind"), "unknown task kind \"" + kind +
+                                    "\" (expected lm, classify or none)");
+    }
+    return task;
+  }
+
+  std::string source;
+};
+
+ArgRole parseRole(Parser &parser, const json &value, const std::string &path) {
+  std::string role = parser.string(value, path);
+  if (role == "param")
+    return ArgRole::Param;
+  if (role == "state")
+    return ArgRole::State;
+  if (role == "step")
+    return ArgRole::Step;
+  if (role == "input")
+    return ArgRole::Input;
+  if (role == "output")
+    return ArgRole::Output;
+  parser.error(path, "unknown role \"" + role +
+                         "\" (expected param, state, step, input or output)");
+}
+
+/// Inputs must be exactly what the task's data source produces. Task none
+/// accepts any inputs (its source fills them with seeded random values).
+void checkTaskInputs(Parser &parser, const Manifest &manifest) {
+  if (manifest.task.kind == TaskSpec::Kind::None)
+    return;
+  struct Expected {
+    const char *name;
+    Shape shape;
+    std::vector<DType> dtypes;
+  };
+  const TaskSpec &task = manifest.task;
+  std::vector<Expected> expected;
+  if (task.kind == TaskSpec::Kind::LM) {
+    expected = {{"tokens", {task.batch, task.seq}, {DType::I32}},
+                {"targets", {task.batch, task.seq}, {DType::I32}}};
+  } else if (task.kind == TaskSpec::Kind::Classify) {
+    expected = {{"x", {task.batch, task.features}, {DType::F32, DType::F64}},
+                {"y", {task.batch}, {DType::I32}}};
+  }
+  std::string taskName = taskKindName(task.kind);
+  for (size_t i = 0; i < manifest.inputs.size(); ++i) {
+    const TensorSpec &input = manifest.inputs[i];
+    std::string path = Parser::index("inputs", i);
+    const Expected *match = nullptr;
+    for (const Expected &e : expected)
+      if (input.name == e.name)
+        match = &e;
+    if (!match) {
+      std::string names;
+      for (const Expected &e : expected)
+        names += std::string(names.empty() ? "" : ", ") + e.name;
+      parser.error(path + ".name", "input '" + input.name +
+                                       "' is not produced by task " + taskName +
+                                       " (expected " + names + ")");
+    }
+    if (input.shape != match->shape)
+      parser.error(path + ".shape", "input '" + input.name + "' of task " +
+                                        taskName + " must have shape " +
+                                        shapeToString(match->shape) + ", got " +
+                                        shapeToString(input.shape));
+    bool typeOk = false;
+    for (DType type : match->dtypes)
+      typeOk |= type == input.dtype;
+    if (!typeOk)
+      parser.error(path + ".dtype", "input '" + input.name + "' of task " +
+                                        taskName + " cannot have dtype " +
+                                        dtypeName(input.dtype));
+  }
+  for (const Expected &e : expected)
+    if (!manifest.findInput(e.name))
+      parser.error("inputs", std::string("task ") + taskName +
+                                 " needs an input named '" + e.name + "'");
+}
+
+void parseEntries(Parser &parser, const json &value, Manifest &manifest) {
+  parser.expectObject(value, "entries");
+  // Outputs with the same name in several entries share one buffer, so they
+  // must agree on shape and dtype.
+  std::map<std::string, std::pair<Shape, DType>> outputs;
+  std::set<std::string> tensorNames;
+  for (const auto *list : {&manifest.params, &manifest.state, &manifest.inputs})
+    for (const TensorSpec &spec : *list)
+      tensorNames.insert(spec.name);
+
+  for (const auto &[entryName, entryValue] : value.items()) {
+    std::string path = "entries." + entryName;
+    parser.expectObject(entryValue, path);
+    EntrySpec entry;
+    entry.name = entryName;
+    entry.symbol = parser.string(parser.require(entryValue, path, "symbol"),
+                                 path + ".symbol");
+    const json &args = parser.expectArray(
+        parser.require(entryValue, path, "args"), path + ".args");
+    std::set<std::string> seen;
+    for (size_t i = 0; i < args.size(); ++i) {
+      std::string argPath = Parser::index(path + ".args", i);
+      const json &argValue = args[i];
+      parser.expectObject(argValue, argPath);
+      EntryArg arg;
+      arg.role = parseRole(parser, parser.require(argValue, argPath, "role"),
+                           argPath + ".role");
+      arg.name = parser.string(parser.require(argValue, argPath, "name"),
+                               argPath + ".name");
+      arg.shape = parser.shape(parser.require(argValue, argPath, "shape"),
+                               argPath + ".shape");
+      arg.dtype = parser.dtype(parser.require(argValue, argPath, "dtype"),
+                               argPath + ".dtype");
+      if (!seen.insert(arg.name).second)
+        parser.error(argPath + ".name", "'" + arg.name +
+                                            "' is passed twice to this entry "
+                                            "(buffers may not alias)");
+
+      const TensorSpec *declared = nullptr;
+      const char *listName = nullptr;
+      switch (arg.role) {
+      case ArgRole::Param:
+        declared = manifest.findParam(arg.name);
+        listName = "params";
+        break;
+      case ArgRole::State:
+        declared = manifest.findState(arg.name);
+        listName = "state";
+        break;
+      case ArgRole::Input:
+        declared = manifest.findInput(arg.name);
+        listName = "inputs";
+        break;
+      case ArgRole::Step:
+        if (!arg.shape.empty() || arg.dtype != DType::I64)
+          parser.error(argPath, "a step argument must be an i64 scalar "
+                                "(shape [], dtype i64)");
+        break;
+      case ArgRole::Output: {
+        if (tensorNames.count(arg.name))
+          parser.error(argPath + ".name",
+                       "output '" + arg.name +
+                           "' has the name of a param, state or input");
+        auto [it, inserted] =
+            outputs.insert({arg.name, {arg.shape, arg.dtype}});
+        if (!inserted &&
+            (it->second.first != arg.shape || it->second.second != arg.dtype))
+          parser.error(argPath, "output '" + arg.name + "' is " +
+                                    shapeToString(arg.shape) + " " +
+                                    dtypeName(arg.dtype) + " here but " +
+                                    shapeToString(it->second.first) + " " +
+                                    dtypeName(it->second.second) +
+                                    " in another entry");
+        break;
+      }
+      }
+      if (listName) {
+        if (!declared)
+          parser.error(argPath + ".name",
+                       std::string(argRoleName(arg.role)) + " '" + arg.name +
+                           "' is not declared in " + listName);
+        if (declared->shape != arg.shape || declared->dtype != arg.dtype)
+          parser.error(argPath,
+                       "'" + arg.name + "' is " + shapeToString(arg.shape) +
+                           " " + dtypeName(arg.dtype) + " here but " +
+                           shapeToString(declared->shape) + " " +
+                           dtypeName(declared->dtype) + " in " + listName);
+      }
+      entry.args.push_back(std::move(arg));
+    }
+    manifest.entries.emplace(entryName, std::move(entry));
+  }
+}
+
+} // namespace
+
+Manifest parseManifest(const std::string &text, const std::string &source) {
+  Parser parser(source);
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::parse_error &e) {
+    // nlohmann's message starts with "[json.exception.parse_error.101] ".
+    std::string what = e.what();
+    size_t bracket = what.find("] ");
+    parser.error("", "invalid JSON: " + (bracket == std::string::npos
+                                             ? what
+                                             : what.substr(bracket + 2)));
+  }
+  parser.expectObject(root, "");
+
+  Manifest manifest;
+  manifest.source = source;
+  manifest.formatVersion = parser.integer(
+      parser.require(root, "", "format_version"), "format_version", 0);
+  if (manifest.formatVersion != LOOM_ABI_VERSION)
+    parser.error("format_version",
+                 "artifact has format version " +
+                     std::to_string(manifest.formatVersion) +
+                     " but this runtime reads version " +
+                     std::to_string(LOOM_ABI_VERSION) +
+                     " (recompile the model with a matching loomc)");
+  if (const json *generator = parser.optional(root, "generator"))
+    manifest.generator = parser.string(*generator, "generator", true);
+  manifest.library =
+      parser.string(parser.require(root, "", "library"), "library");
+  if (const json *dtype = parser.optional(root, "dtype")) {
+    manifest.dtype = parser.dtype(*dtype, "dtype");
+    if (!isFloat(manifest.dtype))
+      parser.error("dtype", "the model dtype must be f32 or f64");
+  }
+  if (const json *model = parser.optional(root, "model")) {
+    parser.expectObject(*model, "model");
+    if (const json *kind = parser.optional(*model, "kind"))
+      manifest.modelKind = parser.string(*kind, "model.kind", true);
+    if (const json *spec = parser.optional(*model, "spec"))
+      manifest.modelSpec = parser.string(*spec, "model.spec", true);
+  }
+  if (const json *optimizer = parser.optional(root, "optimizer")) {
+    parser.expectObject(*optimizer, "optimizer");
+    if (const json *kind = parser.optional(*optimizer, "kind"))
+      manifest.optimizerKind = parser.string(*kind, "optimizer.kind", true);
+  }
+  manifest.task = parser.task(parser.require(root, "", "task"), "task");
+
+  std::set<std::string> names;
+  auto addName = [&](const TensorSpec &spec, const std::string &path) {
+    if (!names.insert(spec.name).second)
+      parser.error(path + ".name", "duplicate tensor name '" + spec.name +
+                                       "' (names are unique across params, "
+                                       "state and inputs)");
+  };
+  const json &params =
+      parser.expectArray(parser.require(root, "", "params"), "params");
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::string path = Parser::index("params", i);
+    TensorSpec spec = parser.tensor(params[i], path, /*needsInit=*/true);
+    if (!isFloat(spec.dtype))
+      parser.error(path + ".dtype", "params must be f32 or f64");
+    if (const json *decay = parser.optional(params[i], "weight_decay"))
+      spec.weightDecay = parser.boolean(*decay, path + ".weight_decay");
+    addName(spec, path);
+    manifest.params.push_back(std::move(spec));
+  }
+  if (const json *state = parser.optional(root, "state")) {
+    parser.expectArray(*state, "state");
+    for (size_t i = 0; i < state->size(); ++i) {
+      std::string path = Parser::index("state", i);
+      TensorSpec spec = parser.tensor((*state)[i], path, /*needsInit=*/false);
+      spec.param = parser.string(parser.require((*state)[i], path, "param"),
+                                 path + ".param");
+      if (!manifest.findParam(spec.param))
+        parser.error(path + ".param",
+                     "names '" + spec.param + "', which is not a param");
+      addName(spec, path);
+      manifest.state.push_back(std::move(spec));
+    }
+  }
+  if (const json *inputs = parser.optional(root, "inputs")) {
+    parser.expectArray(*inputs, "inputs");
+    for (size_t i = 0; i < inputs->size(); ++i) {
+      std::string path = Parser::index("inputs", i);
+      TensorSpec spec = parser.tensor((*inputs)[i], path, /*needsInit=*/false);
+      addName(spec, path);
+      manifest.inputs.push_back(std::move(spec));
+    }
+  }
+  checkTaskInputs(parser, manifest);
+  parseEntries(parser, parser.require(root, "", "entries"), manifest);
+  return manifest;
+}
+
+Manifest readManifest(const std::string &artifactDir) {
+  std::string path = artifactDir + "/manifest.json";
+  std::string text;
+  try {
+    text = readFileText(path);
+  } catch (const Error &) {
+    fail("%s is not a Loom artifact: cannot read %s (expected the directory "
+         "written by loomc -o)",
+         artifactDir.c_str(), path.c_str());
+  }
+  return parseManifest(text, path);
+}
+
+} // namespace loom::rt

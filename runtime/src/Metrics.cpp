@@ -1,0 +1,75 @@
+//===- Metrics.cpp - JSON-lines metrics files -------------------*- C++ -*-===//
+//
+// Non-finite values are written as null (JSON has no NaN).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Metrics.h"
+#include "loom/runtime/Error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+
+using nlohmann::ordered_json;
+
+namespace loom::rt {
+
+namespace {
+ordered_json number(double value) {
+  if (!std::isfinite(value))
+    return nullptr;
+  return value;
+}
+} // namespace
+
+MetricsWriter::~MetricsWriter() { close(); }
+
+void MetricsWriter::open(const std::string &path) {
+  close();
+  file = std::fopen(path.c_str(), "w");
+  if (!file)
+    fail("cannot write metrics file %s: %s", path.c_str(),
+         std::strerror(errno));
+  filePath = path;
+}
+
+void MetricsWriter::writeLine(const std::string &line) {
+  if (!file)
+    return;
+  if (std::fputs(line.c_str(), file) < 0 || std::fputc('\n', file) < 0 ||
+      std::fflush(file) != 0)
+    fail("cannot write metrics file %s: %s", filePath.c_str(),
+         std::strerror(errno));
+}
+
+void MetricsWriter::writeStep(const StepRecord &record) {
+  ordered_json line = {{"step", record.step},
+                       {"loss", number(record.loss)},
+                       {"lr", number(record.lr)},
+                       {"grad_norm", number(record.gradNorm)},
+                       {"step_time_s", number(record.stepTimeS)},
+                       {"tokens_per_s", number(record.tokensPerS)}};
+  writeLine(line.dump());
+}
+
+void MetricsWriter::writeSummary(const RunSummary &summary) {
+  ordered_json inner = {{"steps", summary.steps},
+                        {"first_loss", number(summary.firstLoss)},
+                        {"final_loss", number(summary.finalLoss)},
+                        {"min_loss", number(summary.minLoss)},
+                        {"mean_step_time_s", number(summary.meanStepTimeS)},
+                        {"tokens_per_s", number(summary.tokensPerS)},
+                        {"wall_s", number(summary.wallS)}};
+  ordered_json line = {{"summary", inner}};
+  writeLine(line.dump());
+}
+
+void MetricsWriter::close() {
+  if (file)
+    std::fclose(file);
+  file = nullptr;
+}
+
+} // namespace loom::rt

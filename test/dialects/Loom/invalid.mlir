@@ -1,0 +1,1345 @@
+// RUN: loom-opt %s -split-input-file -verify-diagnostics
+
+//===----------------------------------------------------------------------===//
+// loom.param
+//===----------------------------------------------------------------------===//
+
+// Tests that a parameter type must be a ranked tensor.
+// expected-error@+1 {{'loom.param' op attribute 'type' failed to satisfy constraint: type attribute of ranked tensor of any type values}}
+loom.param @p : tensor<*xf32> init zeros
+
+// -----
+
+// Tests that a parameter type must have a static shape.
+// expected-error@+1 {{'loom.param' op type must be a statically shaped f32 or f64 tensor, got 'tensor<?x4xf32>'}}
+loom.param @p : tensor<?x4xf32> init zeros
+
+// -----
+
+// Tests that a parameter type must have a float element type.
+// expected-error@+1 {{'loom.param' op type must be a statically shaped f32 or f64 tensor, got 'tensor<4xi32>'}}
+loom.param @p : tensor<4xi32> init zeros
+
+// -----
+
+// Tests that a parameter type must be f32 or f64, not another float.
+// expected-error@+1 {{'loom.param' op type must be a statically shaped f32 or f64 tensor, got 'tensor<4xf16>'}}
+loom.param @p : tensor<4xf16> init zeros
+
+// -----
+
+// Tests that init normal needs a scale.
+// expected-error@+1 {{'loom.param' op init 'normal' needs a scale}}
+loom.param @p : tensor<4xf32> init normal
+
+// -----
+
+// Tests that init uniform needs a scale.
+// expected-error@+1 {{'loom.param' op init 'uniform' needs a scale}}
+loom.param @p : tensor<4xf32> init uniform
+
+// -----
+
+// Tests that init zeros takes no scale.
+// expected-error@+1 {{'loom.param' op init 'zeros' takes no scale}}
+loom.param @p : tensor<4xf32> init zeros scale 1.0
+
+// -----
+
+// Tests that init ones takes no scale.
+// expected-error@+1 {{'loom.param' op init 'ones' takes no scale}}
+loom.param @p : tensor<4xf32> init ones scale 1.0
+
+// -----
+
+// Tests that a zero scale is rejected.
+// expected-error@+1 {{'loom.param' op scale must be positive}}
+loom.param @p : tensor<4xf32> init uniform scale 0.0
+
+// -----
+
+// Tests that a negative scale is rejected.
+// expected-error@+1 {{'loom.param' op scale must be positive}}
+loom.param @p : tensor<4xf32> init normal scale -1.0
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.get_param
+//===----------------------------------------------------------------------===//
+
+// Tests that get_param must name an existing symbol.
+func.func @get_param_missing() {
+  // expected-error@+1 {{'loom.get_param' op 'nope' does not name a loom.param}}
+  %w = loom.get_param @nope : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that get_param must name a loom.param, not another symbol.
+func.func @not_a_param() {
+  return
+}
+func.func @get_param_of_func() {
+  // expected-error@+1 {{'loom.get_param' op 'not_a_param' does not name a loom.param}}
+  %w = loom.get_param @not_a_param : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that the get_param result type must equal the parameter's type.
+loom.param @p : tensor<4xf32> init zeros
+func.func @get_param_wrong_shape() {
+  // expected-error@+1 {{'loom.get_param' op result type 'tensor<8xf32>' does not match parameter type 'tensor<4xf32>'}}
+  %w = loom.get_param @p : tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that the get_param element type must equal the parameter's.
+loom.param @p : tensor<4xf32> init zeros
+func.func @get_param_wrong_element_type() {
+  // expected-error@+1 {{'loom.get_param' op result type 'tensor<4xf64>' does not match parameter type 'tensor<4xf32>'}}
+  %w = loom.get_param @p : tensor<4xf64>
+  return
+}
+
+// -----
+
+// Tests that get_param must produce a float tensor.
+loom.param @p : tensor<4xf32> init zeros
+func.func @get_param_integer() {
+  // expected-error@+1 {{'loom.get_param' op result #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  %w = loom.get_param @p : tensor<4xi32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Elementwise binary ops
+//===----------------------------------------------------------------------===//
+
+// Tests that binary operands must have the same element type.
+func.func @add_mixed_element_types(%a: tensor<4xf32>, %b: tensor<4xf64>) {
+  // expected-error@+2 {{operands have different element types 'f32' and 'f64'}}
+  // expected-error@+1 {{'loom.add' op failed to infer returned types}}
+  %0 = loom.add %a, %b : (tensor<4xf32>, tensor<4xf64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that binary operand shapes must be broadcast-compatible.
+func.func @sub_not_broadcastable(%a: tensor<4x3xf32>, %b: tensor<4xf32>) {
+  // expected-error@+2 {{shapes [4, 3] and [4] are not broadcast-compatible}}
+  // expected-error@+1 {{'loom.sub' op failed to infer returned types}}
+  %0 = loom.sub %a, %b : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+// Tests that two non-unit sizes that differ do not broadcast.
+func.func @maximum_not_broadcastable(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
+  // expected-error@+2 {{shapes [2, 3] and [3, 3] are not broadcast-compatible}}
+  // expected-error@+1 {{'loom.maximum' op failed to infer returned types}}
+  %0 = loom.maximum %a, %b : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
+  return
+}
+
+// -----
+
+// Tests that the binary result must have the broadcast shape.
+func.func @mul_wrong_result(%a: tensor<4x3xf32>, %b: tensor<3xf32>) {
+  // expected-error@+2 {{'loom.mul' op inferred type(s) 'tensor<4x3xf32>' are incompatible with return type(s) of operation 'tensor<3xf32>'}}
+  // expected-error@+1 {{'loom.mul' op failed to infer returned types}}
+  %0 = loom.mul %a, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<3xf32>
+  return
+}
+
+// -----
+
+// Tests that the binary result must have the operands' element type.
+func.func @minimum_wrong_result_element_type(%a: tensor<4xf32>, %b: tensor<4xf32>) {
+  // expected-error@+2 {{'loom.minimum' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4xf64>'}}
+  // expected-error@+1 {{'loom.minimum' op failed to infer returned types}}
+  %0 = loom.minimum %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf64>
+  return
+}
+
+// -----
+
+// Tests that binary ops reject integer tensors.
+func.func @div_integer(%a: tensor<4xi32>, %b: tensor<4xi32>) {
+  // expected-error@+1 {{'loom.div' op operand #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  %0 = loom.div %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Elementwise unary ops
+//===----------------------------------------------------------------------===//
+
+// Tests that a unary result type must equal the operand type.
+func.func @exp_wrong_result(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'loom.exp' op requires the same type for all operands and results}}
+  %0 = "loom.exp"(%a) : (tensor<4xf32>) -> tensor<4xf64>
+  return
+}
+
+// -----
+
+// Tests that a unary result shape must equal the operand shape.
+func.func @gelu_wrong_shape(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'loom.gelu' op requires the same type for all operands and results}}
+  %0 = "loom.gelu"(%a) : (tensor<4xf32>) -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// Tests that unary ops reject integer tensors.
+func.func @relu_integer(%a: tensor<4xi32>) {
+  // expected-error@+1 {{'loom.relu' op operand #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  %0 = loom.relu %a : tensor<4xi32>
+  return
+}
+
+// -----
+
+// Tests that unary ops reject unranked tensors.
+func.func @neg_unranked(%a: tensor<*xf32>) {
+  // expected-error@+1 {{'loom.neg' op operand #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<*xf32>'}}
+  %0 = "loom.neg"(%a) : (tensor<*xf32>) -> tensor<*xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.causal_mask
+//===----------------------------------------------------------------------===//
+
+// Tests that causal_mask needs rank >= 2.
+func.func @causal_mask_rank1(%a: tensor<4xf32>) {
+  // expected-error@+1 {{'loom.causal_mask' op expects rank >= 2 with equal last two dimensions, got 'tensor<4xf32>'}}
+  %0 = loom.causal_mask %a fill 0.0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that causal_mask needs equal last two dimensions.
+func.func @causal_mask_not_square(%a: tensor<2x4x5xf32>) {
+  // expected-error@+1 {{'loom.causal_mask' op expects rank >= 2 with equal last two dimensions, got 'tensor<2x4x5xf32>'}}
+  %0 = loom.causal_mask %a fill 0.0 : tensor<2x4x5xf32>
+  return
+}
+
+// -----
+
+// Tests that the causal_mask result type equals its operand type.
+func.func @causal_mask_wrong_result(%a: tensor<4x4xf32>) {
+  // expected-error@+1 {{'loom.causal_mask' op requires the same type for all operands and results}}
+  %0 = "loom.causal_mask"(%a) {fill = 0.0 : f64} : (tensor<4x4xf32>) -> tensor<4x4xf64>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.matmul
+//===----------------------------------------------------------------------===//
+
+// Tests that matmul operands must have the same element type.
+func.func @matmul_mixed_element_types(%a: tensor<4x8xf32>, %b: tensor<8x16xf64>) {
+  // expected-error@+2 {{operands have different element types}}
+  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  %0 = loom.matmul %a, %b : (tensor<4x8xf32>, tensor<8x16xf64>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// Tests that the matmul lhs must have rank >= 2.
+func.func @matmul_lhs_rank1(%a: tensor<8xf32>, %b: tensor<8x16xf32>) {
+  // expected-error@+2 {{operands must have rank >= 2}}
+  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  %0 = loom.matmul %a, %b : (tensor<8xf32>, tensor<8x16xf32>) -> tensor<16xf32>
+  return
+}
+
+// -----
+
+// Tests that the matmul rhs must have rank >= 2.
+func.func @matmul_rhs_rank1(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
+  // expected-error@+2 {{operands must have rank >= 2}}
+  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  %0 = loom.matmul %a, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that the matmul rhs has the lhs rank or rank 2.
+func.func @matmul_rhs_rank_mismatch(%a: tensor<4x8xf32>, %b: tensor<2x8x16xf32>) {
+  // expected-error@+2 {{rhs must have the rank of lhs or rank 2, got ranks 2 and 3}}
+  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  %0 = loom.matmul %a, %b : (tensor<4x8xf32>, tensor<2x8x16xf32>) -> tensor<2x4x16xf32>
+  return
+}
+
+// -----
+
+// Tests that batched matmul operands have equal batch dimensions.
+func.func @matmul_batch_mismatch(%a: tensor<2x4x8xf32>, %b: tensor<3x8x16xf32>) {
+  // expected-error@+2 {{batch dimensions differ: [2] vs [3]}}
+  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  %0 = loom.matmul %a, %b : (tensor<2x4x8xf32>, tensor<3x8x16xf32>) -> tensor<2x4x16xf32>
+  return
+}
+
+// -----
+
+// Tests that the contracted dimensions must agree.
+func.func @matmul_contraction_mismatch(%a: tensor<4x8xf32>, %b: tensor<7x16xf32>) {
+  // expected-error@+2 {{contracted dimensions differ: 8 vs 7}}
+  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  %0 = loom.matmul %a, %b : (tensor<4x8xf32>, tensor<7x16xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// Tests that transpose_b changes which rhs dimension is contracted.
+func.func @matmul_transpose_b_mismatch(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
+  // expected-error@+2 {{contracted dimensions differ: 8 vs 16}}
+  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  %0 = loom.matmul %a, %b transpose_b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that transpose_a changes which lhs dimension is contracted.
+func.func @matmul_transpose_a_mismatch(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
+  // expected-error@+2 {{contracted dimensions differ: 4 vs 8}}
+  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  %0 = loom.matmul %a, %b transpose_a : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// Tests that the matmul result type must be the inferred one.
+func.func @matmul_wrong_result(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
+  // expected-error@+2 {{'loom.matmul' op inferred type(s) 'tensor<4x16xf32>' are incompatible with return type(s) of operation 'tensor<4x8xf32>'}}
+  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  %0 = loom.matmul %a, %b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.linear
+//===----------------------------------------------------------------------===//
+
+// Tests that the linear weight must have rank 2.
+func.func @linear_weight_rank3(%x: tensor<8x32xf32>, %w: tensor<64x32x1xf32>) {
+  // expected-error@+2 {{weight must have rank 2 [out, in], got 'tensor<64x32x1xf32>'}}
+  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  %0 = loom.linear %x, %w : (tensor<8x32xf32>, tensor<64x32x1xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// Tests that the linear input's last dimension must be the weight's `in`.
+func.func @linear_in_mismatch(%x: tensor<8x16xf32>, %w: tensor<64x32xf32>) {
+  // expected-error@+2 {{input's last dimension must be 32 (weight is [out, in]), got 'tensor<8x16xf32>'}}
+  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  %0 = loom.linear %x, %w : (tensor<8x16xf32>, tensor<64x32xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// Tests that the linear input must have rank >= 1.
+func.func @linear_scalar_input(%x: tensor<f32>, %w: tensor<64x32xf32>) {
+  // expected-error@+2 {{input's last dimension must be 32 (weight is [out, in]), got 'tensor<f32>'}}
+  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  %0 = loom.linear %x, %w : (tensor<f32>, tensor<64x32xf32>) -> tensor<64xf32>
+  return
+}
+
+// -----
+
+// Tests that the linear bias must have shape [out].
+func.func @linear_bias_shape(%x: tensor<8x32xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>) {
+  // expected-error@+2 {{bias must be [64] with the weight's element type, got 'tensor<32xf32>'}}
+  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  %0 = loom.linear %x, %w, %b : (tensor<8x32xf32>, tensor<64x32xf32>, tensor<32xf32>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// Tests that the linear bias must have the weight's element type.
+func.func @linear_bias_element_type(%x: tensor<8x32xf32>, %w: tensor<64x32xf32>, %b: tensor<64xf64>) {
+  // expected-error@+2 {{bias must be [64] with the weight's element type, got 'tensor<64xf64>'}}
+  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  %0 = loom.linear %x, %w, %b : (tensor<8x32xf32>, tensor<64x32xf32>, tensor<64xf64>) -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// Tests that the linear input and weight must have the same element type.
+func.func @linear_mixed_element_types(%x: tensor<8x32xf64>, %w: tensor<64x32xf32>) {
+  // expected-error@+2 {{operands have different element types}}
+  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  %0 = loom.linear %x, %w : (tensor<8x32xf64>, tensor<64x32xf32>) -> tensor<8x64xf64>
+  return
+}
+
+// -----
+
+// Tests that the linear result must be the inferred [..., out] type.
+func.func @linear_wrong_result(%x: tensor<2x8x32xf32>, %w: tensor<64x32xf32>) {
+  // expected-error@+2 {{'loom.linear' op inferred type(s) 'tensor<2x8x64xf32>' are incompatible with return type(s) of operation 'tensor<16x64xf32>'}}
+  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  %0 = loom.linear %x, %w : (tensor<2x8x32xf32>, tensor<64x32xf32>) -> tensor<16x64xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.layernorm
+//===----------------------------------------------------------------------===//
+
+// Tests that the layernorm weight must have shape [D].
+func.func @layernorm_weight_shape(%x: tensor<4x64xf32>, %g: tensor<32xf32>, %b: tensor<64xf32>) {
+  // expected-error@+2 {{weight and bias must be [64] with the input's element type, got 'tensor<32xf32>'}}
+  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  %0 = loom.layernorm %x, %g, %b : (tensor<4x64xf32>, tensor<32xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// Tests that the layernorm bias must have shape [D].
+func.func @layernorm_bias_shape(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<1x64xf32>) {
+  // expected-error@+2 {{weight and bias must be [64] with the input's element type, got 'tensor<1x64xf32>'}}
+  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  %0 = loom.layernorm %x, %g, %b : (tensor<4x64xf32>, tensor<64xf32>, tensor<1x64xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// Tests that layernorm operands must share the input's element type.
+func.func @layernorm_element_type(%x: tensor<4x64xf32>, %g: tensor<64xf64>, %b: tensor<64xf32>) {
+  // expected-error@+2 {{weight and bias must be [64] with the input's element type, got 'tensor<64xf64>'}}
+  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  %0 = loom.layernorm %x, %g, %b : (tensor<4x64xf32>, tensor<64xf64>, tensor<64xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// Tests that a zero epsilon is rejected.
+func.func @layernorm_zero_epsilon(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) {
+  // expected-error@+2 {{epsilon must be positive}}
+  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  %0 = loom.layernorm %x, %g, %b {epsilon = 0.0} : (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// Tests that a negative epsilon is rejected.
+func.func @layernorm_negative_epsilon(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) {
+  // expected-error@+2 {{epsilon must be positive}}
+  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  %0 = loom.layernorm %x, %g, %b {epsilon = -1.0e-5} : (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// Tests that the layernorm input must have rank >= 1.
+func.func @layernorm_scalar_input(%x: tensor<f32>, %g: tensor<64xf32>, %b: tensor<64xf32>) {
+  // expected-error@+2 {{input must have rank >= 1}}
+  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  %0 = loom.layernorm %x, %g, %b : (tensor<f32>, tensor<64xf32>, tensor<64xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.softmax
+//===----------------------------------------------------------------------===//
+
+// Tests that softmax needs rank >= 1.
+func.func @softmax_scalar(%x: tensor<f32>) {
+  // expected-error@+1 {{'loom.softmax' op expects rank >= 1}}
+  %0 = loom.softmax %x : tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that the softmax result type equals the operand type.
+func.func @softmax_wrong_result(%x: tensor<4xf32>) {
+  // expected-error@+1 {{'loom.softmax' op requires the same type for all operands and results}}
+  %0 = "loom.softmax"(%x) : (tensor<4xf32>) -> tensor<5xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.attention
+//===----------------------------------------------------------------------===//
+
+// Tests that query, key and value must have the same rank.
+func.func @attention_rank_mismatch(%q: tensor<2x4x8xf32>, %k: tensor<4x8xf32>) {
+  // expected-error@+2 {{query, key and value must have the same rank >= 2}}
+  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  %0 = loom.attention %q, %k, %k : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that attention operands must have rank >= 2.
+func.func @attention_rank1(%q: tensor<8xf32>) {
+  // expected-error@+2 {{query, key and value must have the same rank >= 2}}
+  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  %0 = loom.attention %q, %q, %q : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that attention operands must have the same element type.
+func.func @attention_mixed_element_types(%q: tensor<4x8xf32>, %k: tensor<4x8xf64>) {
+  // expected-error@+2 {{operands have different element types}}
+  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  %0 = loom.attention %q, %k, %q : (tensor<4x8xf32>, tensor<4x8xf64>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that attention operands must have the same leading dimensions.
+func.func @attention_leading_mismatch(%q: tensor<2x4x8xf32>, %k: tensor<3x4x8xf32>) {
+  // expected-error@+2 {{leading dimensions differ}}
+  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  %0 = loom.attention %q, %k, %k : (tensor<2x4x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that the value's leading dimensions must match too.
+func.func @attention_value_leading_mismatch(%q: tensor<2x4x8xf32>, %v: tensor<3x4x8xf32>) {
+  // expected-error@+2 {{leading dimensions differ}}
+  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  %0 = loom.attention %q, %q, %v : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<3x4x8xf32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that query and key must have the same last dimension.
+func.func @attention_head_size_mismatch(%q: tensor<4x8xf32>, %k: tensor<4x16xf32>) {
+  // expected-error@+2 {{query and key head sizes differ: 8 vs 16}}
+  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  %0 = loom.attention %q, %k, %k : (tensor<4x8xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// Tests that key and value must have the same number of rows.
+func.func @attention_kv_rows_mismatch(%q: tensor<4x8xf32>, %v: tensor<5x8xf32>) {
+  // expected-error@+2 {{key and value row counts differ}}
+  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  %0 = loom.attention %q, %q, %v : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<5x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that causal attention needs as many queries as keys.
+func.func @attention_causal_rows_mismatch(%q: tensor<3x8xf32>, %k: tensor<4x8xf32>) {
+  // expected-error@+2 {{causal attention needs as many queries as keys}}
+  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  %0 = loom.attention %q, %k, %k causal : (tensor<3x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<3x8xf32>
+  return
+}
+
+// -----
+
+// Tests that a zero scale is rejected.
+func.func @attention_zero_scale(%q: tensor<4x8xf32>) {
+  // expected-error@+2 {{scale must be positive}}
+  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  %0 = loom.attention %q, %q, %q {scale = 0.0} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that a negative scale is rejected.
+func.func @attention_negative_scale(%q: tensor<4x8xf32>) {
+  // expected-error@+2 {{scale must be positive}}
+  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  %0 = loom.attention %q, %q, %q {scale = -1.0} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that the attention result has the value's last dimension.
+func.func @attention_wrong_result(%q: tensor<4x8xf32>, %v: tensor<4x2xf32>) {
+  // expected-error@+2 {{'loom.attention' op inferred type(s) 'tensor<4x2xf32>' are incompatible with return type(s) of operation 'tensor<4x8xf32>'}}
+  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  %0 = loom.attention %q, %q, %v : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.embedding
+//===----------------------------------------------------------------------===//
+
+// Tests that the embedding table must have rank 2.
+func.func @embedding_table_rank1(%t: tensor<256xf32>, %i: tensor<4xi32>) {
+  // expected-error@+2 {{table must have rank 2, got 'tensor<256xf32>'}}
+  // expected-error@+1 {{'loom.embedding' op failed to infer returned types}}
+  %0 = loom.embedding %t, %i : (tensor<256xf32>, tensor<4xi32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that the embedding result is the indices' shape plus the row width.
+func.func @embedding_wrong_result(%t: tensor<256x64xf32>, %i: tensor<4xi32>) {
+  // expected-error@+2 {{'loom.embedding' op inferred type(s) 'tensor<4x64xf32>' are incompatible with return type(s) of operation 'tensor<4x256xf32>'}}
+  // expected-error@+1 {{'loom.embedding' op failed to infer returned types}}
+  %0 = loom.embedding %t, %i : (tensor<256x64xf32>, tensor<4xi32>) -> tensor<4x256xf32>
+  return
+}
+
+// -----
+
+// Tests that embedding indices must be integers.
+func.func @embedding_float_indices(%t: tensor<256x64xf32>, %i: tensor<4xf32>) {
+  // expected-error@+1 {{'loom.embedding' op operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
+  %0 = loom.embedding %t, %i : (tensor<256x64xf32>, tensor<4xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// Tests that the embedding table must be a float tensor.
+func.func @embedding_integer_table(%t: tensor<256x64xi32>, %i: tensor<4xi32>) {
+  // expected-error@+1 {{'loom.embedding' op operand #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<256x64xi32>'}}
+  %0 = loom.embedding %t, %i : (tensor<256x64xi32>, tensor<4xi32>) -> tensor<4x64xi32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.cross_entropy
+//===----------------------------------------------------------------------===//
+
+// Tests that targets must have the logits' shape without the class dimension.
+func.func @cross_entropy_targets_shape(%l: tensor<4x16x256xf32>, %y: tensor<4x8xi32>) {
+  // expected-error@+2 {{targets must have the logits' shape without the class dimension: logits [4, 16, 256], targets [4, 8]}}
+  // expected-error@+1 {{'loom.cross_entropy' op failed to infer returned types}}
+  %0 = loom.cross_entropy %l, %y : (tensor<4x16x256xf32>, tensor<4x8xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that targets may not keep the class dimension.
+func.func @cross_entropy_targets_with_classes(%l: tensor<4x10xf32>, %y: tensor<4x10xi32>) {
+  // expected-error@+2 {{targets must have the logits' shape without the class dimension: logits [4, 10], targets [4, 10]}}
+  // expected-error@+1 {{'loom.cross_entropy' op failed to infer returned types}}
+  %0 = loom.cross_entropy %l, %y : (tensor<4x10xf32>, tensor<4x10xi32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that the logits must have rank >= 1.
+func.func @cross_entropy_scalar_logits(%l: tensor<f32>, %y: tensor<i32>) {
+  // expected-error@+2 {{targets must have the logits' shape without the class dimension: logits [], targets []}}
+  // expected-error@+1 {{'loom.cross_entropy' op failed to infer returned types}}
+  %0 = loom.cross_entropy %l, %y : (tensor<f32>, tensor<i32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that the loss has the logits' element type.
+func.func @cross_entropy_wrong_element_type(%l: tensor<4x10xf32>, %y: tensor<4xi32>) {
+  // expected-error@+2 {{'loom.cross_entropy' op inferred type(s) 'tensor<f32>' are incompatible with return type(s) of operation 'tensor<f64>'}}
+  // expected-error@+1 {{'loom.cross_entropy' op failed to infer returned types}}
+  %0 = loom.cross_entropy %l, %y : (tensor<4x10xf32>, tensor<4xi32>) -> tensor<f64>
+  return
+}
+
+// -----
+
+// Tests that the loss is a scalar.
+func.func @cross_entropy_not_scalar(%l: tensor<4x10xf32>, %y: tensor<4xi32>) {
+  // expected-error@+1 {{'loom.cross_entropy' op result #0 must be 0D tensor of 32-bit float or 64-bit float values, but got 'tensor<4xf32>'}}
+  %0 = loom.cross_entropy %l, %y : (tensor<4x10xf32>, tensor<4xi32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that cross_entropy targets must be integers.
+func.func @cross_entropy_float_targets(%l: tensor<4x10xf32>, %y: tensor<4xf32>) {
+  // expected-error@+1 {{'loom.cross_entropy' op operand #1 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
+  %0 = loom.cross_entropy %l, %y : (tensor<4x10xf32>, tensor<4xf32>) -> tensor<f32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.one_hot
+//===----------------------------------------------------------------------===//
+
+// Tests that one_hot adds exactly one class dimension.
+func.func @one_hot_no_class_dim(%y: tensor<8xi32>) {
+  // expected-error@+1 {{'loom.one_hot' op result shape must be the indices' shape [8] plus a class dimension, got [8]}}
+  %0 = loom.one_hot %y : tensor<8xi32> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+// Tests that the one_hot result starts with the indices' shape.
+func.func @one_hot_wrong_prefix(%y: tensor<8xi32>) {
+  // expected-error@+1 {{'loom.one_hot' op result shape must be the indices' shape [8] plus a class dimension, got [4, 10]}}
+  %0 = loom.one_hot %y : tensor<8xi32> -> tensor<4x10xf32>
+  return
+}
+
+// -----
+
+// Tests that the one_hot result must be a float tensor.
+func.func @one_hot_integer_result(%y: tensor<8xi32>) {
+  // expected-error@+1 {{'loom.one_hot' op result #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<8x10xi32>'}}
+  %0 = loom.one_hot %y : tensor<8xi32> -> tensor<8x10xi32>
+  return
+}
+
+// -----
+
+// Tests that one_hot indices must be i32 or i64.
+func.func @one_hot_float_indices(%y: tensor<8xf32>) {
+  // expected-error@+1 {{'loom.one_hot' op operand #0 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xf32>'}}
+  %0 = loom.one_hot %y : tensor<8xf32> -> tensor<8x10xf32>
+  return
+}
+
+// -----
+
+// Tests that one_hot rejects i16 indices.
+func.func @one_hot_i16_indices(%y: tensor<8xi16>) {
+  // expected-error@+1 {{'loom.one_hot' op operand #0 must be ranked tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xi16>'}}
+  %0 = loom.one_hot %y : tensor<8xi16> -> tensor<8x10xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.reshape
+//===----------------------------------------------------------------------===//
+
+// Tests that reshape keeps the element type.
+func.func @reshape_element_type(%x: tensor<4x16xf32>) {
+  // expected-error@+1 {{'loom.reshape' op element types differ}}
+  %0 = loom.reshape %x : tensor<4x16xf32> -> tensor<64xf64>
+  return
+}
+
+// -----
+
+// Tests that reshape keeps the number of elements.
+func.func @reshape_element_count(%x: tensor<4x16xf32>) {
+  // expected-error@+1 {{'loom.reshape' op element counts differ: 64 vs 60}}
+  %0 = loom.reshape %x : tensor<4x16xf32> -> tensor<60xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.transpose
+//===----------------------------------------------------------------------===//
+
+// Tests that the permutation must have one entry per dimension.
+func.func @transpose_short_permutation(%x: tensor<4x16x8xf32>) {
+  // expected-error@+2 {{permutation [1, 0] is not a permutation of [0, 3)}}
+  // expected-error@+1 {{'loom.transpose' op failed to infer returned types}}
+  %0 = loom.transpose %x perm = [1, 0] : tensor<4x16x8xf32> -> tensor<16x4xf32>
+  return
+}
+
+// -----
+
+// Tests that the permutation may not repeat a dimension.
+func.func @transpose_repeated(%x: tensor<4x16xf32>) {
+  // expected-error@+2 {{permutation [0, 0] is not a permutation of [0, 2)}}
+  // expected-error@+1 {{'loom.transpose' op failed to infer returned types}}
+  %0 = loom.transpose %x perm = [0, 0] : tensor<4x16xf32> -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// Tests that permutation entries must be in [0, rank).
+func.func @transpose_out_of_range(%x: tensor<4x16xf32>) {
+  // expected-error@+2 {{permutation [2, 0] is not a permutation of [0, 2)}}
+  // expected-error@+1 {{'loom.transpose' op failed to infer returned types}}
+  %0 = loom.transpose %x perm = [2, 0] : tensor<4x16xf32> -> tensor<16x4xf32>
+  return
+}
+
+// -----
+
+// Tests that negative permutation entries are rejected.
+func.func @transpose_negative(%x: tensor<4x16xf32>) {
+  // expected-error@+2 {{permutation [-1, 0] is not a permutation of [0, 2)}}
+  // expected-error@+1 {{'loom.transpose' op failed to infer returned types}}
+  %0 = loom.transpose %x perm = [-1, 0] : tensor<4x16xf32> -> tensor<16x4xf32>
+  return
+}
+
+// -----
+
+// Tests that the transpose result is the permuted shape.
+func.func @transpose_wrong_result(%x: tensor<4x16xf32>) {
+  // expected-error@+2 {{'loom.transpose' op inferred type(s) 'tensor<16x4xf32>' are incompatible with return type(s) of operation 'tensor<4x16xf32>'}}
+  // expected-error@+1 {{'loom.transpose' op failed to infer returned types}}
+  %0 = loom.transpose %x perm = [1, 0] : tensor<4x16xf32> -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.broadcast_to
+//===----------------------------------------------------------------------===//
+
+// Tests that broadcast_to keeps the element type.
+func.func @broadcast_to_element_type(%x: tensor<1x64xf32>) {
+  // expected-error@+1 {{'loom.broadcast_to' op element types differ}}
+  %0 = loom.broadcast_to %x : tensor<1x64xf32> -> tensor<8x64xf64>
+  return
+}
+
+// -----
+
+// Tests that a non-unit dimension cannot be broadcast.
+func.func @broadcast_to_incompatible(%x: tensor<2x64xf32>) {
+  // expected-error@+1 {{'loom.broadcast_to' op cannot broadcast [2, 64] to [8, 64]}}
+  %0 = loom.broadcast_to %x : tensor<2x64xf32> -> tensor<8x64xf32>
+  return
+}
+
+// -----
+
+// Tests that broadcast_to cannot drop dimensions.
+func.func @broadcast_to_lower_rank(%x: tensor<8x64xf32>) {
+  // expected-error@+1 {{'loom.broadcast_to' op cannot broadcast [8, 64] to [64]}}
+  %0 = loom.broadcast_to %x : tensor<8x64xf32> -> tensor<64xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.split
+//===----------------------------------------------------------------------===//
+
+// Tests that the split axis must be below the rank.
+func.func @split_axis_too_large(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'loom.split' op axis 2 is out of range for rank 2}}
+  %0, %1 = loom.split %x axis = 2 : tensor<4x8xf32> -> tensor<4x4xf32>, tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// Tests that a negative split axis is rejected.
+func.func @split_axis_negative(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'loom.split' op axis -1 is out of range for rank 2}}
+  %0, %1 = loom.split %x axis = -1 : tensor<4x8xf32> -> tensor<4x4xf32>, tensor<4x4xf32>
+  return
+}
+
+// -----
+
+// Tests that split needs at least one result.
+func.func @split_no_results(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'loom.split' op expects at least one result}}
+  "loom.split"(%x) {axis = 1 : i64} : (tensor<4x8xf32>) -> ()
+  return
+}
+
+// -----
+
+// Tests that split results keep the input's element type.
+func.func @split_element_type(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'loom.split' op result 'tensor<4x4xf64>' must have the input's element type and rank}}
+  %0, %1 = loom.split %x axis = 1 : tensor<4x8xf32> -> tensor<4x4xf32>, tensor<4x4xf64>
+  return
+}
+
+// -----
+
+// Tests that split results keep the input's rank.
+func.func @split_rank(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'loom.split' op result 'tensor<4xf32>' must have the input's element type and rank}}
+  %0, %1 = loom.split %x axis = 1 : tensor<4x8xf32> -> tensor<4x4xf32>, tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that split results keep the input's sizes outside the axis.
+func.func @split_other_dim(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'loom.split' op result 'tensor<3x4xf32>' differs from the input outside axis 1}}
+  %0, %1 = loom.split %x axis = 1 : tensor<4x8xf32> -> tensor<4x4xf32>, tensor<3x4xf32>
+  return
+}
+
+// -----
+
+// Tests that split sizes along the axis must add up to the input's.
+func.func @split_sizes_too_large(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'loom.split' op result sizes along axis 1 add up to 9, expected 8}}
+  %0, %1 = loom.split %x axis = 1 : tensor<4x8xf32> -> tensor<4x4xf32>, tensor<4x5xf32>
+  return
+}
+
+// -----
+
+// Tests that split sizes may not leave part of the input out.
+func.func @split_sizes_too_small(%x: tensor<4x8xf32>) {
+  // expected-error@+1 {{'loom.split' op result sizes along axis 0 add up to 3, expected 4}}
+  %0, %1 = loom.split %x axis = 0 : tensor<4x8xf32> -> tensor<1x8xf32>, tensor<2x8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.concat
+//===----------------------------------------------------------------------===//
+
+// Tests that concat needs at least one operand.
+func.func @concat_no_operands() {
+  // expected-error@+2 {{expects at least one operand}}
+  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  %0 = loom.concat axis = 0 : () -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that the concat axis must be below the rank.
+func.func @concat_axis_too_large(%a: tensor<4x8xf32>) {
+  // expected-error@+2 {{axis 2 is out of range for rank 2}}
+  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  %0 = loom.concat %a, %a axis = 2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// Tests that a negative concat axis is rejected.
+func.func @concat_axis_negative(%a: tensor<4x8xf32>) {
+  // expected-error@+2 {{axis -1 is out of range for rank 2}}
+  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  %0 = loom.concat %a, %a axis = -1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// Tests that concat operands must have the same element type.
+func.func @concat_element_type(%a: tensor<4x8xf32>, %b: tensor<4x8xf64>) {
+  // expected-error@+2 {{operands differ in rank or element type}}
+  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  %0 = loom.concat %a, %b axis = 1 : (tensor<4x8xf32>, tensor<4x8xf64>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// Tests that concat operands must have the same rank.
+func.func @concat_rank(%a: tensor<4x8xf32>, %b: tensor<4x8x1xf32>) {
+  // expected-error@+2 {{operands differ in rank or element type}}
+  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  %0 = loom.concat %a, %b axis = 1 : (tensor<4x8xf32>, tensor<4x8x1xf32>) -> tensor<4x16xf32>
+  return
+}
+
+// -----
+
+// Tests that concat operands must agree outside the axis.
+func.func @concat_other_dim(%a: tensor<4x8xf32>, %b: tensor<3x8xf32>) {
+  // expected-error@+2 {{operands differ outside axis 1}}
+  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  %0 = loom.concat %a, %b axis = 1 : (tensor<4x8xf32>, tensor<3x8xf32>) -> tensor<7x16xf32>
+  return
+}
+
+// -----
+
+// Tests that the concat result is the inferred one.
+func.func @concat_wrong_result(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) {
+  // expected-error@+2 {{'loom.concat' op inferred type(s) 'tensor<4x16xf32>' are incompatible with return type(s) of operation 'tensor<8x8xf32>'}}
+  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  %0 = loom.concat %a, %b axis = 1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Reductions
+//===----------------------------------------------------------------------===//
+
+// Tests that reduction axes must be below the rank.
+func.func @sum_axis_too_large(%x: tensor<4x8xf32>) {
+  // expected-error@+2 {{axes [2] must be increasing and in [0, 2)}}
+  // expected-error@+1 {{'loom.sum' op failed to infer returned types}}
+  %0 = loom.sum %x axes = [2] : tensor<4x8xf32> -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that negative reduction axes are rejected.
+func.func @mean_axis_negative(%x: tensor<4x8xf32>) {
+  // expected-error@+2 {{axes [-1] must be increasing and in [0, 2)}}
+  // expected-error@+1 {{'loom.mean' op failed to infer returned types}}
+  %0 = loom.mean %x axes = [-1] : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that reduction axes must be listed in increasing order.
+func.func @reduce_max_axes_unsorted(%x: tensor<4x8xf32>) {
+  // expected-error@+2 {{axes [1, 0] must be increasing and in [0, 2)}}
+  // expected-error@+1 {{'loom.reduce_max' op failed to infer returned types}}
+  %0 = loom.reduce_max %x axes = [1, 0] : tensor<4x8xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that reduction axes must be distinct.
+func.func @sum_axes_repeated(%x: tensor<4x8xf32>) {
+  // expected-error@+2 {{axes [1, 1] must be increasing and in [0, 2)}}
+  // expected-error@+1 {{'loom.sum' op failed to infer returned types}}
+  %0 = loom.sum %x axes = [1, 1] : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that without keepdim the reduced dimensions are dropped.
+func.func @sum_missing_keepdim(%x: tensor<4x8xf32>) {
+  // expected-error@+2 {{'loom.sum' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4x1xf32>'}}
+  // expected-error@+1 {{'loom.sum' op failed to infer returned types}}
+  %0 = loom.sum %x axes = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+// Tests that with keepdim the reduced dimensions stay with size 1.
+func.func @reduce_max_keepdim_dropped(%x: tensor<4x8xf32>) {
+  // expected-error@+2 {{'loom.reduce_max' op inferred type(s) 'tensor<4x1xf32>' are incompatible with return type(s) of operation 'tensor<4xf32>'}}
+  // expected-error@+1 {{'loom.reduce_max' op failed to infer returned types}}
+  %0 = loom.reduce_max %x axes = [1] keepdim : tensor<4x8xf32> -> tensor<4xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.lr_schedule
+//===----------------------------------------------------------------------===//
+
+// Tests that lr must be positive.
+func.func @lr_schedule_zero_lr(%s: tensor<i64>) {
+  // expected-error@+1 {{'loom.lr_schedule' op lr must be positive}}
+  %0 = loom.lr_schedule %s {lr = 0.0} : tensor<i64> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that a negative lr is rejected.
+func.func @lr_schedule_negative_lr(%s: tensor<i64>) {
+  // expected-error@+1 {{'loom.lr_schedule' op lr must be positive}}
+  %0 = loom.lr_schedule %s {lr = -1.0e-3} : tensor<i64> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that lr is required.
+func.func @lr_schedule_no_lr(%s: tensor<i64>) {
+  // expected-error@+1 {{'loom.lr_schedule' op requires attribute 'lr'}}
+  %0 = loom.lr_schedule %s : tensor<i64> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that a negative min_lr is rejected.
+func.func @lr_schedule_negative_min_lr(%s: tensor<i64>) {
+  // expected-error@+1 {{'loom.lr_schedule' op min_lr must be in [0, lr]}}
+  %0 = loom.lr_schedule %s {lr = 1.0e-3, min_lr = -1.0e-4} : tensor<i64> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that min_lr may not exceed lr.
+func.func @lr_schedule_min_lr_above_lr(%s: tensor<i64>) {
+  // expected-error@+1 {{'loom.lr_schedule' op min_lr must be in [0, lr]}}
+  %0 = loom.lr_schedule %s {lr = 1.0e-3, min_lr = 1.0e-2} : tensor<i64> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that a negative warmup_steps is rejected.
+func.func @lr_schedule_negative_warmup(%s: tensor<i64>) {
+  // expected-error@+1 {{'loom.lr_schedule' op step counts must be non-negative}}
+  %0 = loom.lr_schedule %s {lr = 1.0e-3, warmup_steps = -1 : i64} : tensor<i64> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that a negative decay_steps is rejected.
+func.func @lr_schedule_negative_decay(%s: tensor<i64>) {
+  // expected-error@+1 {{'loom.lr_schedule' op step counts must be non-negative}}
+  %0 = loom.lr_schedule %s {lr = 1.0e-3, decay_steps = -5 : i64} : tensor<i64> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that the step must be a 0-d i64 tensor.
+func.func @lr_schedule_i32_step(%s: tensor<i32>) {
+  // expected-error@+1 {{'loom.lr_schedule' op operand #0 must be 0D tensor of 64-bit signless integer values, but got 'tensor<i32>'}}
+  %0 = loom.lr_schedule %s {lr = 1.0e-3} : tensor<i32> -> tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that the learning rate is a 0-d float tensor.
+func.func @lr_schedule_non_scalar_result(%s: tensor<i64>) {
+  // expected-error@+1 {{'loom.lr_schedule' op result #0 must be 0D tensor of 32-bit float or 64-bit float values, but got 'tensor<1xf32>'}}
+  %0 = loom.lr_schedule %s {lr = 1.0e-3} : tensor<i64> -> tensor<1xf32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.adamw
+//===----------------------------------------------------------------------===//
+
+// Tests that adamw must name a loom.param.
+func.func @adamw_missing_param(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.adamw' op 'nope' does not name a loom.param}}
+  loom.adamw @nope, %g, %lr, %s {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that the adamw gradient must have the parameter's type.
+loom.param @p : tensor<8xf32> init zeros
+func.func @adamw_grad_type(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.adamw' op gradient type 'tensor<4xf32>' does not match parameter type 'tensor<8xf32>'}}
+  loom.adamw @p, %g, %lr, %s {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that beta1 = 1 is rejected.
+loom.param @p : tensor<4xf32> init zeros
+func.func @adamw_beta1_one(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.adamw' op beta1 and beta2 must be in [0, 1)}}
+  loom.adamw @p, %g, %lr, %s {beta1 = 1.0, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that a negative beta1 is rejected.
+loom.param @p : tensor<4xf32> init zeros
+func.func @adamw_beta1_negative(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.adamw' op beta1 and beta2 must be in [0, 1)}}
+  loom.adamw @p, %g, %lr, %s {beta1 = -0.1, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that a negative beta2 is rejected.
+loom.param @p : tensor<4xf32> init zeros
+func.func @adamw_beta2_negative(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.adamw' op beta1 and beta2 must be in [0, 1)}}
+  loom.adamw @p, %g, %lr, %s {beta1 = 0.9, beta2 = -0.1, eps = 1.0e-08, weight_decay = 0.01} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that beta2 = 1 is rejected.
+loom.param @p : tensor<4xf32> init zeros
+func.func @adamw_beta2_one(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.adamw' op beta1 and beta2 must be in [0, 1)}}
+  loom.adamw @p, %g, %lr, %s {beta1 = 0.9, beta2 = 1.0, eps = 1.0e-08, weight_decay = 0.01} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that a zero eps is rejected.
+loom.param @p : tensor<4xf32> init zeros
+func.func @adamw_zero_eps(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.adamw' op eps must be positive}}
+  loom.adamw @p, %g, %lr, %s {beta1 = 0.9, beta2 = 0.999, eps = 0.0, weight_decay = 0.01} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that a negative weight_decay is rejected.
+loom.param @p : tensor<4xf32> init zeros
+func.func @adamw_negative_weight_decay(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.adamw' op weight_decay must be non-negative}}
+  loom.adamw @p, %g, %lr, %s {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = -0.01} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that the adamw learning rate must be a 0-d tensor.
+loom.param @p : tensor<4xf32> init zeros
+func.func @adamw_lr_not_scalar(%g: tensor<4xf32>, %lr: tensor<1xf32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.adamw' op operand #1 must be 0D tensor of 32-bit float or 64-bit float values, but got 'tensor<1xf32>'}}
+  loom.adamw @p, %g, %lr, %s {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01} : tensor<4xf32>, tensor<1xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that the adamw step must be a 0-d i64 tensor.
+loom.param @p : tensor<4xf32> init zeros
+func.func @adamw_i32_step(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i32>) {
+  // expected-error@+1 {{'loom.adamw' op operand #2 must be 0D tensor of 64-bit signless integer values, but got 'tensor<i32>'}}
+  loom.adamw @p, %g, %lr, %s {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-8, weight_decay = 0.01} : tensor<4xf32>, tensor<f32>, tensor<i32>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.sgd
+//===----------------------------------------------------------------------===//
+
+// Tests that sgd must name a loom.param.
+func.func @sgd_missing_param(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.sgd' op 'nope' does not name a loom.param}}
+  loom.sgd @nope, %g, %lr, %s {momentum = 0.9, weight_decay = 0.0} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that the sgd gradient must have the parameter's type.
+loom.param @p : tensor<4xf64> init zeros
+func.func @sgd_grad_type(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.sgd' op gradient type 'tensor<4xf32>' does not match parameter type 'tensor<4xf64>'}}
+  loom.sgd @p, %g, %lr, %s {momentum = 0.9, weight_decay = 0.0} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that momentum = 1 is rejected.
+loom.param @p : tensor<4xf32> init zeros
+func.func @sgd_momentum_one(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.sgd' op momentum must be in [0, 1)}}
+  loom.sgd @p, %g, %lr, %s {momentum = 1.0, weight_decay = 0.0} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that a negative momentum is rejected.
+loom.param @p : tensor<4xf32> init zeros
+func.func @sgd_momentum_negative(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.sgd' op momentum must be in [0, 1)}}
+  loom.sgd @p, %g, %lr, %s {momentum = -0.5, weight_decay = 0.0} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that a negative weight_decay is rejected.
+loom.param @p : tensor<4xf32> init zeros
+func.func @sgd_negative_weight_decay(%g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.sgd' op weight_decay must be non-negative}}
+  loom.sgd @p, %g, %lr, %s {momentum = 0.9, weight_decay = -1.0} : tensor<4xf32>, tensor<f32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that sgd gradients must be float tensors.
+loom.param @p : tensor<4xf32> init zeros
+func.func @sgd_integer_grad(%g: tensor<4xi32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.sgd' op operand #0 must be ranked tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  loom.sgd @p, %g, %lr, %s {momentum = 0.9, weight_decay = 0.0} : tensor<4xi32>, tensor<f32>, tensor<i64>
+  return
+}

@@ -1,0 +1,20 @@
+// Tests that the gradient of loom.attention matches central finite differences
+// (float64) for every parameter feeding it.
+// RUN: loomc %s -o %t && loom-gradcheck %t | FileCheck %s
+// CHECK: gradcheck: PASS
+module {
+  loom.param @q : tensor<2x2x4x3xf64> init normal scale 1.0
+  loom.param @k : tensor<2x2x4x3xf64> init normal scale 1.0
+  loom.param @v : tensor<2x2x4x3xf64> init normal scale 1.0
+  loom.param @cotangent : tensor<2x2x4x3xf64> init normal scale 1.0
+  func.func @loss() -> tensor<f64> {
+    %q = loom.get_param @q : tensor<2x2x4x3xf64>
+    %k = loom.get_param @k : tensor<2x2x4x3xf64>
+    %v = loom.get_param @v : tensor<2x2x4x3xf64>
+    %cot = loom.get_param @cotangent : tensor<2x2x4x3xf64>
+    %y = loom.attention %q, %k, %v : (tensor<2x2x4x3xf64>, tensor<2x2x4x3xf64>, tensor<2x2x4x3xf64>) -> tensor<2x2x4x3xf64>
+    %weighted = loom.mul %y, %cot : (tensor<2x2x4x3xf64>, tensor<2x2x4x3xf64>) -> tensor<2x2x4x3xf64>
+    %l = loom.sum %weighted axes = [0, 1, 2, 3] : tensor<2x2x4x3xf64> -> tensor<f64>
+    return %l : tensor<f64>
+  }
+}

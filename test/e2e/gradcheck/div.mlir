@@ -1,0 +1,21 @@
+// Tests that the gradient of loom.div with broadcasting matches central finite differences
+// (float64) for every parameter feeding it.
+// RUN: loomc %s -o %t && loom-gradcheck %t | FileCheck %s
+// CHECK: gradcheck: PASS
+module {
+  loom.param @a : tensor<3x4xf64> init normal scale 1.0
+  loom.param @c : tensor<3x1xf64> init normal scale 1.0
+  loom.param @cotangent : tensor<3x4xf64> init normal scale 1.0
+  func.func @loss() -> tensor<f64> {
+    %a = loom.get_param @a : tensor<3x4xf64>
+    %c = loom.get_param @c : tensor<3x1xf64>
+    %cot = loom.get_param @cotangent : tensor<3x4xf64>
+    %csq = loom.mul %c, %c : (tensor<3x1xf64>, tensor<3x1xf64>) -> tensor<3x1xf64>
+    %one = arith.constant dense<1.0> : tensor<f64>
+    %b = loom.add %csq, %one : (tensor<3x1xf64>, tensor<f64>) -> tensor<3x1xf64>
+    %y = loom.div %a, %b : (tensor<3x4xf64>, tensor<3x1xf64>) -> tensor<3x4xf64>
+    %weighted = loom.mul %y, %cot : (tensor<3x4xf64>, tensor<3x4xf64>) -> tensor<3x4xf64>
+    %l = loom.sum %weighted axes = [0, 1] : tensor<3x4xf64> -> tensor<f64>
+    return %l : tensor<f64>
+  }
+}

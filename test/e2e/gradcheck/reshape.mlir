@@ -1,0 +1,16 @@
+// Tests that the gradient of loom.reshape matches central finite differences
+// (float64) for every parameter feeding it.
+// RUN: loomc %s -o %t && loom-gradcheck %t | FileCheck %s
+// CHECK: gradcheck: PASS
+module {
+  loom.param @x : tensor<2x6xf64> init normal scale 1.0
+  loom.param @cotangent : tensor<3x2x2xf64> init normal scale 1.0
+  func.func @loss() -> tensor<f64> {
+    %x = loom.get_param @x : tensor<2x6xf64>
+    %cot = loom.get_param @cotangent : tensor<3x2x2xf64>
+    %y = loom.reshape %x : tensor<2x6xf64> -> tensor<3x2x2xf64>
+    %weighted = loom.mul %y, %cot : (tensor<3x2x2xf64>, tensor<3x2x2xf64>) -> tensor<3x2x2xf64>
+    %l = loom.sum %weighted axes = [0, 1, 2] : tensor<3x2x2xf64> -> tensor<f64>
+    return %l : tensor<f64>
+  }
+}

@@ -1,0 +1,4 @@
+// A module without a @loss function.
+module {
+  loom.param @w : tensor<4xf32> init zeros
+}

@@ -1,0 +1,275 @@
+//===- CheckpointTest.cpp - Tests of checkpoint save and load ---*- C++ -*-===//
+//
+// Round trips, crash safety of the save protocol, and refusal of corrupted
+// checkpoints and checkpoints of other models.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Checkpoint.h"
+#include "TestUtil.h"
+#include "loom/runtime/Artifact.h"
+#include "loom/runtime/SafeTensors.h"
+
+#include <cstring>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+using namespace loom::rt;
+using namespace loom::rt::test;
+using nlohmann::json;
+
+namespace {
+
+class CheckpointTest : public ::testing::Test {
+protected:
+  std::unique_ptr<Artifact> load(const json &manifest = softmaxManifest(),
+                                 const std::string &variant = "softmax_f64") {
+    std::string dir = makeArtifactDir(
+        tmp.path(), "art" + std::to_string(count++), variant, manifest);
+    std::unique_ptr<Artifact> artifact = Artifact::load(dir);
+    artifact->initialize(1);
+    return artifact;
+  }
+
+  /// Fills every param and state tensor with values derived from `salt`.
+  static void scramble(Artifact &artifact, double salt) {
+    for (auto *list : {&artifact.params(), &artifact.state()})
+      for (Tensor *tensor : *list)
+        for (int64_t i = 0; i < tensor->numElements(); ++i)
+          tensor->set(i, salt + 0.001 * i);
+  }
+
+  static std::vector<std::vector<char>> snapshot(Artifact &artifact) {
+    std::vector<std::vector<char>> bytes;
+    for (auto *list : {&artifact.params(), &artifact.state()})
+      for (Tensor *tensor : *list) {
+        const char *data = static_cast<const char *>(tensor->data());
+        bytes.emplace_back(data, data + tensor->byteSize());
+      }
+    return bytes;
+  }
+
+  TrainerState someState() {
+    TrainerState state;
+    state.step = 120;
+    state.dataPosition = 121;
+    state.seed = 0xfedcba9876543210ULL;
+    state.shuffle = true;
+    state.data = "text:corpus.txt";
+    return state;
+  }
+
+  TempDir tmp;
+  int count = 0;
+};
+
+} // namespace
+
+TEST_F(CheckpointTest, SaveLoadRoundTrip) {
+  auto saved = load();
+  scramble(*saved, 0.25);
+  std::string path = tmp.file("ckpt");
+  saveCheckpoint(path, *saved, someState());
+  EXPECT_TRUE(fs::exists(path + "/model.safetensors"));
+  EXPECT_TRUE(fs::exists(path + "/optimizer.safetensors"));
+  EXPECT_TRUE(fs::exists(path + "/trainer.json"));
+  EXPECT_FALSE(fs::exists(checkpointTempPath(path)));
+  EXPECT_FALSE(fs::exists(path + ".old"));
+
+  auto restored = load();
+  LoadResult result = loadCheckpoint(path, *restored);
+  EXPECT_TRUE(result.full);
+  EXPECT_EQ(result.state.step, 120);
+  EXPECT_EQ(result.state.dataPosition, 121);
+  EXPECT_EQ(result.state.seed, 0xfedcba9876543210ULL);
+  EXPECT_TRUE(result.state.shuffle);
+  EXPECT_EQ(result.state.data, "text:corpus.txt");
+  EXPECT_EQ(snapshot(*restored), snapshot(*saved));
+
+  // The model file is plain safetensors with the manifest's names.
+  SafeTensorsFile model = SafeTensorsFile::read(path + "/model.safetensors");
+  ASSERT_TRUE(model.find("W"));
+  EXPECT_EQ(model.find("W")->dtypeName, "F64");
+  EXPECT_EQ(model.find("W")->shape, (Shape{4, 8}));
+}
+
+TEST_F(CheckpointTest, SavingAgainReplacesTheCheckpoint) {
+  auto artifact = load();
+  std::string path = tmp.file("ckpt");
+  scramble(*artifact, 1.0);
+  saveCheckpoint(path, *artifact, someState());
+  scramble(*artifact, 2.0);
+  TrainerState later = someState();
+  later.step = 200;
+  saveCheckpoint(path, *artifact, later);
+  auto restored = load();
+  EXPECT_EQ(loadCheckpoint(path, *restored).state.step, 200);
+  EXPECT_EQ(snapshot(*restored), snapshot(*artifact));
+  EXPECT_FALSE(fs::exists(path + ".old"));
+}
+
+TEST_F(CheckpointTest, SaveKilledBeforeTheSwapLeavesTheOldCheckpoint) {
+  auto artifact = load();
+  std::string path = tmp.file("ckpt");
+  scramble(*artifact, 1.0);
+  saveCheckpoint(path, *artifact, someState());
+  auto original = snapshot(*artifact);
+
+  // The new save dies after writing only part of its temp dir...
+  scramble(*artifact, 2.0);
+  std::string staging = checkpointTempPath(path);
+  TrainerState later = someState();
+  later.step = 500;
+  writeCheckpointFiles(staging, *artifact, later);
+  fs::remove(staging + "/trainer.json");
+  std::vector<char> half = readBytes(staging + "/model.safetensors");
+  half.resize(half.size() / 2);
+  writeBytes(staging + "/model.safetensors", half);
+
+  // ...and PATH still loads as the complete old checkpoint.
+  auto restored = load();
+  LoadResult result = loadCheckpoint(path, *restored);
+  EXPECT_EQ(result.state.step, 120);
+  EXPECT_EQ(snapshot(*restored), original);
+
+  // The next save cleans up the stray temp dir.
+  saveCheckpoint(path, *artifact, later);
+  EXPECT_FALSE(fs::exists(staging));
+  EXPECT_EQ(loadCheckpoint(path, *restored).state.step, 500);
+}
+
+TEST_F(CheckpointTest, SaveKilledMidSwapFallsBackToTheOldCheckpoint) {
+  auto artifact = load();
+  std::string path = tmp.file("ckpt");
+  scramble(*artifact, 1.0);
+  saveCheckpoint(path, *artifact, someState());
+  auto original = snapshot(*artifact);
+
+  // Killed between "PATH -> PATH.old" and "tmp -> PATH".
+  scramble(*artifact, 2.0);
+  writeCheckpointFiles(checkpointTempPath(path), *artifact, someState());
+  fs::rename(path, path + ".old");
+
+  auto restored = load();
+  LoadResult result = loadCheckpoint(path, *restored);
+  EXPECT_EQ(result.path, path + ".old");
+  EXPECT_NE(result.note.find("interrupted save"), std::string::npos);
+  EXPECT_EQ(snapshot(*restored), original);
+
+  // A new save completes the protocol and drops PATH.old.
+  saveCheckpoint(path, *artifact, someState());
+  EXPECT_TRUE(fs::exists(path));
+  EXPECT_FALSE(fs::exists(path + ".old"));
+}
+
+TEST_F(CheckpointTest, RefusesCorruptedOrTruncatedFiles) {
+  auto artifact = load();
+  std::string path = tmp.file("ckpt");
+  scramble(*artifact, 1.0);
+  saveCheckpoint(path, *artifact, someState());
+  auto before = snapshot(*artifact);
+
+  std::vector<char> model = readBytes(path + "/model.safetensors");
+  std::vector<char> flipped = model;
+  flipped[flipped.size() - 3] ^= 0x10; // one bit of tensor data
+  writeBytes(path + "/model.safetensors", flipped);
+  EXPECT_TRUE(throwsError([&] { loadCheckpoint(path, *artifact); },
+                          {"model.safetensors is corrupted", "sha256"}));
+  EXPECT_EQ(snapshot(*artifact), before); // nothing was half-loaded
+  writeBytes(path + "/model.safetensors", model);
+
+  std::vector<char> optimizer = readBytes(path + "/optimizer.safetensors");
+  optimizer.resize(optimizer.size() - 8);
+  writeBytes(path + "/optimizer.safetensors", optimizer);
+  EXPECT_TRUE(throwsError([&] { loadCheckpoint(path, *artifact); },
+                          {"optimizer.safetensors", "truncated"}));
+
+  fs::remove(path + "/trainer.json");
+  EXPECT_TRUE(throwsError([&] { loadCheckpoint(path, *artifact); },
+                          {"not a Loom checkpoint", "trainer.json"}));
+  EXPECT_TRUE(
+      throwsError([&] { loadCheckpoint(tmp.file("nothing"), *artifact); },
+                  {"no checkpoint at"}));
+}
+
+TEST_F(CheckpointTest, RefusesACheckpointOfAnotherModel) {
+  auto artifact = load();
+  std::string path = tmp.file("ckpt");
+  saveCheckpoint(path, *artifact, someState());
+
+  json wider = softmaxManifest();
+  wider["task"]["features"] = 9;
+  wider["inputs"][0]["shape"] = {16, 9};
+  wider["params"][0]["shape"] = {4, 9};
+  wider["state"][0]["shape"] = {4, 9};
+  for (auto &[name, entry] : wider["entries"].items())
+    for (json &arg : entry["args"]) {
+      if (arg["name"] == "W" || arg["name"] == "W.momentum_buffer" ||
+          arg["name"] == "grad:W")
+        arg["shape"] = {4, 9};
+      if (arg["name"] == "x")
+        arg["shape"] = {16, 9};
+    }
+  auto other = load(wider);
+  EXPECT_TRUE(throwsError(
+      [&] { loadCheckpoint(path, *other); },
+      {"tensor W: checkpoint shape [4, 8] but artifact expects [4, 9]"}));
+
+  json renamed = softmaxManifest();
+  std::string dump = renamed.dump();
+  for (size_t at; (at = dump.find("\"b\"")) != std::string::npos;)
+    dump.replace(at, 3, "\"bias\"");
+  for (size_t at; (at = dump.find("\"b.momentum")) != std::string::npos;)
+    dump.replace(at, 11, "\"bias.momentum");
+  for (size_t at; (at = dump.find("\"grad:b\"")) != std::string::npos;)
+    dump.replace(at, 8, "\"grad:bias\"");
+  auto third = load(json::parse(dump));
+  EXPECT_TRUE(throwsError([&] { loadCheckpoint(path, *third); },
+                          {"has no tensor 'bias'", "another model"}));
+}
+
+TEST_F(CheckpointTest, LoadsWeightsFromASafetensorsFile) {
+  auto artifact = load();
+  // An F32 file (e.g. exported from PyTorch) into an f64 artifact, with an
+  // extra tensor the model does not have.
+  std::vector<float> W(32), b = {1, 2, 3, 4}, extra(6, 9.f);
+  for (int i = 0; i < 32; ++i)
+    W[i] = 0.5f * i;
+  writeSafeTensors(
+      tmp.file("weights.safetensors"),
+      {makeSafeTensorView("W", DType::F32, {4, 8}, W.data()),
+       makeSafeTensorView("lm_head.weight", DType::F32, {2, 3}, extra.data()),
+       makeSafeTensorView("b", DType::F32, {4}, b.data())});
+  LoadResult result =
+      loadCheckpoint(tmp.file("weights.safetensors"), *artifact);
+  EXPECT_FALSE(result.full);
+  EXPECT_EQ(result.state.step, 0);
+  EXPECT_NE(result.note.find("ignored 1 tensor"), std::string::npos);
+  EXPECT_NE(result.note.find("lm_head.weight"), std::string::npos);
+  EXPECT_EQ(artifact->tensor("W").get(31), 15.5);
+  EXPECT_EQ(artifact->tensor("b").get(2), 3.0);
+
+  writeSafeTensors(tmp.file("partial.safetensors"),
+                   {makeSafeTensorView("W", DType::F32, {4, 8}, W.data())});
+  EXPECT_TRUE(throwsError(
+      [&] { loadCheckpoint(tmp.file("partial.safetensors"), *artifact); },
+      {"partial.safetensors has no tensor 'b'"}));
+
+  int32_t ints[4] = {};
+  writeSafeTensors(tmp.file("ints.safetensors"),
+                   {makeSafeTensorView("W", DType::F32, {4, 8}, W.data()),
+                    makeSafeTensorView("b", DType::I32, {4}, ints)});
+  EXPECT_TRUE(throwsError(
+      [&] { loadCheckpoint(tmp.file("ints.safetensors"), *artifact); },
+      {"tensor 'b' has dtype I32"}));
+}
+
+TEST_F(CheckpointTest, RefusesToReplaceSomethingElse) {
+  auto artifact = load();
+  fs::create_directories(tmp.file("photos"));
+  writeText(tmp.file("photos/cat.jpg"), "meow");
+  EXPECT_TRUE(throwsError(
+      [&] { saveCheckpoint(tmp.file("photos"), *artifact, someState()); },
+      {"exists and is not a Loom checkpoint"}));
+  EXPECT_TRUE(fs::exists(tmp.file("photos/cat.jpg")));
+}

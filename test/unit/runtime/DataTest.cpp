@@ -1,0 +1,292 @@
+//===- DataTest.cpp - Tests of the batch sources ----------------*- C++ -*-===//
+//
+// The window arithmetic of text:/tokens: (row i of batch k reads window
+// (k*B + i) mod nwin), wrap-around, seeded shuffling, rank slicing, vocab
+// checks, and the synthetic sources.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Data.h"
+#include "TestUtil.h"
+#include "loom/runtime/Artifact.h"
+
+#include <cmath>
+#include <set>
+
+using namespace loom::rt;
+using namespace loom::rt::test;
+
+namespace {
+
+TaskSpec lmTask(int64_t batch, int64_t seq, int64_t vocab) {
+  TaskSpec task;
+  task.kind = TaskSpec::Kind::LM;
+  task.batch = batch;
+  task.seq = seq;
+  task.vocab = vocab;
+  return task;
+}
+
+struct LMBatch {
+  explicit LMBatch(const TaskSpec &task)
+      : tokens(task.batch * task.seq, -1), targets(task.batch * task.seq, -1) {
+    buffers.tokens = tokens.data();
+    buffers.targets = targets.data();
+  }
+  std::vector<int32_t> tokens, targets;
+  BatchBuffers buffers;
+};
+
+/// A uint16 token file whose i-th token is `value(i)`.
+std::string writeTokens(const TempDir &tmp, int64_t count,
+                        const std::function<int(int64_t)> &value) {
+  std::vector<char> bytes(2 * count);
+  for (int64_t i = 0; i < count; ++i) {
+    bytes[2 * i] = static_cast<char>(value(i) & 0xff);
+    bytes[2 * i + 1] = static_cast<char>(value(i) >> 8);
+  }
+  std::string path = tmp.file("train.bin");
+  writeBytes(path, bytes);
+  return path;
+}
+
+} // namespace
+
+TEST(Data, TextWindowsAreSequentialAndWrapAround) {
+  TempDir tmp;
+  const int64_t B = 3, T = 8, n = 5 * T + 4; // nwin = (n-1)/T = 5
+  std::string text;
+  for (int64_t i = 0; i < n; ++i)
+    text += static_cast<char>((i * 37 + 11) % 256);
+  writeText(tmp.file("corpus.txt"), text);
+  DataOptions options;
+  options.spec = "text:" + tmp.file("corpus.txt");
+  TaskSpec task = lmTask(B, T, 256);
+  auto source = makeDataSource(options, task);
+  LMBatch batch(task);
+  const int64_t nwin = (n - 1) / T;
+  for (int64_t k = 0; k < 7; ++k) { // 21 rows: wraps around 5 windows 4 times
+    source->fill(k, batch.buffers);
+    for (int64_t i = 0; i < B; ++i) {
+      int64_t w = (k * B + i) % nwin;
+      for (int64_t t = 0; t < T; ++t) {
+        EXPECT_EQ(batch.tokens[i * T + t],
+                  static_cast<unsigned char>(text[w * T + t]))
+            << "k=" << k << " i=" << i << " t=" << t;
+        EXPECT_EQ(batch.targets[i * T + t],
+                  static_cast<unsigned char>(text[w * T + t + 1]));
+      }
+    }
+  }
+}
+
+TEST(Data, TokenFileIsLittleEndianUint16) {
+  TempDir tmp;
+  const int64_t B = 2, T = 4;
+  auto value = [](int64_t i) { return static_cast<int>((i * 263) % 5000); };
+  std::string path = writeTokens(tmp, 41, value);
+  DataOptions options;
+  options.spec = "tokens:" + path;
+  TaskSpec task = lmTask(B, T, 5000);
+  auto source = makeDataSource(options, task);
+  LMBatch batch(task);
+  source->fill(3, batch.buffers); // rows 6, 7 -> windows 6, 7 of 10
+  for (int64_t i = 0; i < B; ++i)
+    for (int64_t t = 0; t < T; ++t) {
+      int64_t w = 3 * B + i;
+      EXPECT_EQ(batch.tokens[i * T + t], value(w * T + t));
+      EXPECT_EQ(batch.targets[i * T + t], value(w * T + t + 1));
+    }
+}
+
+TEST(Data, RanksReadDisjointSlicesOfTheGlobalBatchSequence) {
+  TempDir tmp;
+  std::string path = writeTokens(tmp, 1000, [](int64_t i) { return int(i); });
+  TaskSpec task = lmTask(2, 4, 1000);
+  DataOptions single, rank1;
+  single.spec = rank1.spec = "tokens:" + path;
+  rank1.rank = 1;
+  rank1.worldSize = 2;
+  LMBatch expected(task), actual(task);
+  makeDataSource(single, task)->fill(2 * 5 + 1, expected.buffers);
+  makeDataSource(rank1, task)->fill(5, actual.buffers);
+  EXPECT_EQ(expected.tokens, actual.tokens);
+  EXPECT_EQ(expected.targets, actual.targets);
+}
+
+TEST(Data, ShuffleIsSeededDeterministicAndInRange) {
+  TempDir tmp;
+  const int64_t n = 3000, T = 16, B = 8;
+  std::string path = writeTokens(tmp, n, [](int64_t i) { return int(i); });
+  TaskSpec task = lmTask(B, T, 4096);
+  DataOptions options;
+  options.spec = "tokens:" + path;
+  options.shuffle = true;
+  options.seed = 7;
+  auto first = makeDataSource(options, task);
+  auto second = makeDataSource(options, task);
+  LMBatch a(task), b(task), c(task);
+  std::set<int32_t> starts;
+  for (int64_t k = 0; k < 20; ++k) {
+    first->fill(k, a.buffers);
+    second->fill(19 - k, b.buffers); // other order, fresh source
+    second->fill(k, b.buffers);
+    EXPECT_EQ(a.tokens, b.tokens) << "batch " << k;
+    for (int64_t i = 0; i < B; ++i) {
+      int32_t start = a.tokens[i * T]; // token value == its position
+      EXPECT_GE(start, 0);
+      EXPECT_LE(start, n - T - 1);
+      starts.insert(start);
+      for (int64_t t = 0; t < T; ++t) {
+        EXPECT_EQ(a.tokens[i * T + t], start + t);
+        EXPECT_EQ(a.targets[i * T + t], start + t + 1);
+      }
+    }
+  }
+  EXPECT_GT(starts.size(), 150u); // 160 draws from ~3000 starts
+  options.seed = 8;
+  auto other = makeDataSource(options, task);
+  first->fill(0, a.buffers);
+  other->fill(0, c.buffers);
+  EXPECT_NE(a.tokens, c.tokens);
+}
+
+TEST(Data, RejectsTokensOutsideTheVocab) {
+  TempDir tmp;
+  std::string path =
+      writeTokens(tmp, 100, [](int64_t i) { return i == 57 ? 2000 : 5; });
+  DataOptions options;
+  options.spec = "tokens:" + path;
+  EXPECT_TRUE(throwsError([&] { makeDataSource(options, lmTask(2, 4, 1024)); },
+                          {"token 2000 at index 57", "vocab 1024"}));
+
+  writeText(tmp.file("t.txt"), std::string(50, 'a') + "\xe2\x82\xac");
+  options.spec = "text:" + tmp.file("t.txt");
+  EXPECT_TRUE(throwsError([&] { makeDataSource(options, lmTask(2, 4, 128)); },
+                          {"0xE2", "offset 50", "vocab >= 256"}));
+  // Pure ASCII text is fine with a 128-token vocab.
+  writeText(tmp.file("ascii.txt"), std::string(50, 'a'));
+  options.spec = "text:" + tmp.file("ascii.txt");
+  EXPECT_NO_THROW(makeDataSource(options, lmTask(2, 4, 128)));
+}
+
+TEST(Data, RejectsBadFilesAndSpecs) {
+  TempDir tmp;
+  writeText(tmp.file("short.txt"), "abcdefgh"); // 8 tokens < seq + 1
+  DataOptions options;
+  options.spec = "text:" + tmp.file("short.txt");
+  EXPECT_TRUE(throwsError([&] { makeDataSource(options, lmTask(1, 8, 256)); },
+                          {"has 8 tokens", "at least 9"}));
+  writeText(tmp.file("odd.bin"), "abcde");
+  options.spec = "tokens:" + tmp.file("odd.bin");
+  EXPECT_TRUE(throwsError([&] { makeDataSource(options, lmTask(1, 1, 256)); },
+                          {"5 bytes", "uint16"}));
+  options.spec = "text:" + tmp.file("missing.txt");
+  EXPECT_TRUE(throwsError([&] { makeDataSource(options, lmTask(1, 1, 256)); },
+                          {"missing.txt", "No such file"}));
+  options.spec = "text:";
+  EXPECT_TRUE(throwsError([&] { makeDataSource(options, lmTask(1, 1, 256)); },
+                          {"needs a file path"}));
+  options.spec = "imagenet";
+  EXPECT_TRUE(throwsError([&] { makeDataSource(options, lmTask(1, 1, 256)); },
+                          {"unknown data source 'imagenet'"}));
+
+  TaskSpec classify;
+  classify.kind = TaskSpec::Kind::Classify;
+  classify.batch = 2;
+  classify.features = 3;
+  classify.classes = 2;
+  writeText(tmp.file("ok.txt"), std::string(100, 'a'));
+  options.spec = "text:" + tmp.file("ok.txt");
+  EXPECT_TRUE(throwsError([&] { makeDataSource(options, classify); },
+                          {"task classify can only use --data synthetic"}));
+  TaskSpec none;
+  EXPECT_TRUE(throwsError([&] { makeDataSource(options, none); },
+                          {"task none", "leave --data out"}));
+}
+
+TEST(Data, SyntheticClassifyIsAPureFunctionOfSeedAndBatch) {
+  TaskSpec task;
+  task.kind = TaskSpec::Kind::Classify;
+  task.batch = 256;
+  task.features = 10;
+  task.classes = 5;
+  DataOptions options;
+  options.seed = 11;
+  auto source = makeDataSource(options, task);
+  std::vector<double> x(task.batch * task.features), x2(x.size());
+  std::vector<int32_t> y(task.batch), y2(task.batch);
+  BatchBuffers out{nullptr, nullptr, x.data(), true, y.data()};
+  BatchBuffers out2{nullptr, nullptr, x2.data(), true, y2.data()};
+  source->fill(4, out);
+  makeDataSource(options, task)->fill(4, out2);
+  EXPECT_EQ(x, x2);
+  EXPECT_EQ(y, y2);
+
+  double sum = 0, squares = 0;
+  for (double v : x) {
+    sum += v;
+    squares += v * v;
+  }
+  double mean = sum / x.size();
+  EXPECT_NEAR(mean, 0.0, 0.1);
+  EXPECT_NEAR(std::sqrt(squares / x.size() - mean * mean), 1.0, 0.1);
+  std::set<int32_t> classes(y.begin(), y.end());
+  EXPECT_GE(classes.size(), 3u); // labels vary, so there is something to learn
+  for (int32_t label : y) {
+    EXPECT_GE(label, 0);
+    EXPECT_LT(label, 5);
+  }
+  source->fill(5, out2);
+  EXPECT_NE(x, x2);
+
+  // f32 inputs are the f64 values rounded.
+  std::vector<float> xf(x.size());
+  BatchBuffers outF{nullptr, nullptr, xf.data(), false, y2.data()};
+  source->fill(4, outF);
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(xf[i], static_cast<float>(x[i]));
+  EXPECT_EQ(y, y2);
+}
+
+TEST(Data, SyntheticLMTokensAreInVocabAndShifted) {
+  TaskSpec task = lmTask(4, 32, 50);
+  DataOptions options;
+  options.seed = 3;
+  auto source = makeDataSource(options, task);
+  LMBatch batch(task);
+  source->fill(0, batch.buffers);
+  for (int64_t i = 0; i < task.batch; ++i)
+    for (int64_t t = 0; t < task.seq; ++t) {
+      EXPECT_GE(batch.tokens[i * task.seq + t], 0);
+      EXPECT_LT(batch.tokens[i * task.seq + t], 50);
+      if (t + 1 < task.seq) {
+        EXPECT_EQ(batch.targets[i * task.seq + t],
+                  batch.tokens[i * task.seq + t + 1]);
+      }
+    }
+  LMBatch again(task);
+  makeDataSource(options, task)->fill(0, again.buffers);
+  EXPECT_EQ(batch.tokens, again.tokens);
+}
+
+TEST(Data, TaskNoneInputsGetSeededValues) {
+  Tensor x("x", ArgRole::Input, {3, 5}, DType::F64);
+  Tensor n("n", ArgRole::Input, {4}, DType::I32);
+  Tensor again("x", ArgRole::Input, {3, 5}, DType::F64);
+  n.set(2, 7);
+  DataOptions options;
+  options.seed = 21;
+  auto source = makeDataSource(options, TaskSpec());
+  BatchBuffers buffers;
+  buffers.others = {&x, &n};
+  source->fill(0, buffers);
+  EXPECT_EQ(n.get(2), 0.0);
+  EXPECT_NE(x.get(0), x.get(1));
+  buffers.others = {&again};
+  source->fill(0, buffers);
+  for (int64_t i = 0; i < 15; ++i)
+    EXPECT_EQ(x.get(i), again.get(i));
+  source->fill(1, buffers);
+  EXPECT_NE(x.get(0), again.get(0));
+}

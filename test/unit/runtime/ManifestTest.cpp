@@ -1,0 +1,205 @@
+//===- ManifestTest.cpp - Tests of manifest parsing and loading -*- C++ -*-===//
+//
+// A valid manifest parses into the expected structure, and every kind of
+// error names the JSON path of the bad field.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Manifest.h"
+#include "TestUtil.h"
+#include "loom/runtime/Artifact.h"
+
+using namespace loom::rt;
+using namespace loom::rt::test;
+using nlohmann::json;
+
+namespace {
+
+::testing::AssertionResult rejects(const json &manifest,
+                                   const std::vector<std::string> &parts) {
+  return throwsError([&] { parseManifest(manifest.dump(), "m.json"); }, parts);
+}
+
+} // namespace
+
+TEST(Manifest, ParsesTheSoftmaxManifest) {
+  Manifest m = parseManifest(softmaxManifest().dump(), "m.json");
+  EXPECT_EQ(m.formatVersion, 1);
+  EXPECT_EQ(m.library, "model.so");
+  EXPECT_EQ(m.dtype, DType::F64);
+  EXPECT_EQ(m.modelSpec, "softmax:features=8,classes=4");
+  EXPECT_EQ(m.task.kind, TaskSpec::Kind::Classify);
+  EXPECT_EQ(m.task.batch, 16);
+  EXPECT_EQ(m.task.tokensPerStep(), 16);
+  ASSERT_EQ(m.params.size(), 2u);
+  EXPECT_EQ(m.params[0].name, "W");
+  EXPECT_EQ(m.params[0].shape, (Shape{4, 8}));
+  EXPECT_EQ(m.params[0].init.kind, InitSpec::Kind::Normal);
+  EXPECT_DOUBLE_EQ(m.params[0].init.scale, 0.1);
+  EXPECT_FALSE(m.params[1].weightDecay);
+  ASSERT_EQ(m.state.size(), 2u);
+  EXPECT_EQ(m.state[0].param, "W");
+  ASSERT_EQ(m.entries.size(), 3u);
+  const EntrySpec *train = m.findEntry("train_step");
+  ASSERT_TRUE(train);
+  EXPECT_EQ(train->symbol, "loom_train_step");
+  ASSERT_EQ(train->args.size(), 10u);
+  EXPECT_EQ(train->args[4].role, ArgRole::Step);
+  EXPECT_TRUE(train->findOutput("grad_norm"));
+  EXPECT_FALSE(train->findOutput("W"));
+}
+
+TEST(Manifest, RejectsInvalidJson) {
+  EXPECT_TRUE(
+      throwsError([] { parseManifest("{\"format_version\": 1,", "m.json"); },
+                  {"m.json", "invalid JSON"}));
+}
+
+TEST(Manifest, RejectsOtherFormatVersions) {
+  json m = softmaxManifest();
+  m["format_version"] = 2;
+  EXPECT_TRUE(
+      rejects(m, {"m.json: format_version:", "version 2", "reads version 1"}));
+  m.erase("format_version");
+  EXPECT_TRUE(rejects(m, {"format_version: missing required field"}));
+}
+
+TEST(Manifest, ErrorsNameTheBadField) {
+  json m = softmaxManifest();
+  m["params"][1]["shape"] = "4";
+  EXPECT_TRUE(rejects(m, {"params[1].shape:", "non-negative integers"}));
+
+  m = softmaxManifest();
+  m["params"][0]["dtype"] = "f16";
+  EXPECT_TRUE(rejects(m, {"params[0].dtype:", "unknown dtype \"f16\""}));
+
+  m = softmaxManifest();
+  m["params"][0]["init"]["kind"] = "xavier";
+  EXPECT_TRUE(rejects(m, {"params[0].init.kind:", "xavier"}));
+
+  m = softmaxManifest();
+  m["params"][0].erase("init");
+  EXPECT_TRUE(rejects(m, {"params[0].init: missing required field"}));
+
+  m = softmaxManifest();
+  m["task"]["kind"] = "regression";
+  EXPECT_TRUE(rejects(m, {"task.kind:", "regression"}));
+
+  m = softmaxManifest();
+  m["task"] = {{"kind", "lm"}, {"batch", 4}, {"vocab", 256}};
+  EXPECT_TRUE(rejects(m, {"task.seq: missing required field"}));
+
+  m = softmaxManifest();
+  m["task"]["batch"] = 0;
+  EXPECT_TRUE(rejects(m, {"task.batch:", "at least 1"}));
+
+  m = softmaxManifest();
+  m["state"][1]["param"] = "c";
+  EXPECT_TRUE(rejects(m, {"state[1].param:", "'c'", "not a param"}));
+
+  m = softmaxManifest();
+  m["state"][0]["name"] = "W";
+  EXPECT_TRUE(rejects(m, {"state[0].name:", "duplicate tensor name 'W'"}));
+
+  m = softmaxManifest();
+  m.erase("library");
+  EXPECT_TRUE(rejects(m, {"library: missing required field"}));
+}
+
+TEST(Manifest, InputsMustMatchTheTask) {
+  json m = softmaxManifest();
+  m["inputs"][0]["shape"] = {16, 9};
+  EXPECT_TRUE(rejects(m, {"inputs[0].shape:", "must have shape [16, 8]"}));
+
+  m = softmaxManifest();
+  m["inputs"][1]["name"] = "labels";
+  EXPECT_TRUE(rejects(m, {"inputs[1].name:", "'labels'", "expected x, y"}));
+
+  m = softmaxManifest();
+  m["inputs"].erase(1);
+  EXPECT_TRUE(rejects(m, {"inputs:", "needs an input named 'y'"}));
+}
+
+TEST(Manifest, TaskNoneAcceptsAnyInputs) {
+  json m = softmaxManifest();
+  m["task"] = {{"kind", "none"}};
+  Manifest parsed = parseManifest(m.dump(), "m.json");
+  EXPECT_EQ(parsed.task.kind, TaskSpec::Kind::None);
+  EXPECT_EQ(parsed.inputs.size(), 2u);
+  EXPECT_EQ(parsed.task.tokensPerStep(), 1);
+}
+
+TEST(Manifest, EntryArgumentsMustMatchDeclarations) {
+  json m = softmaxManifest();
+  m["entries"]["train_step"]["args"][2]["role"] = "buffer";
+  EXPECT_TRUE(rejects(m, {"entries.train_step.args[2].role:", "buffer"}));
+
+  m = softmaxManifest();
+  m["entries"]["loss"]["args"][0]["name"] = "V";
+  EXPECT_TRUE(rejects(m, {"entries.loss.args[0].name:", "param 'V'",
+                          "not declared in params"}));
+
+  m = softmaxManifest();
+  m["entries"]["loss"]["args"][1]["shape"] = {5};
+  EXPECT_TRUE(
+      rejects(m, {"entries.loss.args[1]:", "[5] f64 here but [4] f64"}));
+
+  m = softmaxManifest();
+  m["entries"]["loss"]["args"][4]["dtype"] = "f32";
+  EXPECT_TRUE(rejects(m, {"output 'loss'", "in another entry"}));
+
+  m = softmaxManifest();
+  m["entries"]["train_step"]["args"][4]["dtype"] = "i32";
+  EXPECT_TRUE(rejects(m, {"entries.train_step.args[4]:", "i64 scalar"}));
+
+  m = softmaxManifest();
+  m["entries"]["loss"]["args"][1] = m["entries"]["loss"]["args"][0];
+  EXPECT_TRUE(rejects(m, {"entries.loss.args[1].name:", "passed twice"}));
+
+  m = softmaxManifest();
+  m["entries"]["loss"].erase("symbol");
+  EXPECT_TRUE(rejects(m, {"entries.loss.symbol: missing required field"}));
+}
+
+TEST(Artifact, LoadErrorsNameTheProblem) {
+  TempDir tmp;
+  EXPECT_TRUE(throwsError([&] { Artifact::load(tmp.file("nope")); },
+                          {"does not exist"}));
+  EXPECT_TRUE(throwsError([&] { Artifact::load(tmp.path()); },
+                          {"is not a Loom artifact", "manifest.json"}));
+
+  json m = softmaxManifest();
+  m["library"] = "missing.so";
+  std::string dir = makeArtifactDir(tmp.path(), "a", "softmax_f64", m);
+  EXPECT_TRUE(throwsError([&] { Artifact::load(dir); },
+                          {"library:", "missing.so does not exist"}));
+
+  m = softmaxManifest();
+  m["entries"]["loss"]["symbol"] = "loom_nope";
+  dir = makeArtifactDir(tmp.path(), "b", "softmax_f64", m);
+  EXPECT_TRUE(
+      throwsError([&] { Artifact::load(dir); },
+                  {"entries.loss.symbol:", "does not export 'loom_nope'"}));
+
+  dir = makeArtifactDir(tmp.path(), "c", "softmax_f64", softmaxManifest());
+  writeText(dir + "/model.so", "not an ELF file");
+  EXPECT_TRUE(
+      throwsError([&] { Artifact::load(dir); }, {"cannot load", "model.so"}));
+}
+
+TEST(Artifact, BindsBuffersOncePerName) {
+  TempDir tmp;
+  std::unique_ptr<Artifact> artifact = Artifact::load(
+      makeArtifactDir(tmp.path(), "a", "softmax_f64", softmaxManifest()));
+  EXPECT_EQ(artifact->params().size(), 2u);
+  EXPECT_EQ(artifact->state().size(), 2u);
+  EXPECT_EQ(artifact->inputs().size(), 2u);
+  // "loss" is an output of all three entries and shares one buffer.
+  Tensor &loss = artifact->tensor("loss");
+  EXPECT_EQ(loss.role(), ArgRole::Output);
+  for (Tensor *param : artifact->params())
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(param->data()) % 64, 0u);
+  EXPECT_TRUE(artifact->hasEntry("loss_and_grad"));
+  EXPECT_TRUE(
+      throwsError([&] { artifact->entry("eval"); }, {"has no 'eval' entry"}));
+}

@@ -1,0 +1,60 @@
+//===- TestUtil.h - Helpers shared by the runtime unit tests ----*- C++ -*-===//
+//
+// Temporary directories, the hand-written softmax test artifact, and a
+// matcher for the runtime's error messages.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_TEST_UNIT_RUNTIME_TESTUTIL_H
+#define LOOM_TEST_UNIT_RUNTIME_TESTUTIL_H
+
+#include "loom/runtime/Error.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace loom::rt::test {
+
+/// A fresh directory under $TMPDIR (or /tmp), removed with its contents.
+/// Each test gets its own, so lit may run tests in parallel.
+class TempDir {
+public:
+  TempDir();
+  ~TempDir();
+  const std::string &path() const { return dir; }
+  std::string file(const std::string &name) const { return dir + "/" + name; }
+
+private:
+  std::string dir;
+};
+
+void writeBytes(const std::string &path, const std::vector<char> &bytes);
+void writeText(const std::string &path, const std::string &text);
+std::vector<char> readBytes(const std::string &path);
+
+/// The manifest of the softmax test artifact (SoftmaxArtifact.c):
+/// classify, batch 16, features 8, classes 4, SGD + momentum.
+nlohmann::json softmaxManifest(bool f64 = true);
+
+/// The manifest of the bigram test artifact (BigramArtifact.c): lm, batch 4,
+/// seq 16, vocab 256, plain SGD (no optimizer state), train_step only.
+nlohmann::json bigramManifest();
+
+/// Creates `<parent>/<name>/` holding model.so (a copy of the `variant`
+/// build: softmax_{f64,f32,badgrad,nan} or bigram) and `manifest` as
+/// manifest.json.
+std::string makeArtifactDir(const std::string &parent, const std::string &name,
+                            const std::string &variant,
+                            const nlohmann::json &manifest);
+
+/// Runs `fn` and checks that it throws loom::rt::Error whose message contains
+/// every string of `parts`.
+::testing::AssertionResult throwsError(const std::function<void()> &fn,
+                                       const std::vector<std::string> &parts);
+
+} // namespace loom::rt::test
+
+#endif // LOOM_TEST_UNIT_RUNTIME_TESTUTIL_H
