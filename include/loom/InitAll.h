@@ -1,4 +1,5 @@
-//===- InitAll.h - Register every Loom dialect, pass and pipeline -*- C++ -*-===//
+//===- InitAll.h - Register every Loom dialect, pass and pipeline -*- C++
+//-*-===//
 #ifndef LOOM_INITALL_H
 #define LOOM_INITALL_H
 

@@ -152,8 +152,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   if (options.emitMlir)
     return printModule(*module, options.outputDir);
 
-  if (std::error_code ec =
-          llvm::sys::fs::create_directories(options.outputDir))
+  if (std::error_code ec = llvm::sys::fs::create_directories(options.outputDir))
     return error("cannot create " + options.outputDir + ": " + ec.message());
   {
     TimingScope scope = root.nest("emit-shared-object");

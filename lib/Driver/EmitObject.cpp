@@ -75,7 +75,8 @@ LogicalResult mlir::loom::driver::emitSharedObject(ModuleOp module,
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
       llvm::Triple(triple), llvm::sys::getHostCPUName(), features.getString(),
-      options, llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      options, llvm::Reloc::PIC_, std::nullopt,
+      llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     return error("cannot create a target machine for " + triple);
   llvmModule->setDataLayout(machine->createDataLayout());
@@ -102,11 +103,10 @@ LogicalResult mlir::loom::driver::emitSharedObject(ModuleOp module,
   if (!cc)
     return error("no C compiler driver 'cc' on PATH to link " + soPath +
                  " (install gcc or clang)");
-  SmallVector<StringRef> args{*cc,    "-shared", "-o",
-                              soPath, objPath,   "-lm"};
+  SmallVector<StringRef> args{*cc, "-shared", "-o", soPath, objPath, "-lm"};
   std::string linkErr;
-  int rc = llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0,
-                                     &linkErr);
+  int rc =
+      llvm::sys::ExecuteAndWait(*cc, args, std::nullopt, {}, 0, 0, &linkErr);
   if (rc != 0)
     return error("linking " + soPath + " failed (" + *cc + " exited with " +
                  llvm::Twine(rc) + ")" +

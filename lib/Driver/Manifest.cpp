@@ -45,13 +45,12 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
   manifest["generator"] = "loomc";
   manifest["library"] = "model.so";
   manifest["dtype"] = options.dtype;
-  json::Object model{{"kind", options.modelSpec.empty()
-                                  ? "custom"
-                                  : StringRef(options.modelSpec)
-                                        .split(':')
-                                        .first.str()}};
-  model["spec"] = options.modelSpec.empty() ? options.inputFile
-                                            : options.modelSpec;
+  json::Object model{
+      {"kind", options.modelSpec.empty()
+                   ? "custom"
+                   : StringRef(options.modelSpec).split(':').first.str()}};
+  model["spec"] =
+      options.modelSpec.empty() ? options.inputFile : options.modelSpec;
   manifest["model"] = std::move(model);
 
   json::Object task{{"kind", "none"}};
@@ -80,21 +79,25 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
   if (auto loss = train.lookupSymbol<func::FuncOp>("loss"))
     for (auto [i, t] : llvm::enumerate(loss.getArgumentTypes())) {
       auto name = loss.getArgAttrOfType<StringAttr>(i, kInputAttr);
-      inputs.push_back(tensorJson(
-          name ? name.getValue() : StringRef("input" + std::to_string(i)),
-          cast<ShapedType>(t)));
+      inputs.push_back(tensorJson(name ? name.getValue()
+                                       : StringRef("input" + std::to_string(i)),
+                                  cast<ShapedType>(t)));
     }
   manifest["inputs"] = std::move(inputs);
 
-  manifest["optimizer"] = json::Object{
-      {"kind", opt.kind},          {"lr", opt.lr},
-      {"beta1", opt.beta1},        {"beta2", opt.beta2},
-      {"eps", opt.eps},            {"weight_decay", opt.wd},
-      {"momentum", opt.momentum},  {"warmup_steps", options.warmupSteps},
-      {"decay_steps", options.decaySteps}, {"min_lr", options.minLr},
-      {"clip_norm", options.clipNorm}};
-  manifest["compile_options"] = json::Object{
-      {"command_line", options.commandLine}, {"target", "cpu"}};
+  manifest["optimizer"] = json::Object{{"kind", opt.kind},
+                                       {"lr", opt.lr},
+                                       {"beta1", opt.beta1},
+                                       {"beta2", opt.beta2},
+                                       {"eps", opt.eps},
+                                       {"weight_decay", opt.wd},
+                                       {"momentum", opt.momentum},
+                                       {"warmup_steps", options.warmupSteps},
+                                       {"decay_steps", options.decaySteps},
+                                       {"min_lr", options.minLr},
+                                       {"clip_norm", options.clipNorm}};
+  manifest["compile_options"] =
+      json::Object{{"command_line", options.commandLine}, {"target", "cpu"}};
   return success();
 }
 

@@ -28,8 +28,9 @@ struct ModelBuilder {
 
   ModelBuilder(ModuleOp module, func::FuncOp fn, Type et)
       : module(module), decls(module.getBodyRegion()),
-        body(fn.getBody().front().getParentOp()->getContext()),
-        lb{body, fn.getLoc()}, et(et) {
+        body(fn.getBody().front().getParentOp()->getContext()), lb{body,
+                                                                   fn.getLoc()},
+        et(et) {
     decls.setInsertionPoint(fn);
     body.setInsertionPointToStart(&fn.getBody().front());
   }
@@ -48,15 +49,14 @@ struct ModelBuilder {
   Value bias(StringRef name, int64_t n) {
     return param(name, {n}, InitKind::zeros, 0.0, /*decay=*/false);
   }
-  Value linear(Value x, StringRef prefix, int64_t out, int64_t in,
-               double std) {
+  Value linear(Value x, StringRef prefix, int64_t out, int64_t in, double std) {
     Value w = weight((prefix + ".weight").str(), {out, in}, std);
     Value b = bias((prefix + ".bias").str(), out);
     return LinearOp::create(body, lb.loc, x, w, b);
   }
   Value layerNorm(Value x, StringRef prefix, int64_t d) {
-    Value w = param((prefix + ".weight").str(), {d}, InitKind::ones, 0.0,
-                    false);
+    Value w =
+        param((prefix + ".weight").str(), {d}, InitKind::ones, 0.0, false);
     Value b = bias((prefix + ".bias").str(), d);
     return LayerNormOp::create(body, lb.loc, x, w, b,
                                body.getF64FloatAttr(1e-5));
@@ -94,8 +94,7 @@ void buildMlp(ModuleOp module, const MlpSpec &s, Type et) {
       h = ReluOp::create(mb.body, mb.lb.loc, h);
     width = out;
   }
-  Value loss =
-      CrossEntropyOp::create(mb.body, mb.lb.loc, h, fn.getArgument(1));
+  Value loss = CrossEntropyOp::create(mb.body, mb.lb.loc, h, fn.getArgument(1));
   func::ReturnOp::create(mb.body, mb.lb.loc, loss);
   module->setAttr("loom.task",
                   b.getDictionaryAttr(
@@ -118,8 +117,8 @@ void buildGpt(ModuleOp module, const GptSpec &s, Type et) {
 
   Value wte = mb.weight("transformer.wte.weight", {s.vocab, D}, std);
   Value wpe = mb.weight("transformer.wpe.weight", {T, D}, std);
-  Value x = lb.add(EmbeddingOp::create(ob, lb.loc, wte, fn.getArgument(0)),
-                   wpe);
+  Value x =
+      lb.add(EmbeddingOp::create(ob, lb.loc, wte, fn.getArgument(0)), wpe);
   auto heads = [&](Value t) { // [B,T,D] -> [B,H,T,Dh]
     return TransposeOp::create(ob, lb.loc, lb.reshape(t, {B, T, H, Dh}),
                                ArrayRef<int64_t>{0, 2, 1, 3});
@@ -131,10 +130,9 @@ void buildGpt(ModuleOp module, const GptSpec &s, Type et) {
     Value qkv = mb.linear(h, p + ".attn.c_attn", 3 * D, D, std);
     auto split = SplitOp::create(
         ob, lb.loc, TypeRange{pieceType, pieceType, pieceType}, qkv, 2);
-    Value att = AttentionOp::create(ob, lb.loc, heads(split.getResult(0)),
-                                    heads(split.getResult(1)),
-                                    heads(split.getResult(2)), true,
-                                    FloatAttr());
+    Value att = AttentionOp::create(
+        ob, lb.loc, heads(split.getResult(0)), heads(split.getResult(1)),
+        heads(split.getResult(2)), true, FloatAttr());
     Value merged = lb.reshape(
         TransposeOp::create(ob, lb.loc, att, ArrayRef<int64_t>{0, 2, 1, 3}),
         {B, T, D});

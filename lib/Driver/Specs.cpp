@@ -24,11 +24,10 @@ llvm::Error fail(StringRef flag, const llvm::Twine &msg) {
 }
 
 Field intField(const char *name, int64_t &slot) {
-  return {name,
-          [&slot](StringRef v) {
-            return !v.getAsInteger(10, slot) && slot > 0;
-          },
-          "a positive integer"};
+  return {
+      name,
+      [&slot](StringRef v) { return !v.getAsInteger(10, slot) && slot > 0; },
+      "a positive integer"};
 }
 
 Field floatField(const char *name, double &slot, bool positive) {
@@ -52,8 +51,8 @@ llvm::Error applyFields(StringRef flag, StringRef kind, StringRef body,
     auto [key, value] = part.split('=');
     key = key.trim();
     value = value.trim();
-    const Field *field = llvm::find_if(
-        fields, [&](const Field &f) { return key == f.name; });
+    const Field *field =
+        llvm::find_if(fields, [&](const Field &f) { return key == f.name; });
     if (field == fields.end()) {
       std::string names;
       for (const Field &f : fields)
@@ -78,24 +77,22 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
   if (kind == "mlp") {
     spec.kind = ModelSpec::Kind::Mlp;
     MlpSpec &m = spec.mlp;
-    if (auto err = applyFields("--model", kind, body,
-                               {intField("in", m.in),
-                                intField("hidden", m.hidden),
-                                intField("out", m.out),
-                                intField("layers", m.layers),
-                                intField("batch", m.batch)}))
+    if (auto err =
+            applyFields("--model", kind, body,
+                        {intField("in", m.in), intField("hidden", m.hidden),
+                         intField("out", m.out), intField("layers", m.layers),
+                         intField("batch", m.batch)}))
       return std::move(err);
     return spec;
   }
   if (kind == "gpt") {
     spec.kind = ModelSpec::Kind::Gpt;
     GptSpec &g = spec.gpt;
-    if (auto err = applyFields("--model", kind, body,
-                               {intField("vocab", g.vocab),
-                                intField("seq", g.seq), intField("dim", g.dim),
-                                intField("heads", g.heads),
-                                intField("layers", g.layers),
-                                intField("batch", g.batch)}))
+    if (auto err = applyFields(
+            "--model", kind, body,
+            {intField("vocab", g.vocab), intField("seq", g.seq),
+             intField("dim", g.dim), intField("heads", g.heads),
+             intField("layers", g.layers), intField("batch", g.batch)}))
       return std::move(err);
     if (g.dim % g.heads)
       return fail("--model", "field 'heads' (" + llvm::Twine(g.heads) +
@@ -113,13 +110,12 @@ mlir::loom::driver::parseOptimizerSpec(StringRef text) {
   auto [kind, body] = text.split(':');
   spec.kind = kind.str();
   if (kind == "adamw") {
-    if (auto err = applyFields(
-            "--optimizer", kind, body,
-            {floatField("lr", spec.lr, true),
-             floatField("beta1", spec.beta1, false),
-             floatField("beta2", spec.beta2, false),
-             floatField("eps", spec.eps, true),
-             floatField("wd", spec.wd, false)}))
+    if (auto err = applyFields("--optimizer", kind, body,
+                               {floatField("lr", spec.lr, true),
+                                floatField("beta1", spec.beta1, false),
+                                floatField("beta2", spec.beta2, false),
+                                floatField("eps", spec.eps, true),
+                                floatField("wd", spec.wd, false)}))
       return std::move(err);
     if (spec.beta1 >= 1 || spec.beta2 >= 1)
       return fail("--optimizer", "fields 'beta1' and 'beta2' must be below 1");

@@ -21,8 +21,8 @@ struct DecomposeLinear : OpRewritePattern<LinearOp> {
   LogicalResult matchAndRewrite(LinearOp op,
                                 PatternRewriter &rewriter) const override {
     LoomBuilder lb{rewriter, op.getLoc()};
-    Value y = lb.matmul(lb.flatten2D(op.getInput()), op.getWeight(), false,
-                        true);
+    Value y =
+        lb.matmul(lb.flatten2D(op.getInput()), op.getWeight(), false, true);
     if (Value bias = op.getBias())
       y = lb.add(y, bias);
     rewriter.replaceOp(op, lb.reshape(y, op.getType().getShape()));

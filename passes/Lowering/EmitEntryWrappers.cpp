@@ -30,8 +30,9 @@ struct EmitEntryWrappersPass
     for (Type t : fn.getArgumentTypes())
       if (t != ptr)
         return fn.emitError("entry argument of type ")
-               << t << " is not a bare pointer (convert functions with "
-                       "use-bare-ptr-memref-call-conv)";
+               << t
+               << " is not a bare pointer (convert functions with "
+                  "use-bare-ptr-memref-call-conv)";
     auto entry = fn->getAttrOfType<StringAttr>(kEntryAttr);
     std::string name = ("loom_" + entry.getValue()).str();
     if (module.lookupSymbol(name))

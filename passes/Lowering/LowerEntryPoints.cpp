@@ -44,12 +44,10 @@ SmallVector<std::string> stateSuffixes(Operation *op) {
 
 /// Builds an elementwise linalg.generic over `ins` (all of `shape`) with
 /// `numOuts` results of `type`; `body` gets the block arguments of the ins.
-SmallVector<Value>
-buildElementwise(OpBuilder &b, Location loc, RankedTensorType type,
-                 ValueRange ins, unsigned numOuts,
-                 function_ref<SmallVector<Value>(OpBuilder &, Location,
-                                                 ValueRange)>
-                     body) {
+SmallVector<Value> buildElementwise(
+    OpBuilder &b, Location loc, RankedTensorType type, ValueRange ins,
+    unsigned numOuts,
+    function_ref<SmallVector<Value>(OpBuilder &, Location, ValueRange)> body) {
   SmallVector<Value> outs;
   for (unsigned i = 0; i < numOuts; ++i)
     outs.push_back(tensor::EmptyOp::create(b, loc, type.getShape(),
@@ -108,9 +106,8 @@ struct LowerEntryPointsPass
     for (ParamOp p : params)
       if (Operation *op = updaters.lookup(p.getSymNameAttr()))
         for (const std::string &suffix : stateSuffixes(op))
-          abi.push_back(
-              {"state", (p.getSymName() + "." + suffix).str(),
-               p.getTensorType()});
+          abi.push_back({"state", (p.getSymName() + "." + suffix).str(),
+                         p.getTensorType()});
     for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
       auto tt = dyn_cast<RankedTensorType>(t);
       if (!tt || !tt.hasStaticShape())
@@ -122,8 +119,7 @@ struct LowerEntryPointsPass
     }
     for (auto [i, t] : llvm::enumerate(fn.getResultTypes())) {
       auto name = fn.getResultAttrOfType<StringAttr>(i, kOutputAttr);
-      abi.push_back({"output",
-                     name ? name.str() : "output" + std::to_string(i),
+      abi.push_back({"output", name ? name.str() : "output" + std::to_string(i),
                      cast<RankedTensorType>(t)});
     }
 
@@ -186,8 +182,7 @@ struct LowerEntryPointsPass
       if (!isa<AdamWOp, SGDOp>(op))
         continue;
       b.setInsertionPoint(&op);
-      StringRef name =
-          op.getAttrOfType<FlatSymbolRefAttr>("param").getValue();
+      StringRef name = op.getAttrOfType<FlatSymbolRefAttr>("param").getValue();
       SmallVector<std::string> suffixes = stateSuffixes(&op);
       SmallVector<Value> state;
       for (auto &s : suffixes)
@@ -238,13 +233,14 @@ struct LowerEntryPointsPass
     double b2 = op.getBeta2().convertToDouble();
     double wd = op.getWeightDecay().convertToDouble();
     Value lr = scalarOf(b, loc, op.getLr());
-    Value t = arith::SIToFPOp::create(b, loc, et,
-                                      scalarOf(b, loc, op.getStep()));
-    // As torch.optim.AdamW: step_size = lr / bc1, denom = sqrt(v)/sqrt(bc2)+eps.
-    Value bc1 = arith::SubFOp::create(
-        b, loc, cst(1.0), math::PowFOp::create(b, loc, cst(b1), t));
-    Value bc2 = arith::SubFOp::create(
-        b, loc, cst(1.0), math::PowFOp::create(b, loc, cst(b2), t));
+    Value t =
+        arith::SIToFPOp::create(b, loc, et, scalarOf(b, loc, op.getStep()));
+    // As torch.optim.AdamW: step_size = lr / bc1, denom =
+    // sqrt(v)/sqrt(bc2)+eps.
+    Value bc1 = arith::SubFOp::create(b, loc, cst(1.0),
+                                      math::PowFOp::create(b, loc, cst(b1), t));
+    Value bc2 = arith::SubFOp::create(b, loc, cst(1.0),
+                                      math::PowFOp::create(b, loc, cst(b2), t));
     Value stepSize = arith::DivFOp::create(b, loc, lr, bc1);
     Value bc2Sqrt = math::SqrtOp::create(b, loc, bc2);
     Value decay = arith::SubFOp::create(
@@ -256,13 +252,13 @@ struct LowerEntryPointsPass
         [&](OpBuilder &nb, Location l, ValueRange a) -> SmallVector<Value> {
           Value pv = a[0], g = a[1], m = a[2], v = a[3];
           Value p1 = arith::MulFOp::create(nb, l, pv, decay);
-          Value m1 = arith::AddFOp::create(
-              nb, l, arith::MulFOp::create(nb, l, c1, m),
-              arith::MulFOp::create(nb, l, c1m, g));
+          Value m1 =
+              arith::AddFOp::create(nb, l, arith::MulFOp::create(nb, l, c1, m),
+                                    arith::MulFOp::create(nb, l, c1m, g));
           Value v1 = arith::AddFOp::create(
               nb, l, arith::MulFOp::create(nb, l, c2, v),
-              arith::MulFOp::create(
-                  nb, l, c2m, arith::MulFOp::create(nb, l, g, g)));
+              arith::MulFOp::create(nb, l, c2m,
+                                    arith::MulFOp::create(nb, l, g, g)));
           Value denom = arith::AddFOp::create(
               nb, l,
               arith::DivFOp::create(nb, l, math::SqrtOp::create(nb, l, v1),

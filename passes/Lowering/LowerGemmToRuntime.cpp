@@ -26,8 +26,7 @@ FailureOr<GemmOperand> describe(OpBuilder &b, Location loc, Value m,
   auto type = cast<MemRefType>(m.getType());
   SmallVector<int64_t> strides;
   int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)) ||
-      strides.back() != 1)
+  if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
     return failure();
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, m);
@@ -97,7 +96,8 @@ struct LowerGemmToRuntimePass
     Value a = op.getDpsInputOperand(0)->get();
     Value bm = op.getDpsInputOperand(1)->get();
     Value c = op.getDpsInitOperand(0)->get();
-    auto et = dyn_cast<FloatType>(cast<MemRefType>(c.getType()).getElementType());
+    auto et =
+        dyn_cast<FloatType>(cast<MemRefType>(c.getType()).getElementType());
     if (!et || !(et.isF32() || et.isF64()))
       return failure();
     for (Value v : {a, bm})

@@ -34,8 +34,7 @@ Value floatConst(OpBuilder &b, Location loc, Type t, double v) {
 
 Value filled(OpBuilder &b, Location loc, RankedTensorType t, double v) {
   Value c = floatConst(b, loc, t.getElementType(), v);
-  return linalg::FillOp::create(b, loc, c, emptyTensor(b, loc, t))
-      .getResult(0);
+  return linalg::FillOp::create(b, loc, c, emptyTensor(b, loc, t)).getResult(0);
 }
 
 /// The map reading an operand of `shape` inside a loop nest over `outShape`
@@ -58,7 +57,8 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType outType,
   MLIRContext *ctx = b.getContext();
   SmallVector<AffineMap> maps;
   for (Value in : ins)
-    maps.push_back(broadcastMap(ctx, typeOf(in).getShape(), outType.getShape()));
+    maps.push_back(
+        broadcastMap(ctx, typeOf(in).getShape(), outType.getShape()));
   maps.push_back(b.getMultiDimIdentityMap(outType.getRank()));
   SmallVector<utils::IteratorType> iters(outType.getRank(),
                                          utils::IteratorType::parallel);
@@ -74,13 +74,12 @@ Value elementwise(OpBuilder &b, Location loc, RankedTensorType outType,
 
 /// Reshape through a rank-1 collapse and an expand; both are free after
 /// bufferization and the canonicalizer folds adjacent pairs.
-Value reshapeTensor(OpBuilder &b, Location loc, Value v,
-                    RankedTensorType to) {
+Value reshapeTensor(OpBuilder &b, Location loc, Value v, RankedTensorType to) {
   auto from = typeOf(v);
   if (from == to)
     return v;
-  auto flatType = RankedTensorType::get({from.getNumElements()},
-                                        from.getElementType());
+  auto flatType =
+      RankedTensorType::get({from.getNumElements()}, from.getElementType());
   auto allDims = [](int64_t rank) {
     SmallVector<ReassociationIndices> r;
     if (rank > 0) {
@@ -97,8 +96,8 @@ Value reshapeTensor(OpBuilder &b, Location loc, Value v,
     flat = tensor::CollapseShapeOp::create(b, loc, flatType, v,
                                            allDims(from.getRank()));
   if (to.getRank() == 0)
-    return tensor::CollapseShapeOp::create(
-        b, loc, to, flat, SmallVector<ReassociationIndices>{});
+    return tensor::CollapseShapeOp::create(b, loc, to, flat,
+                                           SmallVector<ReassociationIndices>{});
   if (to.getRank() == 1)
     return flat;
   return tensor::ExpandShapeOp::create(b, loc, to, flat, allDims(to.getRank()));
@@ -113,11 +112,11 @@ struct BinaryLowering : OpRewritePattern<SrcOp> {
   using OpRewritePattern<SrcOp>::OpRewritePattern;
   LogicalResult matchAndRewrite(SrcOp op,
                                 PatternRewriter &rewriter) const override {
-    Value r = elementwise(
-        rewriter, op.getLoc(), op.getType(), {op.getLhs(), op.getRhs()},
-        [](OpBuilder &b, Location l, ValueRange a) -> Value {
-          return ArithOp::create(b, l, a[0], a[1]);
-        });
+    Value r = elementwise(rewriter, op.getLoc(), op.getType(),
+                          {op.getLhs(), op.getRhs()},
+                          [](OpBuilder &b, Location l, ValueRange a) -> Value {
+                            return ArithOp::create(b, l, a[0], a[1]);
+                          });
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -131,10 +130,9 @@ struct UnaryLowering : OpRewritePattern<SrcOp> {
       : OpRewritePattern<SrcOp>(ctx), fn(fn) {}
   LogicalResult matchAndRewrite(SrcOp op,
                                 PatternRewriter &rewriter) const override {
-    Value r = elementwise(rewriter, op.getLoc(), op.getType(), {op.getInput()},
-                          [&](OpBuilder &b, Location l, ValueRange a) {
-                            return fn(b, l, a[0]);
-                          });
+    Value r = elementwise(
+        rewriter, op.getLoc(), op.getType(), {op.getInput()},
+        [&](OpBuilder &b, Location l, ValueRange a) { return fn(b, l, a[0]); });
     rewriter.replaceOp(op, r);
     return success();
   }
@@ -147,9 +145,12 @@ Value geluScalar(OpBuilder &b, Location l, Value x) {
   Value x3 = arith::MulFOp::create(b, l, x, arith::MulFOp::create(b, l, x, x));
   Value inner = arith::MulFOp::create(
       b, l, c(std::sqrt(2.0 / M_PI)),
-      arith::AddFOp::create(b, l, x, arith::MulFOp::create(b, l, c(0.044715), x3)));
-  Value t1 = arith::AddFOp::create(b, l, c(1.0), math::TanhOp::create(b, l, inner));
-  return arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, c(0.5), x), t1);
+      arith::AddFOp::create(b, l, x,
+                            arith::MulFOp::create(b, l, c(0.044715), x3)));
+  Value t1 =
+      arith::AddFOp::create(b, l, c(1.0), math::TanhOp::create(b, l, inner));
+  return arith::MulFOp::create(b, l, arith::MulFOp::create(b, l, c(0.5), x),
+                               t1);
 }
 
 struct CausalMaskLowering : OpRewritePattern<CausalMaskOp> {
@@ -198,25 +199,24 @@ struct ReduceLowering : OpRewritePattern<SrcOp> {
     auto reducedType = RankedTensorType::get(reducedShape, et);
     Value init = filled(rewriter, loc, reducedType,
                         Kind == ReduceKind::Max ? -INFINITY : 0.0);
-    Value r = linalg::ReduceOp::create(
-                  rewriter, loc, ValueRange{op.getInput()}, ValueRange{init},
-                  op.getAxes(),
-                  [&](OpBuilder &b, Location l, ValueRange a) {
-                    Value v =
-                        Kind == ReduceKind::Max
-                            ? arith::MaximumFOp::create(b, l, a[0], a[1])
-                                  .getResult()
-                            : arith::AddFOp::create(b, l, a[0], a[1])
-                                  .getResult();
-                    linalg::YieldOp::create(b, l, v);
-                  })
-                  .getResult(0);
+    Value r =
+        linalg::ReduceOp::create(
+            rewriter, loc, ValueRange{op.getInput()}, ValueRange{init},
+            op.getAxes(),
+            [&](OpBuilder &b, Location l, ValueRange a) {
+              Value v =
+                  Kind == ReduceKind::Max
+                      ? arith::MaximumFOp::create(b, l, a[0], a[1]).getResult()
+                      : arith::AddFOp::create(b, l, a[0], a[1]).getResult();
+              linalg::YieldOp::create(b, l, v);
+            })
+            .getResult(0);
     if (Kind == ReduceKind::Mean) {
       double inv = 1.0 / double(count);
       r = elementwise(rewriter, loc, reducedType, {r},
                       [&](OpBuilder &b, Location l, ValueRange a) -> Value {
-                        return arith::MulFOp::create(
-                            b, l, a[0], floatConst(b, l, et, inv));
+                        return arith::MulFOp::create(b, l, a[0],
+                                                     floatConst(b, l, et, inv));
                       });
     }
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, r, op.getType()));
@@ -255,7 +255,8 @@ Value transposeLast2(OpBuilder &b, Location loc, Value v) {
   SmallVector<int64_t> shape;
   for (int64_t p : perm)
     shape.push_back(t.getDimSize(p));
-  Value init = emptyTensor(b, loc, RankedTensorType::get(shape, t.getElementType()));
+  Value init =
+      emptyTensor(b, loc, RankedTensorType::get(shape, t.getElementType()));
   return linalg::TransposeOp::create(b, loc, v, init, perm).getResult()[0];
 }
 
@@ -289,15 +290,14 @@ Value namedMatmul(OpBuilder &b, Location loc, Value a, Value bm, bool ta,
                               AffineMapAttr::get(tb ? mk(N, K) : mk(K, N)),
                               AffineMapAttr::get(mk(M, N))};
   NamedAttribute attr(b.getStringAttr("indexing_maps"), b.getArrayAttr(maps));
-  Operation *op =
-      batched ? linalg::BatchMatmulOp::create(b, loc, TypeRange{outType},
-                                              ValueRange{a, bm},
-                                              ValueRange{init}, {attr})
-                    .getOperation()
-              : linalg::MatmulOp::create(b, loc, TypeRange{outType},
-                                         ValueRange{a, bm}, ValueRange{init},
-                                         {attr})
-                    .getOperation();
+  Operation *op = batched ? linalg::BatchMatmulOp::create(
+                                b, loc, TypeRange{outType}, ValueRange{a, bm},
+                                ValueRange{init}, {attr})
+                                .getOperation()
+                          : linalg::MatmulOp::create(b, loc, TypeRange{outType},
+                                                     ValueRange{a, bm},
+                                                     ValueRange{init}, {attr})
+                                .getOperation();
   return op->getResult(0);
 }
 
@@ -322,8 +322,7 @@ struct MatmulLowering : OpRewritePattern<MatmulOp> {
                       bm, false, tb, false);
     } else {
       r = namedMatmul(rewriter, loc, collapseLeading(rewriter, loc, a, ra - 2),
-                      collapseLeading(rewriter, loc, bm, rb - 2), ta, tb,
-                      true);
+                      collapseLeading(rewriter, loc, bm, rb - 2), ta, tb, true);
     }
     rewriter.replaceOp(op, reshapeTensor(rewriter, loc, r, op.getType()));
     return success();
@@ -338,8 +337,8 @@ struct ReshapeLowering : OpRewritePattern<ReshapeOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(ReshapeOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, reshapeTensor(rewriter, op.getLoc(), op.getInput(),
-                                         op.getType()));
+    rewriter.replaceOp(
+        op, reshapeTensor(rewriter, op.getLoc(), op.getInput(), op.getType()));
     return success();
   }
 };
@@ -349,9 +348,9 @@ struct TransposeLowering : OpRewritePattern<TransposeOp> {
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
     Value init = emptyTensor(rewriter, op.getLoc(), op.getType());
-    rewriter.replaceOp(op, linalg::TransposeOp::create(
-                               rewriter, op.getLoc(), op.getInput(), init,
-                               op.getPermutation())
+    rewriter.replaceOp(op, linalg::TransposeOp::create(rewriter, op.getLoc(),
+                                                       op.getInput(), init,
+                                                       op.getPermutation())
                                .getResult()[0]);
     return success();
   }
@@ -361,10 +360,10 @@ struct BroadcastToLowering : OpRewritePattern<BroadcastToOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(BroadcastToOp op,
                                 PatternRewriter &rewriter) const override {
-    rewriter.replaceOp(op, elementwise(rewriter, op.getLoc(), op.getType(),
-                                       {op.getInput()},
-                                       [](OpBuilder &, Location,
-                                          ValueRange a) { return a[0]; }));
+    rewriter.replaceOp(
+        op,
+        elementwise(rewriter, op.getLoc(), op.getType(), {op.getInput()},
+                    [](OpBuilder &, Location, ValueRange a) { return a[0]; }));
     return success();
   }
 };
@@ -402,10 +401,9 @@ struct ConcatLowering : OpRewritePattern<ConcatOp> {
       SmallVector<int64_t> offsets(out.getRank(), 0), strides(out.getRank(), 1);
       offsets[axis] = offset;
       offset += t.getDimSize(axis);
-      acc = tensor::InsertSliceOp::create(rewriter, op.getLoc(), in, acc,
-                                          ValueRange{}, ValueRange{},
-                                          ValueRange{}, offsets, t.getShape(),
-                                          strides);
+      acc = tensor::InsertSliceOp::create(
+          rewriter, op.getLoc(), in, acc, ValueRange{}, ValueRange{},
+          ValueRange{}, offsets, t.getShape(), strides);
     }
     rewriter.replaceOp(op, acc);
     return success();
@@ -414,10 +412,9 @@ struct ConcatLowering : OpRewritePattern<ConcatOp> {
 
 /// linalg.generic over `outType` whose body sees the index tensor's element
 /// (as `index`) and the position along the last output dimension.
-Value indexedGeneric(OpBuilder &b, Location loc, RankedTensorType outType,
-                     Value indices,
-                     function_ref<Value(OpBuilder &, Location, Value, Value)>
-                         body) {
+Value indexedGeneric(
+    OpBuilder &b, Location loc, RankedTensorType outType, Value indices,
+    function_ref<Value(OpBuilder &, Location, Value, Value)> body) {
   MLIRContext *ctx = b.getContext();
   int64_t rank = outType.getRank();
   SmallVector<AffineExpr> idxExprs;
@@ -459,15 +456,15 @@ struct OneHotLowering : OpRewritePattern<OneHotOp> {
                                 PatternRewriter &rewriter) const override {
     Type et = op.getType().getElementType();
     rewriter.replaceOp(
-        op, indexedGeneric(rewriter, op.getLoc(), op.getType(), op.getIndices(),
-                           [&](OpBuilder &b, Location l, Value id,
-                               Value col) -> Value {
-                             Value eq = arith::CmpIOp::create(
-                                 b, l, arith::CmpIPredicate::eq, id, col);
-                             return arith::SelectOp::create(
-                                 b, l, eq, floatConst(b, l, et, 1.0),
-                                 floatConst(b, l, et, 0.0));
-                           }));
+        op, indexedGeneric(
+                rewriter, op.getLoc(), op.getType(), op.getIndices(),
+                [&](OpBuilder &b, Location l, Value id, Value col) -> Value {
+                  Value eq = arith::CmpIOp::create(
+                      b, l, arith::CmpIPredicate::eq, id, col);
+                  return arith::SelectOp::create(b, l, eq,
+                                                 floatConst(b, l, et, 1.0),
+                                                 floatConst(b, l, et, 0.0));
+                }));
     return success();
   }
 };
@@ -485,7 +482,8 @@ struct LrScheduleLowering : OpRewritePattern<LrScheduleOp> {
     double warmup = double(op.getWarmupSteps()),
            decay = double(op.getDecaySteps());
     Value s = arith::SIToFPOp::create(
-        b, loc, et, tensor::ExtractOp::create(b, loc, op.getStep(), ValueRange{}));
+        b, loc, et,
+        tensor::ExtractOp::create(b, loc, op.getStep(), ValueRange{}));
     Value result = c(lr);
     if (decay > 0) {
       // progress = clamp((s - warmup) / decay, 0, 1)
@@ -495,9 +493,9 @@ struct LrScheduleLowering : OpRewritePattern<LrScheduleOp> {
           b, loc, arith::MaximumFOp::create(b, loc, p, c(0.0)), c(1.0));
       Value cosv = math::CosOp::create(
           b, loc, arith::MulFOp::create(b, loc, p, c(M_PI)));
-      Value half = arith::MulFOp::create(
-          b, loc, c(0.5 * (lr - minLr)),
-          arith::AddFOp::create(b, loc, c(1.0), cosv));
+      Value half =
+          arith::MulFOp::create(b, loc, c(0.5 * (lr - minLr)),
+                                arith::AddFOp::create(b, loc, c(1.0), cosv));
       result = arith::AddFOp::create(b, loc, c(minLr), half);
     }
     if (warmup > 0) {
@@ -506,8 +504,8 @@ struct LrScheduleLowering : OpRewritePattern<LrScheduleOp> {
       Value ramp = arith::MulFOp::create(b, loc, c(lr / warmup), s);
       result = arith::SelectOp::create(b, loc, inWarmup, ramp, result);
     }
-    rewriter.replaceOp(op, tensor::FromElementsOp::create(
-                               b, loc, op.getType(), ValueRange{result}));
+    rewriter.replaceOp(op, tensor::FromElementsOp::create(b, loc, op.getType(),
+                                                          ValueRange{result}));
     return success();
   }
 };
@@ -533,34 +531,43 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
       using OpT = typename decltype(tag)::type;
       patterns.add<UnaryLowering<OpT>>(ctx, fn);
     };
-    unary(llvm::type_identity<NegOp>(), [](OpBuilder &b, Location l, Value x) -> Value {
-      return arith::NegFOp::create(b, l, x);
-    });
-    unary(llvm::type_identity<ExpOp>(), [](OpBuilder &b, Location l, Value x) -> Value {
-      return math::ExpOp::create(b, l, x);
-    });
-    unary(llvm::type_identity<LogOp>(), [](OpBuilder &b, Location l, Value x) -> Value {
-      return math::LogOp::create(b, l, x);
-    });
-    unary(llvm::type_identity<TanhOp>(), [](OpBuilder &b, Location l, Value x) -> Value {
-      return math::TanhOp::create(b, l, x);
-    });
-    unary(llvm::type_identity<SqrtOp>(), [](OpBuilder &b, Location l, Value x) -> Value {
-      return math::SqrtOp::create(b, l, x);
-    });
-    unary(llvm::type_identity<RsqrtOp>(), [](OpBuilder &b, Location l, Value x) -> Value {
-      return math::RsqrtOp::create(b, l, x);
-    });
-    unary(llvm::type_identity<ReluOp>(), [](OpBuilder &b, Location l, Value x) -> Value {
-      return arith::MaximumFOp::create(b, l, x, floatConst(b, l, x.getType(), 0.0));
-    });
-    unary(llvm::type_identity<HeavisideOp>(), [](OpBuilder &b, Location l, Value x) -> Value {
-      Type t = x.getType();
-      Value pos = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT, x,
-                                        floatConst(b, l, t, 0.0));
-      return arith::SelectOp::create(b, l, pos, floatConst(b, l, t, 1.0),
-                                     floatConst(b, l, t, 0.0));
-    });
+    unary(llvm::type_identity<NegOp>(),
+          [](OpBuilder &b, Location l, Value x) -> Value {
+            return arith::NegFOp::create(b, l, x);
+          });
+    unary(llvm::type_identity<ExpOp>(),
+          [](OpBuilder &b, Location l, Value x) -> Value {
+            return math::ExpOp::create(b, l, x);
+          });
+    unary(llvm::type_identity<LogOp>(),
+          [](OpBuilder &b, Location l, Value x) -> Value {
+            return math::LogOp::create(b, l, x);
+          });
+    unary(llvm::type_identity<TanhOp>(),
+          [](OpBuilder &b, Location l, Value x) -> Value {
+            return math::TanhOp::create(b, l, x);
+          });
+    unary(llvm::type_identity<SqrtOp>(),
+          [](OpBuilder &b, Location l, Value x) -> Value {
+            return math::SqrtOp::create(b, l, x);
+          });
+    unary(llvm::type_identity<RsqrtOp>(),
+          [](OpBuilder &b, Location l, Value x) -> Value {
+            return math::RsqrtOp::create(b, l, x);
+          });
+    unary(llvm::type_identity<ReluOp>(),
+          [](OpBuilder &b, Location l, Value x) -> Value {
+            return arith::MaximumFOp::create(
+                b, l, x, floatConst(b, l, x.getType(), 0.0));
+          });
+    unary(llvm::type_identity<HeavisideOp>(),
+          [](OpBuilder &b, Location l, Value x) -> Value {
+            Type t = x.getType();
+            Value pos = arith::CmpFOp::create(b, l, arith::CmpFPredicate::OGT,
+                                              x, floatConst(b, l, t, 0.0));
+            return arith::SelectOp::create(b, l, pos, floatConst(b, l, t, 1.0),
+                                           floatConst(b, l, t, 0.0));
+          });
     unary(llvm::type_identity<GeluOp>(), geluScalar);
 
     ConversionTarget target(*ctx);

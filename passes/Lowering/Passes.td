@@ -49,6 +49,19 @@ def LowerToLinalgPass : Pass<"loom-lower-to-linalg", "mlir::ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def FuseElementwisePass : Pass<"loom-fuse-elementwise", "mlir::ModuleOp"> {
+  let summary = "Fuses chains of elementwise linalg ops, keeping GEMMs intact.";
+  let description = [{
+    Upstream elementwise fusion, restricted so that a producer is never
+    fused into a named contraction (`linalg.matmul`, `linalg.batch_matmul`):
+    that would turn the matmul into a `linalg.generic` that
+    `--loom-lower-gemm-to-runtime` can no longer hand to BLAS.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::affine::AffineDialect"];
+}
+
 def LowerGemmToRuntimePass : Pass<"loom-lower-gemm-to-runtime", "mlir::ModuleOp"> {
   let summary = "Calls the runtime's BLAS for bufferized matmuls.";
   let description = [{

@@ -43,8 +43,9 @@ void mlir::loom::buildLowerToLinalgPipeline(OpPassManager &pm) {
   addUpstream(pm, "canonicalize,cse");
   pm.addPass(createLowerEntryPointsPass());
   pm.addPass(createLowerToLinalgPass());
-  addUpstream(pm, "canonicalize,cse,linalg-fuse-elementwise-ops,canonicalize,"
-                  "cse");
+  addUpstream(pm, "canonicalize,cse");
+  pm.addPass(createFuseElementwisePass());
+  addUpstream(pm, "canonicalize,cse");
 }
 
 void mlir::loom::buildBufferizePipeline(OpPassManager &pm) {

@@ -61,7 +61,8 @@ struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
     b.setInsertionPointToStart(body);
     LoomBuilder lb{b, loc};
     Value step = body->getArgument(0);
-    auto call = func::CallOp::create(b, loc, grad, body->getArguments().drop_front());
+    auto call =
+        func::CallOp::create(b, loc, grad, body->getArguments().drop_front());
     Value loss = call.getResult(0);
     SmallVector<Value> grads(call.getResults().drop_front());
 
@@ -77,8 +78,8 @@ struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
     }
     Value norm = SqrtOp::create(b, loc, sq);
     if (clipNorm > 0) {
-      Value coef = lb.div(lb.scalar(et, clipNorm),
-                          lb.add(norm, lb.scalar(et, 1e-6)));
+      Value coef =
+          lb.div(lb.scalar(et, clipNorm), lb.add(norm, lb.scalar(et, 1e-6)));
       coef = MinimumOp::create(b, loc, coef, lb.scalar(et, 1.0));
       for (Value &g : grads)
         g = lb.mul(g, coef);

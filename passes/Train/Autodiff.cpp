@@ -27,9 +27,8 @@ struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
     auto loss = module.lookupSymbol<func::FuncOp>(lossFunction);
     if (!loss) {
       module.emitError("no function @")
-          << lossFunction
-          << " to differentiate: a model defines func.func @" << lossFunction
-          << "(inputs...) -> tensor<f32>";
+          << lossFunction << " to differentiate: a model defines func.func @"
+          << lossFunction << "(inputs...) -> tensor<f32>";
       return signalPassFailure();
     }
     if (failed(checkLossFunction(loss)))

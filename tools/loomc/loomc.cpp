@@ -26,8 +26,9 @@ static cl::opt<std::string>
                        "  gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B"),
               cl::value_desc("SPEC"), cl::cat(cat));
 static cl::opt<std::string>
-    output("o", cl::desc("Output directory (artifact), or file for "
-                         "--emit=mlir (default: stdout)"),
+    output("o",
+           cl::desc("Output directory (artifact), or file for "
+                    "--emit=mlir (default: stdout)"),
            cl::value_desc("OUT"), cl::init(""), cl::cat(cat));
 static cl::opt<std::string>
     emit("emit", cl::desc("What to produce: artifact (default) or mlir"),
@@ -41,23 +42,23 @@ static cl::opt<Stage> stage(
                           "lowering to linalg on tensors"),
                clEnumValN(Stage::Lowered, "lowered", "the LLVM dialect")),
     cl::init(Stage::Lowered), cl::cat(cat));
-static cl::opt<std::string> optimizer(
-    "optimizer",
-    cl::desc("adamw:lr=..,beta1=..,beta2=..,eps=..,wd=.. or "
-             "sgd:lr=..,momentum=..,wd=.. (default adamw)"),
-    cl::init("adamw"), cl::cat(cat));
+static cl::opt<std::string>
+    optimizer("optimizer",
+              cl::desc("adamw:lr=..,beta1=..,beta2=..,eps=..,wd=.. or "
+                       "sgd:lr=..,momentum=..,wd=.. (default adamw)"),
+              cl::init("adamw"), cl::cat(cat));
 static cl::opt<int64_t> warmup("warmup-steps",
-                               cl::desc("Linear LR warmup steps"),
-                               cl::init(0), cl::cat(cat));
+                               cl::desc("Linear LR warmup steps"), cl::init(0),
+                               cl::cat(cat));
 static cl::opt<int64_t>
     decay("decay-steps",
           cl::desc("Cosine LR decay steps after warmup (0: constant LR)"),
           cl::init(0), cl::cat(cat));
 static cl::opt<double> minLr("min-lr", cl::desc("LR at the end of the decay"),
                              cl::init(0.0), cl::cat(cat));
-static cl::opt<double>
-    clip("clip-norm", cl::desc("Clip the global gradient norm (0: off)"),
-         cl::init(0.0), cl::cat(cat));
+static cl::opt<double> clip("clip-norm",
+                            cl::desc("Clip the global gradient norm (0: off)"),
+                            cl::init(0.0), cl::cat(cat));
 static cl::opt<std::string>
     dtype("dtype", cl::desc("Parameter type of --model: f32 (default) or f64"),
           cl::init("f32"), cl::cat(cat));

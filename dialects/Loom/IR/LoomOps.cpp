@@ -34,8 +34,8 @@ LogicalResult ParamOp::verify() {
            << getType();
   bool scaled = getInit() == InitKind::normal || getInit() == InitKind::uniform;
   if (scaled && !getScale())
-    return emitOpError("init '") << stringifyInitKind(getInit())
-                                 << "' needs a scale";
+    return emitOpError("init '")
+           << stringifyInitKind(getInit()) << "' needs a scale";
   if (!scaled && getScale())
     return emitOpError("init '")
            << stringifyInitKind(getInit()) << "' takes no scale";
@@ -51,17 +51,16 @@ static LogicalResult verifyParamUse(Operation *op, FlatSymbolRefAttr name,
                                     StringRef what) {
   auto param = symbolTable.lookupNearestSymbolFrom<ParamOp>(op, name);
   if (!param)
-    return op->emitOpError("'") << name.getValue()
-                                << "' does not name a loom.param";
+    return op->emitOpError("'")
+           << name.getValue() << "' does not name a loom.param";
   if (param.getType() != type)
-    return op->emitOpError() << what << " type " << type
-                             << " does not match parameter type "
-                             << param.getType();
+    return op->emitOpError()
+           << what << " type " << type << " does not match parameter type "
+           << param.getType();
   return success();
 }
 
-LogicalResult
-GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return verifyParamUse(*this, getParamAttr(), getType(), symbolTable,
                         "result");
 }
@@ -102,8 +101,8 @@ LOOM_BINARY_INFER(MinimumOp)
 
 LogicalResult CausalMaskOp::verify() {
   auto type = tensorOf(getInput());
-  if (type.getRank() < 2 ||
-      type.getDimSize(type.getRank() - 1) != type.getDimSize(type.getRank() - 2))
+  if (type.getRank() < 2 || type.getDimSize(type.getRank() - 1) !=
+                                type.getDimSize(type.getRank() - 2))
     return emitOpError("expects rank >= 2 with equal last two dimensions, got ")
            << type;
   return success();
@@ -137,8 +136,8 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
   int64_t kb = b.getDimSize(rb - (tb ? 1 : 2));
   int64_t n = b.getDimSize(rb - (tb ? 2 : 1));
   if (ka != kb)
-    return emitOptionalError(loc, "contracted dimensions differ: ", ka,
-                             " vs ", kb);
+    return emitOptionalError(loc, "contracted dimensions differ: ", ka, " vs ",
+                             kb);
   SmallVector<int64_t> shape(a.getShape().drop_back(2));
   shape.append({m, n});
   results.push_back(RankedTensorType::get(shape, a.getElementType()));
@@ -151,8 +150,7 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
                                          SmallVectorImpl<Type> &results) {
   auto x = tensorOf(adaptor.getInput()), w = tensorOf(adaptor.getWeight());
   if (w.getRank() != 2)
-    return emitOptionalError(loc, "weight must have rank 2 [out, in], got ",
-                             w);
+    return emitOptionalError(loc, "weight must have rank 2 [out, in], got ", w);
   if (x.getRank() < 1 || x.getShape().back() != w.getDimSize(1))
     return emitOptionalError(loc, "input's last dimension must be ",
                              w.getDimSize(1), " (weight is [out, in]), got ",
@@ -251,16 +249,18 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-LogicalResult CrossEntropyOp::inferReturnTypes(
-    MLIRContext *, std::optional<Location> loc, Adaptor adaptor,
-    SmallVectorImpl<Type> &results) {
+LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
+                                               std::optional<Location> loc,
+                                               Adaptor adaptor,
+                                               SmallVectorImpl<Type> &results) {
   auto logits = tensorOf(adaptor.getLogits());
   auto targets = tensorOf(adaptor.getTargets());
   if (logits.getRank() < 1 ||
       logits.getShape().drop_back() != targets.getShape())
     return emitOptionalError(
-        loc, "targets must have the logits' shape without the class "
-             "dimension: logits ",
+        loc,
+        "targets must have the logits' shape without the class "
+        "dimension: logits ",
         formatShape(logits.getShape()), ", targets ",
         formatShape(targets.getShape()));
   results.push_back(RankedTensorType::get({}, logits.getElementType()));
@@ -343,15 +343,16 @@ LogicalResult SplitOp::verify() {
     return emitOpError("expects at least one result");
   int64_t axis = getAxis();
   if (axis < 0 || axis >= in.getRank())
-    return emitOpError("axis ") << axis << " is out of range for rank "
-                                << in.getRank();
+    return emitOpError("axis ")
+           << axis << " is out of range for rank " << in.getRank();
   int64_t total = 0;
   for (Value r : getResults()) {
     auto t = tensorOf(r);
     if (t.getElementType() != in.getElementType() ||
         t.getRank() != in.getRank())
-      return emitOpError("result ") << t << " must have the input's element "
-                                        "type and rank";
+      return emitOpError("result ") << t
+                                    << " must have the input's element "
+                                       "type and rank";
     for (int64_t d = 0; d < in.getRank(); ++d)
       if (d != axis && t.getDimSize(d) != in.getDimSize(d))
         return emitOpError("result ")
@@ -405,8 +406,8 @@ static LogicalResult inferReduce(std::optional<Location> loc, Adaptor adaptor,
     if (axes[i] < 0 || axes[i] >= in.getRank() ||
         (i > 0 && axes[i] <= axes[i - 1]))
       return emitOptionalError(loc, "axes ", formatShape(axes),
-                               " must be increasing and in [0, ",
-                               in.getRank(), ")");
+                               " must be increasing and in [0, ", in.getRank(),
+                               ")");
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < in.getRank(); ++d) {
     if (!llvm::is_contained(axes, d))
@@ -459,8 +460,8 @@ LogicalResult AdamWOp::verify() {
 }
 
 LogicalResult AdamWOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyParamUse(*this, getParamAttr(), getGrad().getType(),
-                        symbolTable, "gradient");
+  return verifyParamUse(*this, getParamAttr(), getGrad().getType(), symbolTable,
+                        "gradient");
 }
 
 LogicalResult SGDOp::verify() {
@@ -472,8 +473,8 @@ LogicalResult SGDOp::verify() {
 }
 
 LogicalResult SGDOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyParamUse(*this, getParamAttr(), getGrad().getType(),
-                        symbolTable, "gradient");
+  return verifyParamUse(*this, getParamAttr(), getGrad().getType(), symbolTable,
+                        "gradient");
 }
 
 #define GET_OP_CLASSES

@@ -5,8 +5,8 @@
 // fusion, lowering) treats like the forward pass.
 //
 //===----------------------------------------------------------------------===//
-#include "dialects/Loom/IR/LoomOps.h"
 #include "dialects/Loom/IR/LoomBuilder.h"
+#include "dialects/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
@@ -17,7 +17,6 @@
 
 using namespace mlir;
 using namespace mlir::loom;
-
 
 //===----------------------------------------------------------------------===//
 // Ops without operands or without gradient
@@ -56,7 +55,7 @@ LogicalResult MulOp::buildVJP(OpBuilder &b, ValueRange rg,
                               SmallVectorImpl<Value> &grads) {
   LoomBuilder g{b, getLoc()};
   grads.assign({g.sumTo(g.mul(rg[0], getRhs()), getLhs()),
-           g.sumTo(g.mul(rg[0], getLhs()), getRhs())});
+                g.sumTo(g.mul(rg[0], getLhs()), getRhs())});
   return success();
 }
 
@@ -66,7 +65,7 @@ LogicalResult DivOp::buildVJP(OpBuilder &b, ValueRange rg,
   // d(a/b)/db = -(a/b)/b: reuse the result instead of recomputing a/b^2.
   Value gOverB = g.div(rg[0], getRhs());
   grads.assign({g.sumTo(gOverB, getLhs()),
-           g.sumTo(g.neg(g.mul(gOverB, getResult())), getRhs())});
+                g.sumTo(g.neg(g.mul(gOverB, getResult())), getRhs())});
   return success();
 }
 
@@ -134,15 +133,15 @@ LogicalResult GeluOp::buildVJP(OpBuilder &b, ValueRange rg,
   Value t = TanhOp::create(b, getLoc(), u);
   Value left = g.scale(g.add(one, t), 0.5);
   Value dudx = g.scale(g.add(one, g.scale(x2, 3 * a)), c);
-  Value right =
-      g.mul(g.scale(x, 0.5), g.mul(g.sub(one, g.mul(t, t)), dudx));
+  Value right = g.mul(g.scale(x, 0.5), g.mul(g.sub(one, g.mul(t, t)), dudx));
   grads.assign({g.mul(rg[0], g.add(left, right))});
   return success();
 }
 
 LogicalResult CausalMaskOp::buildVJP(OpBuilder &b, ValueRange rg,
                                      SmallVectorImpl<Value> &grads) {
-  grads.assign({CausalMaskOp::create(b, getLoc(), rg[0], b.getF64FloatAttr(0.0))});
+  grads.assign(
+      {CausalMaskOp::create(b, getLoc(), rg[0], b.getF64FloatAttr(0.0))});
   return success();
 }
 
@@ -178,7 +177,8 @@ LogicalResult MatmulOp::buildVJP(OpBuilder &b, ValueRange rg,
     lhs = g.flatten2D(lhs);
     out = g.flatten2D(dc);
   }
-  Value db = tb ? g.matmul(out, lhs, true, lhsT) : g.matmul(lhs, out, !lhsT, false);
+  Value db =
+      tb ? g.matmul(out, lhs, true, lhsT) : g.matmul(lhs, out, !lhsT, false);
   grads.assign({da, db});
   return success();
 }
@@ -233,8 +233,7 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange rg,
   // Recompute the attention probabilities P (not kept from the forward).
   Value s = g.scale(g.matmul(q, k, false, true), scale);
   if (getCausal())
-    s = CausalMaskOp::create(b, getLoc(), s,
-                             b.getF64FloatAttr(-INFINITY));
+    s = CausalMaskOp::create(b, getLoc(), s, b.getF64FloatAttr(-INFINITY));
   Value p = g.softmax(s);
   Value dv = g.matmul(p, dy, true, false);
   Value dp = g.matmul(dy, v, false, true);
@@ -315,8 +314,8 @@ LogicalResult SplitOp::buildVJP(OpBuilder &b, ValueRange rg,
 
 LogicalResult ConcatOp::buildVJP(OpBuilder &b, ValueRange rg,
                                  SmallVectorImpl<Value> &grads) {
-  auto split = SplitOp::create(b, getLoc(), getInputs().getTypes(), rg[0],
-                               getAxis());
+  auto split =
+      SplitOp::create(b, getLoc(), getInputs().getTypes(), rg[0], getAxis());
   grads.assign(split.getResults().begin(), split.getResults().end());
   return success();
 }

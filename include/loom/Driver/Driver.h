@@ -14,10 +14,10 @@ namespace mlir::loom::driver {
 enum class Stage { Model, Train, Linalg, Lowered };
 
 struct CompileOptions {
-  std::string inputFile;  ///< a model .mlir file ("-": stdin), or
-  std::string modelSpec;  ///< a built-in model spec (--model=...)
-  std::string outputDir;  ///< artifact directory (or file for --emit=mlir)
-  bool emitMlir = false;  ///< print IR instead of writing an artifact
+  std::string inputFile; ///< a model .mlir file ("-": stdin), or
+  std::string modelSpec; ///< a built-in model spec (--model=...)
+  std::string outputDir; ///< artifact directory (or file for --emit=mlir)
+  bool emitMlir = false; ///< print IR instead of writing an artifact
   Stage stage = Stage::Lowered;
   std::string optimizer = "adamw";
   std::string dtype = "f32";

@@ -28,7 +28,8 @@ struct ModelSpec {
   std::string text; ///< The spec as given, for the manifest.
 };
 
-/// `adamw:lr=..,beta1=..,beta2=..,eps=..,wd=..` or `sgd:lr=..,momentum=..,wd=..`.
+/// `adamw:lr=..,beta1=..,beta2=..,eps=..,wd=..` or
+/// `sgd:lr=..,momentum=..,wd=..`.
 struct OptimizerSpec {
   std::string kind = "adamw";
   double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, wd = 0.01;

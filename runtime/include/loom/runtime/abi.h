@@ -55,16 +55,16 @@ void _mlir_memref_to_llvm_free(void *ptr);
 /// op(X) is X or X^T (trans != 0). op(A) is MxK, op(B) is KxN, C is MxN.
 /// `ld*` are leading dimensions (row strides) and `stride*` the distance
 /// between consecutive batch matrices, in elements.
-void loom_rt_gemm_f32(int64_t batch, int32_t transA, int32_t transB,
-                      int64_t M, int64_t N, int64_t K, const float *A,
-                      int64_t lda, int64_t strideA, const float *B,
-                      int64_t ldb, int64_t strideB, float beta, float *C,
-                      int64_t ldc, int64_t strideC);
-void loom_rt_gemm_f64(int64_t batch, int32_t transA, int32_t transB,
-                      int64_t M, int64_t N, int64_t K, const double *A,
-                      int64_t lda, int64_t strideA, const double *B,
-                      int64_t ldb, int64_t strideB, double beta, double *C,
-                      int64_t ldc, int64_t strideC);
+void loom_rt_gemm_f32(int64_t batch, int32_t transA, int32_t transB, int64_t M,
+                      int64_t N, int64_t K, const float *A, int64_t lda,
+                      int64_t strideA, const float *B, int64_t ldb,
+                      int64_t strideB, float beta, float *C, int64_t ldc,
+                      int64_t strideC);
+void loom_rt_gemm_f64(int64_t batch, int32_t transA, int32_t transB, int64_t M,
+                      int64_t N, int64_t K, const double *A, int64_t lda,
+                      int64_t strideA, const double *B, int64_t ldb,
+                      int64_t strideB, double beta, double *C, int64_t ldc,
+                      int64_t strideC);
 
 /// Copy between two strided memrefs (MLIR's `memref.copy` of non-contiguous
 /// views lowers to this). Descriptors follow MLIR's UnrankedMemRefType layout.

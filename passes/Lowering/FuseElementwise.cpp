@@ -1,0 +1,35 @@
+//===- FuseElementwise.cpp - Elementwise fusion that keeps GEMMs ----------===//
+#include "passes/Lowering/Passes.h"
+
+#include "mlir/Dialect/Linalg/Transforms/Transforms.h"
+#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
+
+#define DEBUG_TYPE "loom-fuse-elementwise"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_FUSEELEMENTWISEPASS
+#include "passes/Lowering/Passes.h.inc"
+
+namespace {
+
+struct FuseElementwisePass
+    : impl::FuseElementwisePassBase<FuseElementwisePass> {
+  using Base::Base;
+  void runOnOperation() override {
+    RewritePatternSet patterns(&getContext());
+    linalg::ControlFusionFn control = [](OpOperand *fused) {
+      Operation *producer = fused->get().getDefiningOp();
+      Operation *consumer = fused->getOwner();
+      // Only generic ops fuse: a named op (matmul, fill, reduce...) on either
+      // side stays as it is so later passes can still recognise it.
+      return isa_and_nonnull<linalg::GenericOp>(producer) &&
+             isa<linalg::GenericOp>(consumer);
+    };
+    linalg::populateElementwiseOpsFusionPatterns(patterns, control);
+    if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
+      return signalPassFailure();
+  }
+};
+
+} // namespace
+} // namespace mlir::loom
