@@ -1,6 +1,7 @@
 //===- InitAll.cpp - The one place that lists Loom's components -----------===//
 #include "loom/InitAll.h"
 
+#include "dialects/Comm/IR/CommDialect.h"
 #include "dialects/Loom/IR/LoomDialect.h"
 #include "passes/Lowering/Passes.h"
 #include "passes/Pipelines/Pipelines.h"
@@ -12,7 +13,7 @@
 #include "mlir/InitAllPasses.h"
 
 void mlir::loom::registerAllDialects(DialectRegistry &registry) {
-  registry.insert<LoomDialect>();
+  registry.insert<LoomDialect, comm::CommDialect>();
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
 }

@@ -27,6 +27,8 @@ struct EmitEntryWrappersPass
   LogicalResult wrap(ModuleOp module, LLVM::LLVMFuncOp fn) {
     MLIRContext *ctx = module.getContext();
     auto ptr = LLVM::LLVMPointerType::get(ctx);
+    if (fn.isExternal())
+      return fn.emitError("entry function has no body");
     for (Type t : fn.getArgumentTypes())
       if (t != ptr)
         return fn.emitError("entry argument of type ")

@@ -75,6 +75,18 @@ struct LowerEntryPointsPass
     for (auto fn : module.getOps<func::FuncOp>())
       if (fn->hasAttr(kEntryAttr))
         entries.push_back(fn);
+    // Helpers were inlined into the entries; what is left reads parameters
+    // that are about to disappear, so it must go (or be reported).
+    for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
+      if (fn->hasAttr(kEntryAttr) || fn.isExternal())
+        continue;
+      if (!SymbolTable::symbolKnownUseEmpty(fn, module)) {
+        fn.emitError("function is still called after inlining; entry "
+                     "functions must not call functions that read parameters");
+        return signalPassFailure();
+      }
+      fn.erase();
+    }
     for (auto fn : entries)
       if (failed(lowerEntry(module, fn)))
         return signalPassFailure();
@@ -199,11 +211,16 @@ struct LowerEntryPointsPass
     for (Operation *op : toErase)
       op->erase();
 
+    // Outputs first: an output may be the old value of a parameter, which
+    // must be copied out before the parameter's buffer is overwritten.
     auto ret = cast<func::ReturnOp>(body->getTerminator());
+    llvm::MapVector<unsigned, Value> ordered;
     for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-      writes[firstOutput + i] = v;
+      ordered[firstOutput + i] = v;
+    for (auto [index, value] : writes)
+      ordered[index] = value;
     b.setInsertionPoint(ret);
-    for (auto [index, value] : writes) {
+    for (auto [index, value] : ordered) {
       auto m = bufferization::MaterializeInDestinationOp::create(
           b, loc, TypeRange{}, value, body->getArgument(index));
       m.setRestrict(true);

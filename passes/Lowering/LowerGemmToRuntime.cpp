@@ -1,5 +1,6 @@
 //===- LowerGemmToRuntime.cpp - Bufferized matmuls to runtime BLAS --------===//
 #include "passes/Lowering/Passes.h"
+#include "passes/Lowering/RuntimeCalls.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -19,27 +20,14 @@ struct GemmOperand {
   Value ptr, ld, batchStride;
 };
 
-/// Returns the operand description, or failure when the rows of `m` are not
-/// contiguous (the runtime GEMM needs unit inner stride).
-FailureOr<GemmOperand> describe(OpBuilder &b, Location loc, Value m,
-                                bool batched) {
+GemmOperand describe(OpBuilder &b, Location loc, Value m, bool batched) {
   auto type = cast<MemRefType>(m.getType());
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  if (failed(type.getStridesAndOffset(strides, offset)) || strides.back() != 1)
-    return failure();
   auto meta = memref::ExtractStridedMetadataOp::create(b, loc, m);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, m);
+  Value ptr = bufferPointer(b, loc, m, meta);
   Type i64 = b.getI64Type();
   auto toI64 = [&](Value v) -> Value {
     return arith::IndexCastOp::create(b, loc, i64, v);
   };
-  int64_t bytes = type.getElementTypeBitWidth() / 8;
-  Value byteOffset = arith::MulIOp::create(
-      b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, bytes));
-  Value addr = toI64(arith::AddIOp::create(b, loc, base, byteOffset));
-  Value ptr = LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), addr);
   unsigned r = type.getRank();
   Value ld = toI64(meta.getStrides()[r - 2]);
   Value bs = batched ? toI64(meta.getStrides()[0])
@@ -75,18 +63,14 @@ struct LowerGemmToRuntimePass
   }
 
   func::FuncOp declare(ModuleOp module, FloatType et) {
-    std::string name = et.isF32() ? "loom_rt_gemm_f32" : "loom_rt_gemm_f64";
-    if (auto fn = module.lookupSymbol<func::FuncOp>(name))
-      return fn;
-    OpBuilder b(module.getBodyRegion());
+    OpBuilder b(module.getContext());
     Type i64 = b.getI64Type(), i32 = b.getI32Type();
     Type ptr = LLVM::LLVMPointerType::get(b.getContext());
     auto type = b.getFunctionType({i64, i32, i32, i64, i64, i64, ptr, i64, i64,
                                    ptr, i64, i64, et, ptr, i64, i64},
                                   {});
-    auto fn = func::FuncOp::create(b, module.getLoc(), name, type);
-    fn.setPrivate();
-    return fn;
+    return declareRuntimeFunction(
+        module, et.isF32() ? "loom_rt_gemm_f32" : "loom_rt_gemm_f64", type);
   }
 
   LogicalResult lower(ModuleOp module, linalg::LinalgOp op) {
@@ -114,12 +98,16 @@ struct LowerGemmToRuntimePass
     if (!reads(maps[2], 0, 1, batched))
       return failure();
 
+    // Check everything before building anything: a matmul left for the loop
+    // lowering must come out unchanged.
+    for (Value v : {a, bm, c})
+      if (!hasUnitInnerStride(cast<MemRefType>(v.getType())))
+        return failure();
     OpBuilder b(op);
     Location loc = op.getLoc();
-    auto ga = describe(b, loc, a, batched), gb = describe(b, loc, bm, batched),
-         gc = describe(b, loc, c, batched);
-    if (failed(ga) || failed(gb) || failed(gc))
-      return failure();
+    GemmOperand ga = describe(b, loc, a, batched),
+                gb = describe(b, loc, bm, batched),
+                gc = describe(b, loc, c, batched);
     auto ct = cast<MemRefType>(c.getType());
     auto at = cast<MemRefType>(a.getType());
     unsigned r = ct.getRank();
@@ -136,8 +124,8 @@ struct LowerGemmToRuntimePass
     func::CallOp::create(
         b, loc, declare(module, et),
         ValueRange{i64c(batch), i32c(ta), i32c(tb), i64c(m), i64c(n), i64c(k),
-                   ga->ptr, ga->ld, ga->batchStride, gb->ptr, gb->ld,
-                   gb->batchStride, beta, gc->ptr, gc->ld, gc->batchStride});
+                   ga.ptr, ga.ld, ga.batchStride, gb.ptr, gb.ld, gb.batchStride,
+                   beta, gc.ptr, gc.ld, gc.batchStride});
     op->erase();
     return success();
   }

@@ -35,6 +35,36 @@ struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
       module.emitError("the model has no loom.param to optimize");
       return signalPassFailure();
     }
+    if (warmupSteps < 0 || decaySteps < 0) {
+      module.emitError("warmup-steps and decay-steps must be non-negative");
+      return signalPassFailure();
+    }
+    // @loss_and_grad returns the loss, then one gradient per parameter in
+    // declaration order (as --loom-autodiff builds it): check before
+    // building anything.
+    auto results = grad.getResultTypes();
+    auto lossTensor = results.empty() ? RankedTensorType()
+                                      : dyn_cast<RankedTensorType>(results[0]);
+    if (!lossTensor || lossTensor.getRank() != 0 ||
+        results.size() != params.size() + 1) {
+      grad.emitError("@loss_and_grad must return a scalar loss tensor and one "
+                     "gradient per loom.param (")
+          << params.size() << "), as --loom-autodiff builds it";
+      return signalPassFailure();
+    }
+    for (auto [param, t] : llvm::zip(params, results.drop_front())) {
+      if (t != param.getType()) {
+        param.emitError("gradient type ")
+            << t << " does not match the parameter type " << param.getType();
+        return signalPassFailure();
+      }
+      if (param.getTensorType().getElementType() !=
+          lossTensor.getElementType()) {
+        param.emitError("parameter element type differs from the loss's: "
+                        "mixed precision is not supported yet");
+        return signalPassFailure();
+      }
+    }
 
     MLIRContext *ctx = module.getContext();
     OpBuilder b(ctx);
@@ -93,11 +123,6 @@ struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
       double wd = param.getNoWeightDecay() ? 0.0 : double(weightDecay);
       auto name = FlatSymbolRefAttr::get(param.getSymNameAttr());
       Value pg = g;
-      if (auto gt = cast<RankedTensorType>(g.getType());
-          gt.getElementType() != et) {
-        param.emitError("parameter element type differs from the loss's");
-        return signalPassFailure();
-      }
       if (optimizer == "adamw")
         AdamWOp::create(b, loc, name, pg, lr, step, b.getF64FloatAttr(beta1),
                         b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),

@@ -28,8 +28,10 @@ def Loom_Dialect : Dialect {
 class Loom_Op<string mnemonic, list<Trait> traits = []>
     : Op<Loom_Dialect, mnemonic, traits>;
 
-def Loom_FloatTensor : RankedTensorOf<[F32, F64]>;
-def Loom_IndexTensor : RankedTensorOf<[I32, I64]>;
+def Loom_FloatTensor : RankedTensorOf<[F32, F64], [HasStaticShapePred],
+                                      "statically shaped float tensor">;
+def Loom_IndexTensor : RankedTensorOf<[I32, I64], [HasStaticShapePred],
+                                      "statically shaped integer tensor">;
 def Loom_ScalarFloatTensor : 0DTensorOf<[F32, F64]>;
 def Loom_StepTensor : 0DTensorOf<[I64]>;
 

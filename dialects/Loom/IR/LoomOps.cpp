@@ -439,7 +439,8 @@ LogicalResult LrScheduleOp::verify() {
     return emitOpError("lr must be positive");
   if (minLr < 0 || minLr > lr)
     return emitOpError("min_lr must be in [0, lr]");
-  if (getWarmupSteps() < 0 || getDecaySteps() < 0)
+  // The generated getters return uint64_t: read the signed attribute.
+  if (getWarmupStepsAttr().getInt() < 0 || getDecayStepsAttr().getInt() < 0)
     return emitOpError("step counts must be non-negative");
   return success();
 }
@@ -449,7 +450,17 @@ static bool inUnitInterval(APFloat v) {
   return d >= 0 && d < 1;
 }
 
+/// The learning rate is a scalar of the gradient's element type.
+static LogicalResult verifyLrType(Operation *op, Value lr, Value grad) {
+  if (cast<RankedTensorType>(lr.getType()).getElementType() !=
+      cast<RankedTensorType>(grad.getType()).getElementType())
+    return op->emitOpError("lr must have the gradient's element type");
+  return success();
+}
+
 LogicalResult AdamWOp::verify() {
+  if (failed(verifyLrType(*this, getLr(), getGrad())))
+    return failure();
   if (!inUnitInterval(getBeta1()) || !inUnitInterval(getBeta2()))
     return emitOpError("beta1 and beta2 must be in [0, 1)");
   if (!(getEps().convertToDouble() > 0))
@@ -465,6 +476,8 @@ LogicalResult AdamWOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 }
 
 LogicalResult SGDOp::verify() {
+  if (failed(verifyLrType(*this, getLr(), getGrad())))
+    return failure();
   if (!inUnitInterval(getMomentum()))
     return emitOpError("momentum must be in [0, 1)");
   if (getWeightDecay().convertToDouble() < 0)

@@ -1,0 +1,160 @@
+//===- CommOps.cpp - comm op verifiers ------------------------------------===//
+//
+// Every constraint in an op's description is checked here and has a case in
+// test/dialects/Comm/invalid.mlir.
+//
+//===----------------------------------------------------------------------===//
+#include "dialects/Comm/IR/CommOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+
+using namespace mlir;
+using namespace mlir::loom::comm;
+
+/// The result type of an all_reduce or broadcast is its operand's: parse it
+/// from the operand, print nothing.
+static ParseResult parseSameType(OpAsmParser &, Type &result, Type input) {
+  result = input;
+  return success();
+}
+static void printSameType(OpAsmPrinter &, Operation *, Type, Type) {}
+
+//===----------------------------------------------------------------------===//
+// Mesh
+//===----------------------------------------------------------------------===//
+
+LogicalResult MeshOp::verify() {
+  if (getShape().empty())
+    return emitOpError("shape must not be empty");
+  if (llvm::any_of(getShape(), [](int64_t d) { return d <= 0; }))
+    return emitOpError("every mesh size must be positive");
+  if (getAxes().size() != getShape().size())
+    return emitOpError("expects one axis name per mesh dimension (")
+           << getShape().size() << "), got " << getAxes().size();
+  llvm::StringSet<> seen;
+  for (Attribute a : getAxes()) {
+    StringRef name = cast<StringAttr>(a).getValue();
+    if (name.empty())
+      return emitOpError("axis names must not be empty");
+    if (!seen.insert(name).second)
+      return emitOpError("axis '") << name << "' is named twice";
+  }
+  return success();
+}
+
+int64_t MeshOp::getGroupSize(ArrayAttr axes) {
+  int64_t size = 1;
+  for (auto [name, dim] : llvm::zip(getAxes(), getShape()))
+    if (llvm::is_contained(axes, name))
+      size *= dim;
+  return size;
+}
+
+//===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// Checks that `mesh` names a comm.mesh and `axes` are distinct axes of it.
+static LogicalResult verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
+                                 ArrayAttr axes,
+                                 SymbolTableCollection &symbolTable) {
+  auto mesh = symbolTable.lookupNearestSymbolFrom<MeshOp>(op, meshName);
+  if (!mesh)
+    return op->emitOpError("'")
+           << meshName.getValue() << "' does not name a comm.mesh";
+  if (axes.empty())
+    return op->emitOpError("expects at least one axis");
+  llvm::StringSet<> seen;
+  for (Attribute a : axes) {
+    StringRef name = cast<StringAttr>(a).getValue();
+    if (!llvm::is_contained(mesh.getAxes(), a))
+      return op->emitOpError("axis '")
+             << name << "' is not an axis of mesh @" << mesh.getSymName();
+    if (!seen.insert(name).second)
+      return op->emitOpError("axis '") << name << "' is listed twice";
+  }
+  return success();
+}
+
+/// Group size of a collective whose symbols already verified.
+static int64_t groupSize(Operation *op, FlatSymbolRefAttr meshName,
+                         ArrayAttr axes) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshName);
+  return mesh ? mesh.getGroupSize(axes) : 1;
+}
+
+static LogicalResult verifyMean(Operation *op, ReduceKind kind, Type t) {
+  if (kind == ReduceKind::mean &&
+      !isa<FloatType>(cast<ShapedType>(t).getElementType()))
+    return op->emitOpError("mean needs a float element type");
+  return success();
+}
+
+#define COMM_SYMBOL_USES(OP)                                                   \
+  LogicalResult OP::verifySymbolUses(SymbolTableCollection &symbolTable) {     \
+    return verifyGroup(*this, getMeshAttr(), getAxes(), symbolTable);          \
+  }                                                                            \
+  int64_t OP::getGroupSize() {                                                 \
+    return groupSize(*this, getMeshAttr(), getAxes());                         \
+  }
+COMM_SYMBOL_USES(AllReduceOp)
+COMM_SYMBOL_USES(ReduceScatterOp)
+COMM_SYMBOL_USES(AllGatherOp)
+COMM_SYMBOL_USES(BroadcastOp)
+#undef COMM_SYMBOL_USES
+
+LogicalResult AllReduceOp::verify() {
+  if (getInput().getType() != getType())
+    return emitOpError("result type must equal the operand type");
+  return verifyMean(*this, getReduction(), getType());
+}
+
+/// reduce_scatter and all_gather: the result is the operand with `dim`
+/// divided (scatter) or multiplied (gather) by the group size.
+static LogicalResult verifyResized(Operation *op, RankedTensorType in,
+                                   RankedTensorType out, int64_t dim,
+                                   int64_t group, bool scatter) {
+  if (dim < 0 || dim >= in.getRank())
+    return op->emitOpError("dim ")
+           << dim << " is out of range for rank " << in.getRank();
+  if (scatter && in.getDimSize(dim) % group != 0)
+    return op->emitOpError("dimension ")
+           << dim << " of size " << in.getDimSize(dim)
+           << " is not divisible by the group size " << group;
+  SmallVector<int64_t> expected(in.getShape());
+  expected[dim] = scatter ? expected[dim] / group : expected[dim] * group;
+  if (out.getElementType() != in.getElementType() ||
+      out.getShape() != ArrayRef<int64_t>(expected))
+    return op->emitOpError("result type ")
+           << out << " does not match "
+           << RankedTensorType::get(expected, in.getElementType());
+  return success();
+}
+
+LogicalResult ReduceScatterOp::verify() {
+  if (failed(verifyMean(*this, getReduction(), getType())))
+    return failure();
+  return verifyResized(*this, getInput().getType(), getType(), getDim(),
+                       getGroupSize(), /*scatter=*/true);
+}
+
+LogicalResult AllGatherOp::verify() {
+  return verifyResized(*this, getInput().getType(), getType(), getDim(),
+                       getGroupSize(), /*scatter=*/false);
+}
+
+LogicalResult BroadcastOp::verify() {
+  if (getInput().getType() != getType())
+    return emitOpError("result type must equal the operand type");
+  int64_t group = getGroupSize();
+  if (getRoot() < 0 || getRoot() >= group)
+    return emitOpError("root ")
+           << getRoot() << " is not a rank of a group of " << group;
+  return success();
+}
+
+#define GET_OP_CLASSES
+#include "dialects/Comm/IR/CommOps.cpp.inc"

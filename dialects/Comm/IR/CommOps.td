@@ -1,0 +1,161 @@
+//===- CommOps.td - comm dialect ops -----------------------*- tablegen -*-===//
+#ifndef COMM_OPS_TD
+#define COMM_OPS_TD
+
+include "dialects/Comm/IR/CommBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+
+def Comm_MeshOp : Comm_Op<"mesh", [Symbol]> {
+  let summary = "Declares a named grid of ranks.";
+  let description = [{
+    Ranks are numbered row-major over `shape`; axis `i` is named
+    `axes[i]`.
+
+    Example:
+    ```mlir
+    comm.mesh @world shape = [4] axes = ["dp"]
+    ```
+
+    **Constraints:**
+    - `shape` is non-empty and every size is positive.
+    - `axes` has one distinct, non-empty name per dimension of `shape`.
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$shape,
+                       StrArrayAttr:$axes);
+  let assemblyFormat = "$sym_name `shape` `=` $shape `axes` `=` $axes attr-dict";
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of ranks in the groups along `axes`.
+    int64_t getGroupSize(::mlir::ArrayAttr axes);
+  }];
+}
+
+// Every collective names its mesh and the axes its groups span, and is
+// ordered against other collectives (it talks to the other ranks), so it
+// carries a write effect on the default resource and is never reordered or
+// removed by generic passes.
+class Comm_CollectiveOp<string mnemonic, list<Trait> traits = []>
+    : Comm_Op<mnemonic, !listconcat([
+        DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+        MemoryEffects<[MemRead, MemWrite]>], traits)> {
+  code commonExtra = [{
+    /// Ranks taking part in each group of this collective.
+    int64_t getGroupSize();
+  }];
+}
+
+def Comm_AllReduceOp : Comm_CollectiveOp<"all_reduce"> {
+  let summary = "Reduces a tensor across the ranks of each group.";
+  let description = [{
+    Every rank of the group receives the element-wise `reduction` (sum,
+    mean or max) of the operand over the group.
+
+    Example:
+    ```mlir
+    %g = comm.all_reduce %grad over @world ["dp"] mean : tensor<64x32xf32>
+    ```
+
+    **Constraints:**
+    - `mesh` names a `comm.mesh`; `axes` is non-empty, has no duplicates and
+      names axes of that mesh.
+    - The result type equals the operand type.
+    - `mean` needs a float element type.
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, Comm_ReduceKind:$reduction);
+  let results = (outs Comm_Tensor:$result);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes $reduction attr-dict `:` type($input)
+    custom<SameType>(type($result), ref(type($input)))
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = commonExtra;
+}
+
+def Comm_ReduceScatterOp : Comm_CollectiveOp<"reduce_scatter"> {
+  let summary = "Reduces across each group, leaving each rank one slice.";
+  let description = [{
+    The reduction over the group is split into `size` equal slices along
+    `dim`; rank `r` of the group receives slice `r`.
+
+    Example:
+    ```mlir
+    %s = comm.reduce_scatter %g over @world ["dp"] sum dim = 0 : tensor<64x32xf32> -> tensor<16x32xf32>
+    ```
+
+    **Constraints:**
+    - `mesh` names a `comm.mesh`; `axes` is non-empty, has no duplicates and
+      names axes of that mesh.
+    - `dim` is a dimension of the operand whose size the group size divides.
+    - The result has the operand's element type and shape, with `dim`
+      divided by the group size.
+    - `mean` needs a float element type.
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, Comm_ReduceKind:$reduction,
+                       I64Attr:$dim);
+  let results = (outs Comm_Tensor:$result);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes $reduction `dim` `=` $dim attr-dict `:`
+    type($input) `->` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = commonExtra;
+}
+
+def Comm_AllGatherOp : Comm_CollectiveOp<"all_gather"> {
+  let summary = "Concatenates each rank's tensor across its group.";
+  let description = [{
+    Every rank receives the operands of all ranks of its group concatenated
+    along `dim`, in group-rank order.
+
+    Example:
+    ```mlir
+    %p = comm.all_gather %shard over @world ["dp"] dim = 0 : tensor<16x32xf32> -> tensor<64x32xf32>
+    ```
+
+    **Constraints:**
+    - `mesh` names a `comm.mesh`; `axes` is non-empty, has no duplicates and
+      names axes of that mesh.
+    - `dim` is a dimension of the operand.
+    - The result has the operand's element type and shape, with `dim`
+      multiplied by the group size.
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs Comm_Tensor:$result);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = commonExtra;
+}
+
+def Comm_BroadcastOp : Comm_CollectiveOp<"broadcast"> {
+  let summary = "Copies the root rank's tensor to every rank of its group.";
+  let description = [{
+    Example:
+    ```mlir
+    %w = comm.broadcast %w0 over @world ["dp"] root = 0 : tensor<64x32xf32>
+    ```
+
+    **Constraints:**
+    - `mesh` names a `comm.mesh`; `axes` is non-empty, has no duplicates and
+      names axes of that mesh.
+    - `root` is a rank of the group: `0 <= root < group size`.
+    - The result type equals the operand type.
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$root);
+  let results = (outs Comm_Tensor:$result);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes `root` `=` $root attr-dict `:` type($input)
+    custom<SameType>(type($result), ref(type($input)))
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = commonExtra;
+}
+
+#endif // COMM_OPS_TD

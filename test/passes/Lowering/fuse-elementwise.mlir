@@ -1,0 +1,91 @@
+// RUN: loom-opt %s -split-input-file -loom-fuse-elementwise | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d1)>
+
+// Tests that a chain of elementwise generics becomes one generic whose body
+// computes both steps.
+// CHECK-LABEL: func.func @fuse_chain
+// CHECK-SAME: (%[[X:.+]]: tensor<4x8xf32>, %[[B:.+]]: tensor<8xf32>)
+// CHECK: %[[R:.+]] = linalg.generic
+// CHECK-SAME: ins(%[[X]], %[[B]] : tensor<4x8xf32>, tensor<8xf32>)
+// CHECK: %[[S:.+]] = arith.addf
+// CHECK-NEXT: %[[E:.+]] = math.exp %[[S]] : f32
+// CHECK-NEXT: linalg.yield %[[E]] : f32
+// CHECK-NOT: linalg.generic
+// CHECK: return %[[R]]
+func.func @fuse_chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #row, #id], iterator_types = ["parallel", "parallel"]} ins(%x, %b : tensor<4x8xf32>, tensor<8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_0: f32, %out: f32):
+    %s = arith.addf %in, %in_0 : f32
+    linalg.yield %s : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x8xf32>
+  %1 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%0 : tensor<4x8xf32>) outs(%e1 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<4x8xf32>
+  return %1 : tensor<4x8xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Tests that generics around a linalg.matmul are not fused into it: the
+// matmul stays a named op for the runtime GEMM, with its fill.
+// CHECK-LABEL: func.func @dont_fuse_into_matmul
+// CHECK: %[[RELU:.+]] = linalg.generic
+// CHECK: arith.maximumf
+// CHECK: %[[INIT:.+]] = linalg.fill
+// CHECK: %[[MM:.+]] = linalg.matmul ins(%[[RELU]], %{{.+}} : tensor<4x8xf32>, tensor<8x16xf32>) outs(%[[INIT]] : tensor<4x16xf32>)
+// CHECK: linalg.generic {{.*}} ins(%[[MM]] : tensor<4x16xf32>)
+// CHECK: arith.negf
+func.func @dont_fuse_into_matmul(%x: tensor<4x8xf32>, %w: tensor<8x16xf32>) -> tensor<4x16xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %r = arith.maximumf %in, %cst : f32
+    linalg.yield %r : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x16xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %2 = linalg.matmul ins(%0, %w : tensor<4x8xf32>, tensor<8x16xf32>) outs(%1 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %e2 = tensor.empty() : tensor<4x16xf32>
+  %3 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%2 : tensor<4x16xf32>) outs(%e2 : tensor<4x16xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %n = arith.negf %in : f32
+    linalg.yield %n : f32
+  } -> tensor<4x16xf32>
+  return %3 : tensor<4x16xf32>
+}
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Tests that an elementwise producer of a linalg.reduce is not fused into it.
+// CHECK-LABEL: func.func @dont_fuse_into_reduce
+// CHECK: %[[EXP:.+]] = linalg.generic
+// CHECK: math.exp
+// CHECK: linalg.reduce ins(%[[EXP]] : tensor<4x8xf32>)
+func.func @dont_fuse_into_reduce(%x: tensor<4x8xf32>) -> tensor<4xf32> {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %0 = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%x : tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4xf32>
+  %1 = linalg.fill ins(%cst : f32) outs(%e1 : tensor<4xf32>) -> tensor<4xf32>
+  %2 = linalg.reduce ins(%0 : tensor<4x8xf32>) outs(%1 : tensor<4xf32>) dimensions = [1]
+    (%in: f32, %init: f32) {
+      %s = arith.addf %in, %init : f32
+      linalg.yield %s : f32
+    }
+  return %2 : tensor<4xf32>
+}
