@@ -53,6 +53,8 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   auto optimizer = parseOptimizerSpec(options.optimizer);
   if (!optimizer)
     return error(llvm::toString(optimizer.takeError()));
+  if (options.dp < 1)
+    return error("--dp must be at least 1, got " + llvm::Twine(options.dp));
   if (options.dtype != "f32" && options.dtype != "f64")
     return error("--dtype must be f32 or f64, got '" + options.dtype + "'");
   if (options.inputFile.empty() == options.modelSpec.empty())
@@ -120,6 +122,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     train.decaySteps = options.decaySteps;
     train.minLr = options.minLr;
     train.clipNorm = options.clipNorm;
+    train.dp = options.dp;
     buildTrainPipeline(pm, train);
     if (failed(runStage(pm, *module, root, "train")))
       return failure();

@@ -1,6 +1,7 @@
 //===- Manifest.cpp - manifest.json from the compiled module --------------===//
 #include "Manifest.h"
 
+#include "dialects/Comm/IR/CommOps.h"
 #include "dialects/Loom/IR/LoomOps.h"
 
 #include "loom/runtime/abi.h"
@@ -63,6 +64,16 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
     }
   }
   manifest["task"] = std::move(task);
+
+  for (auto mesh : train.getOps<comm::MeshOp>()) {
+    json::Array axes, shape;
+    for (Attribute a : mesh.getAxes())
+      axes.push_back(cast<StringAttr>(a).str());
+    for (int64_t d : mesh.getShape())
+      shape.push_back(d);
+    manifest["mesh"] =
+        json::Object{{"axes", std::move(axes)}, {"shape", std::move(shape)}};
+  }
 
   json::Array params;
   for (ParamOp p : train.getOps<ParamOp>()) {

@@ -3,6 +3,7 @@
 
 #include "dialects/Comm/IR/CommDialect.h"
 #include "dialects/Loom/IR/LoomDialect.h"
+#include "passes/Distribute/Passes.h"
 #include "passes/Lowering/Passes.h"
 #include "passes/Pipelines/Pipelines.h"
 #include "passes/Train/Passes.h"
@@ -14,6 +15,7 @@
 
 void mlir::loom::registerAllDialects(DialectRegistry &registry) {
   registry.insert<LoomDialect, comm::CommDialect>();
+  registerCommBufferizationModels(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
 }
@@ -21,6 +23,7 @@ void mlir::loom::registerAllDialects(DialectRegistry &registry) {
 void mlir::loom::registerAllPasses() {
   mlir::registerAllPasses();
   registerTrainPasses();
+  registerDistributePasses();
   registerLoweringPasses();
   registerPipelines();
 }

@@ -1,6 +1,7 @@
 //===- LowerToLinalg.cpp - Primitive loom ops to linalg/tensor/arith ------===//
 #include "passes/Lowering/Passes.h"
 
+#include "dialects/Comm/IR/CommOps.h"
 #include "dialects/Loom/IR/LoomShapes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -575,6 +576,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
                            arith::ArithDialect, math::MathDialect,
                            func::FuncDialect,
                            bufferization::BufferizationDialect>();
+    target.addLegalDialect<comm::CommDialect>();
     target.addIllegalDialect<LoomDialect>();
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

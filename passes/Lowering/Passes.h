@@ -11,9 +11,11 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
 
 namespace mlir {
+class DialectRegistry;
 class RewritePatternSet;
 namespace loom {
 
@@ -22,6 +24,10 @@ namespace loom {
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Lowering/Passes.h.inc"
+
+/// Attaches the one-shot bufferization models of the comm collectives
+/// (they bufferize to calls of the runtime's collectives).
+void registerCommBufferizationModels(DialectRegistry &registry);
 
 /// Patterns of --loom-decompose, for reuse by other passes.
 void populateDecomposePatterns(RewritePatternSet &patterns);

@@ -79,6 +79,28 @@ def LowerGemmToRuntimePass : Pass<"loom-lower-gemm-to-runtime", "mlir::ModuleOp"
   ];
 }
 
+def ApproximateMathPass : Pass<"loom-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Replaces f32 exp/log/tanh by vectorisable polynomials.";
+  let description = [{
+    Upstream polynomial approximations (a few ulp) for f32 `math.exp`,
+    `math.log`, `math.tanh` and friends. Calls into libm's scalar versions
+    took 40 % of a small GPT step and kept the loops around them from being
+    vectorised. f64 math (used by the gradient checks) keeps libm.
+  }];
+  let dependentDialects = ["::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def FinalizeCommPass : Pass<"loom-finalize-comm", "mlir::ModuleOp"> {
+  let summary = "Drops comm.mesh declarations after bufferization.";
+  let description = [{
+    Bufferization turns every collective into a runtime call; the meshes
+    they named have no meaning in the LLVM dialect. Fails, naming the op,
+    if a collective was left behind.
+  }];
+}
+
 def EmitEntryWrappersPass : Pass<"loom-emit-entry-wrappers", "mlir::ModuleOp"> {
   let summary = "Adds the `void loom_<entry>(void **args)` C entry points.";
   let description = [{

@@ -1,6 +1,7 @@
 //===- Pipelines.cpp - Loom's named pass pipelines ------------------------===//
 #include "passes/Pipelines/Pipelines.h"
 
+#include "passes/Distribute/Passes.h"
 #include "passes/Lowering/Passes.h"
 #include "passes/Train/Passes.h"
 
@@ -21,6 +22,11 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm,
                                     const TrainPipelineOptions &o) {
   addUpstream(pm, "inline,canonicalize,cse");
   pm.addPass(createAutodiffPass());
+  if (o.dp > 1) {
+    DataParallelPassOptions dp;
+    dp.ranks = o.dp;
+    pm.addPass(createDataParallelPass(dp));
+  }
   AddOptimizerPassOptions opt;
   opt.optimizer = o.optimizer;
   opt.lr = o.lr;
@@ -59,10 +65,12 @@ void mlir::loom::buildBufferizePipeline(OpPassManager &pm) {
                   "ownership-based-buffer-deallocation,canonicalize,"
                   "buffer-deallocation-simplification,"
                   "bufferization-lower-deallocations,cse,canonicalize");
+  pm.addPass(createFinalizeCommPass());
 }
 
 void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createLowerGemmToRuntimePass());
+  pm.addPass(createApproximateMathPass());
   addUpstream(pm,
               "func.func(convert-linalg-to-loops),lower-affine,"
               "convert-scf-to-cf,canonicalize,expand-strided-metadata,"

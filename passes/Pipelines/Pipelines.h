@@ -31,9 +31,13 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<int64_t> decaySteps{*this, "decay-steps", llvm::cl::init(0)};
   Option<double> minLr{*this, "min-lr", llvm::cl::init(0.0)};
   Option<double> clipNorm{*this, "clip-norm", llvm::cl::init(0.0)};
+  Option<int64_t> dp{*this, "dp",
+                     llvm::cl::desc("Data-parallel ranks (1: no averaging)"),
+                     llvm::cl::init(1)};
 };
 
-/// model -> train: inline helpers, differentiate @loss, add @train_step.
+/// model -> train: inline helpers, differentiate @loss, average gradients
+/// over `dp` ranks, add @train_step.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
 /// train -> linalg: inline, decompose composite ops, buffer calling

@@ -59,6 +59,11 @@ static cl::opt<double> minLr("min-lr", cl::desc("LR at the end of the decay"),
 static cl::opt<double> clip("clip-norm",
                             cl::desc("Clip the global gradient norm (0: off)"),
                             cl::init(0.0), cl::cat(cat));
+static cl::opt<int64_t>
+    dp("dp",
+       cl::desc("Data-parallel ranks: average gradients over N ranks (the "
+                "artifact then runs on exactly N ranks; see loom-run --ranks)"),
+       cl::init(1), cl::cat(cat));
 static cl::opt<std::string>
     dtype("dtype", cl::desc("Parameter type of --model: f32 (default) or f64"),
           cl::init("f32"), cl::cat(cat));
@@ -97,6 +102,7 @@ int main(int argc, char **argv) {
   options.decaySteps = decay;
   options.minLr = minLr;
   options.clipNorm = clip;
+  options.dp = dp;
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);
   return mlir::failed(compile(options)) ? 1 : 0;

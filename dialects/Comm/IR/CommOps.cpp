@@ -14,13 +14,18 @@
 using namespace mlir;
 using namespace mlir::loom::comm;
 
-/// The result type of an all_reduce or broadcast is its operand's: parse it
-/// from the operand, print nothing.
-static ParseResult parseSameType(OpAsmParser &, Type &result, Type input) {
+/// all_reduce and broadcast print one type for operand and result (the
+/// verifier checks they are equal).
+static ParseResult parseSameType(OpAsmParser &parser, Type &input,
+                                 Type &result) {
+  if (parser.parseType(input))
+    return failure();
   result = input;
   return success();
 }
-static void printSameType(OpAsmPrinter &, Operation *, Type, Type) {}
+static void printSameType(OpAsmPrinter &p, Operation *, Type input, Type) {
+  p << input;
+}
 
 //===----------------------------------------------------------------------===//
 // Mesh

@@ -66,8 +66,8 @@ def Comm_AllReduceOp : Comm_CollectiveOp<"all_reduce"> {
                        StrArrayAttr:$axes, Comm_ReduceKind:$reduction);
   let results = (outs Comm_Tensor:$result);
   let assemblyFormat = [{
-    $input `over` $mesh $axes $reduction attr-dict `:` type($input)
-    custom<SameType>(type($result), ref(type($input)))
+    $input `over` $mesh $axes $reduction attr-dict `:`
+    custom<SameType>(type($input), type($result))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = commonExtra;
@@ -151,8 +151,8 @@ def Comm_BroadcastOp : Comm_CollectiveOp<"broadcast"> {
                        StrArrayAttr:$axes, I64Attr:$root);
   let results = (outs Comm_Tensor:$result);
   let assemblyFormat = [{
-    $input `over` $mesh $axes `root` `=` $root attr-dict `:` type($input)
-    custom<SameType>(type($result), ref(type($input)))
+    $input `over` $mesh $axes `root` `=` $root attr-dict `:`
+    custom<SameType>(type($input), type($result))
   }];
   let hasVerifier = 1;
   let extraClassDeclaration = commonExtra;

@@ -23,6 +23,7 @@ struct CompileOptions {
   std::string dtype = "f32";
   int64_t warmupSteps = 0, decaySteps = 0;
   double minLr = 0.0, clipNorm = 0.0;
+  int64_t dp = 1; ///< data-parallel ranks
   std::string commandLine; ///< recorded in the manifest
 };
 

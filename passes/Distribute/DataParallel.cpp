@@ -1,0 +1,67 @@
+//===- DataParallel.cpp - Gradient averaging over data-parallel ranks -----===//
+#include "passes/Distribute/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+#define DEBUG_TYPE "loom-data-parallel"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_DATAPARALLELPASS
+#include "passes/Distribute/Passes.h.inc"
+
+namespace {
+
+struct DataParallelPass : impl::DataParallelPassBase<DataParallelPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto grad = module.lookupSymbol<func::FuncOp>("loss_and_grad");
+    if (!grad) {
+      module.emitError("no @loss_and_grad: run --loom-autodiff first");
+      return signalPassFailure();
+    }
+    FailureOr<comm::MeshOp> mesh = getOrCreateMesh(module);
+    if (failed(mesh))
+      return signalPassFailure();
+
+    OpBuilder b(module.getContext());
+    auto axes = b.getStrArrayAttr({axis});
+    auto meshRef = FlatSymbolRefAttr::get(mesh->getSymNameAttr());
+    auto ret = cast<func::ReturnOp>(grad.getBody().front().getTerminator());
+    b.setInsertionPoint(ret);
+    // One collective per result, in result order: the same sequence on every
+    // rank. The overlap scheduler may later move each one earlier.
+    SmallVector<Value> averaged;
+    for (Value v : ret.getOperands()) {
+      averaged.push_back(comm::AllReduceOp::create(b, ret.getLoc(), v.getType(),
+                                                   v, meshRef.getValue(), axes,
+                                                   comm::ReduceKind::mean));
+      ++numAllReduces;
+    }
+    ret->setOperands(averaged);
+  }
+
+  FailureOr<comm::MeshOp> getOrCreateMesh(ModuleOp module) {
+    if (auto mesh = module.lookupSymbol<comm::MeshOp>(meshName)) {
+      OpBuilder b(module.getContext());
+      if (!llvm::is_contained(mesh.getAxes(), b.getStringAttr(axis))) {
+        mesh.emitError("mesh @") << meshName << " has no axis '" << axis << "'";
+        return failure();
+      }
+      return mesh;
+    }
+    if (ranks < 1) {
+      module.emitError("ranks must be positive, got ") << ranks;
+      return failure();
+    }
+    OpBuilder b(module.getBodyRegion());
+    return comm::MeshOp::create(b, module.getLoc(), meshName,
+                                ArrayRef<int64_t>{ranks},
+                                b.getStrArrayAttr({axis}));
+  }
+};
+
+} // namespace
+} // namespace mlir::loom

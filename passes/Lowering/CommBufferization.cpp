@@ -1,0 +1,183 @@
+//===- CommBufferization.cpp - Bufferizing collectives to runtime calls ---===//
+//
+// One-shot bufferization models for the comm collectives. Each bufferizes to
+// a call of the matching `loom_rt_*` function of the runtime ABI:
+// all_reduce and broadcast work in place on their operand's buffer (the
+// analysis inserts a copy when the operand is still needed), reduce_scatter
+// and all_gather write a new buffer.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Lowering/Passes.h"
+#include "passes/Lowering/RuntimeCalls.h"
+
+#include "dialects/Comm/IR/CommOps.h"
+#include "loom/runtime/abi.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/DialectRegistry.h"
+
+using namespace mlir;
+using namespace mlir::bufferization;
+using namespace mlir::loom;
+
+namespace {
+
+int32_t reduceCode(comm::ReduceKind kind) {
+  switch (kind) {
+  case comm::ReduceKind::sum:
+    return LOOM_SUM;
+  case comm::ReduceKind::mean:
+    return LOOM_MEAN;
+  case comm::ReduceKind::max:
+    return LOOM_MAX;
+  }
+  return LOOM_SUM;
+}
+
+/// Builds the runtime call: `name(group, <buffers as pointers>, count,
+/// <ints>)`; every collective of the one-axis meshes Loom lowers today
+/// runs on group 0 (all ranks).
+void callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
+                 ValueRange buffers, int64_t count, ArrayRef<int32_t> ints) {
+  Location loc = op->getLoc();
+  MLIRContext *ctx = op->getContext();
+  Type i64 = rewriter.getI64Type(), i32 = rewriter.getI32Type();
+  Type ptr = LLVM::LLVMPointerType::get(ctx);
+  SmallVector<Type> types{i64};
+  SmallVector<Value> args{arith::ConstantIntOp::create(rewriter, loc, 0, 64)};
+  for (Value buffer : buffers) {
+    types.push_back(ptr);
+    args.push_back(bufferPointer(rewriter, loc, buffer));
+  }
+  types.push_back(i64);
+  args.push_back(arith::ConstantIntOp::create(rewriter, loc, count, 64));
+  for (int32_t v : ints) {
+    types.push_back(i32);
+    args.push_back(arith::ConstantIntOp::create(rewriter, loc, v, 32));
+  }
+  auto fn = declareRuntimeFunction(op->getParentOfType<ModuleOp>(), name,
+                                   FunctionType::get(ctx, types, {}));
+  func::CallOp::create(rewriter, loc, fn, args);
+}
+
+/// The buffer of `value`, copied into a fresh identity-layout buffer when it
+/// is a strided view: the runtime collectives take dense buffers.
+FailureOr<Value> denseBuffer(RewriterBase &rewriter, Operation *op, Value value,
+                             const BufferizationOptions &options,
+                             BufferizationState &state) {
+  FailureOr<Value> buffer = getBuffer(rewriter, value, options, state);
+  if (failed(buffer))
+    return failure();
+  auto type = cast<MemRefType>(buffer->getType());
+  if (type.getLayout().isIdentity())
+    return buffer;
+  auto dense = MemRefType::get(type.getShape(), type.getElementType());
+  FailureOr<Value> copy =
+      options.createAlloc(rewriter, op->getLoc(), dense, {});
+  if (failed(copy) ||
+      failed(options.createMemCpy(rewriter, op->getLoc(), *buffer, *copy)))
+    return failure();
+  return copy;
+}
+
+/// all_reduce and broadcast: in place on the operand's buffer.
+template <typename OpTy>
+struct InPlaceCollectiveModel : public BufferizableOpInterface::ExternalModel<
+                                    InPlaceCollectiveModel<OpTy>, OpTy> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return true;
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto coll = cast<OpTy>(op);
+    FailureOr<Value> buffer =
+        denseBuffer(rewriter, op, coll.getInput(), options, state);
+    if (failed(buffer))
+      return failure();
+    auto type = coll.getInput().getType();
+    int32_t dtype = runtimeDType(type.getElementType());
+    if constexpr (std::is_same_v<OpTy, comm::AllReduceOp>)
+      callRuntime(rewriter, op, "loom_rt_all_reduce", {*buffer},
+                  type.getNumElements(),
+                  {dtype, reduceCode(coll.getReduction())});
+    else
+      callRuntime(rewriter, op, "loom_rt_broadcast", {*buffer},
+                  type.getNumElements(), {dtype, int32_t(coll.getRoot())});
+    replaceOpWithBufferizedValues(rewriter, op, *buffer);
+    return success();
+  }
+};
+
+/// reduce_scatter and all_gather: read the operand, write a new buffer.
+template <typename OpTy>
+struct ResizingCollectiveModel : public BufferizableOpInterface::ExternalModel<
+                                     ResizingCollectiveModel<OpTy>, OpTy> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto coll = cast<OpTy>(op);
+    if (coll.getDim() != 0)
+      return op->emitError("the CPU lowering supports collectives along "
+                           "dimension 0 only (contiguous slices)");
+    FailureOr<Value> in =
+        denseBuffer(rewriter, op, coll.getInput(), options, state);
+    if (failed(in))
+      return failure();
+    auto outType = coll.getType();
+    FailureOr<Value> out = options.createAlloc(
+        rewriter, op->getLoc(),
+        MemRefType::get(outType.getShape(), outType.getElementType()), {});
+    if (failed(out))
+      return failure();
+    int32_t dtype = runtimeDType(outType.getElementType());
+    if constexpr (std::is_same_v<OpTy, comm::ReduceScatterOp>)
+      callRuntime(rewriter, op, "loom_rt_reduce_scatter", {*in, *out},
+                  outType.getNumElements(),
+                  {dtype, reduceCode(coll.getReduction())});
+    else
+      callRuntime(rewriter, op, "loom_rt_all_gather", {*in, *out},
+                  coll.getInput().getType().getNumElements(), {dtype});
+    replaceOpWithBufferizedValues(rewriter, op, *out);
+    return success();
+  }
+};
+
+} // namespace
+
+void mlir::loom::registerCommBufferizationModels(DialectRegistry &registry) {
+  registry.addExtension(+[](MLIRContext *ctx, comm::CommDialect *) {
+    comm::AllReduceOp::attachInterface<
+        InPlaceCollectiveModel<comm::AllReduceOp>>(*ctx);
+    comm::BroadcastOp::attachInterface<
+        InPlaceCollectiveModel<comm::BroadcastOp>>(*ctx);
+    comm::ReduceScatterOp::attachInterface<
+        ResizingCollectiveModel<comm::ReduceScatterOp>>(*ctx);
+    comm::AllGatherOp::attachInterface<
+        ResizingCollectiveModel<comm::AllGatherOp>>(*ctx);
+  });
+}

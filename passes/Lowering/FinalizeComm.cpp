@@ -1,0 +1,37 @@
+//===- FinalizeComm.cpp - Drop meshes once collectives are calls ----------===//
+#include "passes/Lowering/Passes.h"
+
+#include "dialects/Comm/IR/CommOps.h"
+
+#define DEBUG_TYPE "loom-finalize-comm"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_FINALIZECOMMPASS
+#include "passes/Lowering/Passes.h.inc"
+
+namespace {
+
+struct FinalizeCommPass : impl::FinalizeCommPassBase<FinalizeCommPass> {
+  using Base::Base;
+  void runOnOperation() override {
+    SmallVector<Operation *> meshes;
+    WalkResult result = getOperation().walk([&](Operation *op) {
+      if (isa<comm::MeshOp>(op)) {
+        meshes.push_back(op);
+        return WalkResult::advance();
+      }
+      if (isa<comm::CommDialect>(op->getDialect())) {
+        op->emitError("collective left after bufferization");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return signalPassFailure();
+    for (Operation *mesh : meshes)
+      mesh->erase();
+  }
+};
+
+} // namespace
+} // namespace mlir::loom
