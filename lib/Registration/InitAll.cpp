@@ -6,6 +6,7 @@
 #include "passes/Distribute/Passes.h"
 #include "passes/Lowering/Passes.h"
 #include "passes/Pipelines/Pipelines.h"
+#include "passes/Schedule/Passes.h"
 #include "passes/Train/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -24,6 +25,7 @@ void mlir::loom::registerAllPasses() {
   mlir::registerAllPasses();
   registerTrainPasses();
   registerDistributePasses();
+  registerSchedulePasses();
   registerLoweringPasses();
   registerPipelines();
 }

@@ -53,7 +53,7 @@ struct DataParallelPass : impl::DataParallelPassBase<DataParallelPass> {
       return mesh;
     }
     if (ranks < 1) {
-      module.emitError("ranks must be positive, got ") << ranks;
+      module.emitError("ranks must be positive, got ") << int64_t(ranks);
       return failure();
     }
     OpBuilder b(module.getBodyRegion());

@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/DialectRegistry.h"
 
 using namespace mlir;
@@ -39,8 +40,18 @@ int32_t reduceCode(comm::ReduceKind kind) {
 /// Builds the runtime call: `name(group, <buffers as pointers>, count,
 /// <ints>)`; every collective of the one-axis meshes Loom lowers today
 /// runs on group 0 (all ranks).
-void callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
-                 ValueRange buffers, int64_t count, ArrayRef<int32_t> ints) {
+LogicalResult callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
+                          ValueRange buffers, int64_t count,
+                          ArrayRef<int32_t> ints) {
+  // Group 0 is every rank: only collectives over the whole mesh lower today.
+  auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<comm::MeshOp>(op, meshName);
+  int64_t all = 1;
+  for (int64_t d : mesh.getShape())
+    all *= d;
+  if (mesh.getGroupSize(op->getAttrOfType<ArrayAttr>("axes")) != all)
+    return op->emitError("the CPU lowering runs collectives over every rank "
+                         "of the mesh only; this one spans a sub-group");
   Location loc = op->getLoc();
   MLIRContext *ctx = op->getContext();
   Type i64 = rewriter.getI64Type(), i32 = rewriter.getI32Type();
@@ -60,6 +71,7 @@ void callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
   auto fn = declareRuntimeFunction(op->getParentOfType<ModuleOp>(), name,
                                    FunctionType::get(ctx, types, {}));
   func::CallOp::create(rewriter, loc, fn, args);
+  return success();
 }
 
 /// The buffer of `value`, copied into a fresh identity-layout buffer when it
@@ -80,6 +92,12 @@ FailureOr<Value> denseBuffer(RewriterBase &rewriter, Operation *op, Value value,
       failed(options.createMemCpy(rewriter, op->getLoc(), *buffer, *copy)))
     return failure();
   return copy;
+}
+
+/// The trailing integer of an in-place collective: reduction or root.
+int32_t opCode(comm::AllReduceOp op) { return reduceCode(op.getReduction()); }
+int32_t opCode(comm::BroadcastOp op) {
+  return int32_t(op.getRootAttr().getInt());
 }
 
 /// all_reduce and broadcast: in place on the operand's buffer.
@@ -108,13 +126,14 @@ struct InPlaceCollectiveModel : public BufferizableOpInterface::ExternalModel<
       return failure();
     auto type = coll.getInput().getType();
     int32_t dtype = runtimeDType(type.getElementType());
-    if constexpr (std::is_same_v<OpTy, comm::AllReduceOp>)
-      callRuntime(rewriter, op, "loom_rt_all_reduce", {*buffer},
-                  type.getNumElements(),
-                  {dtype, reduceCode(coll.getReduction())});
-    else
-      callRuntime(rewriter, op, "loom_rt_broadcast", {*buffer},
-                  type.getNumElements(), {dtype, int32_t(coll.getRoot())});
+    LogicalResult called =
+        std::is_same_v<OpTy, comm::AllReduceOp>
+            ? callRuntime(rewriter, op, "loom_rt_all_reduce", {*buffer},
+                          type.getNumElements(), {dtype, opCode(coll)})
+            : callRuntime(rewriter, op, "loom_rt_broadcast", {*buffer},
+                          type.getNumElements(), {dtype, opCode(coll)});
+    if (failed(called))
+      return failure();
     replaceOpWithBufferizedValues(rewriter, op, *buffer);
     return success();
   }
@@ -141,7 +160,7 @@ struct ResizingCollectiveModel : public BufferizableOpInterface::ExternalModel<
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
     auto coll = cast<OpTy>(op);
-    if (coll.getDim() != 0)
+    if (coll.getDimAttr().getInt() != 0)
       return op->emitError("the CPU lowering supports collectives along "
                            "dimension 0 only (contiguous slices)");
     FailureOr<Value> in =
@@ -155,13 +174,16 @@ struct ResizingCollectiveModel : public BufferizableOpInterface::ExternalModel<
     if (failed(out))
       return failure();
     int32_t dtype = runtimeDType(outType.getElementType());
+    LogicalResult called = success();
     if constexpr (std::is_same_v<OpTy, comm::ReduceScatterOp>)
-      callRuntime(rewriter, op, "loom_rt_reduce_scatter", {*in, *out},
-                  outType.getNumElements(),
-                  {dtype, reduceCode(coll.getReduction())});
+      called = callRuntime(rewriter, op, "loom_rt_reduce_scatter", {*in, *out},
+                           outType.getNumElements(),
+                           {dtype, reduceCode(coll.getReduction())});
     else
-      callRuntime(rewriter, op, "loom_rt_all_gather", {*in, *out},
-                  coll.getInput().getType().getNumElements(), {dtype});
+      called = callRuntime(rewriter, op, "loom_rt_all_gather", {*in, *out},
+                           coll.getInput().getType().getNumElements(), {dtype});
+    if (failed(called))
+      return failure();
     replaceOpWithBufferizedValues(rewriter, op, *out);
     return success();
   }
@@ -171,6 +193,9 @@ struct ResizingCollectiveModel : public BufferizableOpInterface::ExternalModel<
 
 void mlir::loom::registerCommBufferizationModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, comm::CommDialect *) {
+    // The bufferized form calls the runtime through these dialects.
+    ctx->loadDialect<LLVM::LLVMDialect, arith::ArithDialect, func::FuncDialect,
+                     memref::MemRefDialect>();
     comm::AllReduceOp::attachInterface<
         InPlaceCollectiveModel<comm::AllReduceOp>>(*ctx);
     comm::BroadcastOp::attachInterface<

@@ -20,8 +20,9 @@ struct FinalizeCommPass : impl::FinalizeCommPassBase<FinalizeCommPass> {
         meshes.push_back(op);
         return WalkResult::advance();
       }
-      if (isa<comm::CommDialect>(op->getDialect())) {
-        op->emitError("collective left after bufferization");
+      if (isa_and_present<comm::CommDialect>(op->getDialect())) {
+        op->emitError("collective '")
+            << op->getName() << "' left after bufferization";
         return WalkResult::interrupt();
       }
       return WalkResult::advance();

@@ -22,6 +22,8 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm,
                                     const TrainPipelineOptions &o) {
   addUpstream(pm, "inline,canonicalize,cse");
   pm.addPass(createAutodiffPass());
+  if (o.dp < 1)
+    llvm::report_fatal_error("loom-train-pipeline: dp must be at least 1");
   if (o.dp > 1) {
     DataParallelPassOptions dp;
     dp.ranks = o.dp;

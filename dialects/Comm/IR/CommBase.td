@@ -8,6 +8,7 @@
 #ifndef COMM_BASE_TD
 #define COMM_BASE_TD
 
+include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
 include "mlir/IR/EnumAttr.td"
 
@@ -15,6 +16,7 @@ def Comm_Dialect : Dialect {
   let name = "comm";
   let cppNamespace = "::mlir::loom::comm";
   let summary = "Device meshes and collectives between ranks.";
+  let useDefaultTypePrinterParser = 1;
   let description = [{
     A `comm.mesh` symbol names a grid of ranks with named axes; collectives
     run over the ranks that differ only along the given axes. Every
@@ -25,7 +27,17 @@ def Comm_Dialect : Dialect {
 class Comm_Op<string mnemonic, list<Trait> traits = []>
     : Op<Comm_Dialect, mnemonic, traits>;
 
-def Comm_Tensor : RankedTensorOf<[F32, F64, I32, I64]>;
+def Comm_Tensor : RankedTensorOf<[F32, F64, I32, I64], [HasStaticShapePred],
+                                 "statically shaped tensor">;
+
+def Comm_TokenType : TypeDef<Comm_Dialect, "Token"> {
+  let mnemonic = "token";
+  let summary = "A collective in flight, produced by a *_start op.";
+  let description = [{
+    Names one asynchronous collective between its `*_start` and its
+    `comm.wait`. Each token is waited exactly once.
+  }];
+}
 
 def Comm_ReduceKind : I32EnumAttr<"ReduceKind", "reduction of a collective", [
     I32EnumAttrCase<"sum", 0>, I32EnumAttrCase<"mean", 1>,

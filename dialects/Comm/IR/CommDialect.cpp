@@ -5,12 +5,16 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
 #include "mlir/Transforms/InliningUtils.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mlir::loom::comm;
 
 #include "dialects/Comm/IR/CommDialect.cpp.inc"
 #include "dialects/Comm/IR/CommEnums.cpp.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "dialects/Comm/IR/CommTypes.cpp.inc"
 
 namespace {
 /// Collectives may be inlined: they name module-level meshes only.
@@ -24,6 +28,10 @@ struct CommInlinerInterface : public DialectInlinerInterface {
 
 void CommDialect::initialize() {
   addInterfaces<CommInlinerInterface>();
+  addTypes<
+#define GET_TYPEDEF_LIST
+#include "dialects/Comm/IR/CommTypes.cpp.inc"
+      >();
   addOperations<
 #define GET_OP_LIST
 #include "dialects/Comm/IR/CommOps.cpp.inc"

@@ -84,11 +84,22 @@ static LogicalResult verifyGroup(Operation *op, FlatSymbolRefAttr meshName,
   return success();
 }
 
-/// Group size of a collective whose symbols already verified.
+/// Group size of a collective, or std::nullopt while its mesh or axes are
+/// invalid (verifySymbolUses reports that; size checks must wait for it).
+static std::optional<int64_t>
+knownGroupSize(Operation *op, FlatSymbolRefAttr meshName, ArrayAttr axes) {
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshName);
+  if (!mesh || axes.empty())
+    return std::nullopt;
+  for (Attribute a : axes)
+    if (!llvm::is_contained(mesh.getAxes(), a))
+      return std::nullopt;
+  return mesh.getGroupSize(axes);
+}
+
 static int64_t groupSize(Operation *op, FlatSymbolRefAttr meshName,
                          ArrayAttr axes) {
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, meshName);
-  return mesh ? mesh.getGroupSize(axes) : 1;
+  return knownGroupSize(op, meshName, axes).value_or(1);
 }
 
 static LogicalResult verifyMean(Operation *op, ReduceKind kind, Type t) {
@@ -104,11 +115,18 @@ static LogicalResult verifyMean(Operation *op, ReduceKind kind, Type t) {
   }                                                                            \
   int64_t OP::getGroupSize() {                                                 \
     return groupSize(*this, getMeshAttr(), getAxes());                         \
+  }                                                                            \
+  static std::optional<int64_t> knownGroupSize(OP op) {                        \
+    return knownGroupSize(op, op.getMeshAttr(), op.getAxes());                 \
   }
 COMM_SYMBOL_USES(AllReduceOp)
 COMM_SYMBOL_USES(ReduceScatterOp)
 COMM_SYMBOL_USES(AllGatherOp)
 COMM_SYMBOL_USES(BroadcastOp)
+COMM_SYMBOL_USES(AllReduceStartOp)
+COMM_SYMBOL_USES(ReduceScatterStartOp)
+COMM_SYMBOL_USES(AllGatherStartOp)
+COMM_SYMBOL_USES(BroadcastStartOp)
 #undef COMM_SYMBOL_USES
 
 LogicalResult AllReduceOp::verify() {
@@ -142,22 +160,112 @@ static LogicalResult verifyResized(Operation *op, RankedTensorType in,
 LogicalResult ReduceScatterOp::verify() {
   if (failed(verifyMean(*this, getReduction(), getType())))
     return failure();
-  return verifyResized(*this, getInput().getType(), getType(), getDim(),
-                       getGroupSize(), /*scatter=*/true);
+  auto group = knownGroupSize(*this);
+  return group ? verifyResized(*this, getInput().getType(), getType(),
+                               getDimAttr().getInt(), *group,
+                               /*scatter=*/true)
+               : success();
 }
 
 LogicalResult AllGatherOp::verify() {
-  return verifyResized(*this, getInput().getType(), getType(), getDim(),
-                       getGroupSize(), /*scatter=*/false);
+  auto group = knownGroupSize(*this);
+  return group ? verifyResized(*this, getInput().getType(), getType(),
+                               getDimAttr().getInt(), *group,
+                               /*scatter=*/false)
+               : success();
+}
+
+/// The root must be a rank of the group (checked once the group is known).
+static LogicalResult verifyRoot(Operation *op, IntegerAttr rootAttr,
+                                std::optional<int64_t> group) {
+  int64_t root = rootAttr.getInt();
+  if (group && (root < 0 || root >= *group))
+    return op->emitOpError("root ")
+           << root << " is not a rank of a group of " << *group;
+  return success();
 }
 
 LogicalResult BroadcastOp::verify() {
   if (getInput().getType() != getType())
     return emitOpError("result type must equal the operand type");
-  int64_t group = getGroupSize();
-  if (getRoot() < 0 || getRoot() >= group)
-    return emitOpError("root ")
-           << getRoot() << " is not a rank of a group of " << group;
+  return verifyRoot(*this, getRootAttr(), knownGroupSize(*this));
+}
+
+//===----------------------------------------------------------------------===//
+// Asynchronous collectives
+//===----------------------------------------------------------------------===//
+
+/// Both results of a start op feed exactly one comm.wait, together.
+static LogicalResult verifyStartUses(Operation *op) {
+  Value token = op->getResult(0), inflight = op->getResult(1);
+  if (!token.hasOneUse())
+    return op->emitOpError("token must be waited exactly once (it has ")
+           << std::distance(token.use_begin(), token.use_end()) << " uses)";
+  auto wait = dyn_cast<WaitOp>(*token.user_begin());
+  if (!wait)
+    return op->emitOpError("token must be used by a comm.wait");
+  if (!inflight.hasOneUse() || *inflight.user_begin() != wait.getOperation() ||
+      wait.getInflight() != inflight)
+    return op->emitOpError("the in-flight tensor may only be used by its "
+                           "comm.wait");
+  return success();
+}
+
+static Operation *waitOf(Operation *op) {
+  Value token = op->getResult(0);
+  return token.hasOneUse() ? *token.user_begin() : nullptr;
+}
+
+LogicalResult AllReduceStartOp::verify() {
+  if (getInput().getType() != getInflight().getType())
+    return emitOpError("in-flight type must equal the operand type");
+  if (failed(verifyMean(*this, getReduction(), getInput().getType())))
+    return failure();
+  return verifyStartUses(*this);
+}
+Operation *AllReduceStartOp::getWait() { return waitOf(*this); }
+
+LogicalResult ReduceScatterStartOp::verify() {
+  if (failed(verifyMean(*this, getReduction(), getInput().getType())))
+    return failure();
+  auto group = knownGroupSize(*this);
+  if (group &&
+      failed(verifyResized(*this, getInput().getType(), getInflight().getType(),
+                           getDimAttr().getInt(), *group,
+                           /*scatter=*/true)))
+    return failure();
+  return verifyStartUses(*this);
+}
+Operation *ReduceScatterStartOp::getWait() { return waitOf(*this); }
+
+LogicalResult AllGatherStartOp::verify() {
+  auto group = knownGroupSize(*this);
+  if (group &&
+      failed(verifyResized(*this, getInput().getType(), getInflight().getType(),
+                           getDimAttr().getInt(), *group,
+                           /*scatter=*/false)))
+    return failure();
+  return verifyStartUses(*this);
+}
+Operation *AllGatherStartOp::getWait() { return waitOf(*this); }
+
+LogicalResult BroadcastStartOp::verify() {
+  if (getInput().getType() != getInflight().getType())
+    return emitOpError("in-flight type must equal the operand type");
+  if (failed(verifyRoot(*this, getRootAttr(), knownGroupSize(*this))))
+    return failure();
+  return verifyStartUses(*this);
+}
+Operation *BroadcastStartOp::getWait() { return waitOf(*this); }
+
+LogicalResult WaitOp::verify() {
+  Operation *start = getToken().getDefiningOp();
+  if (!start || start->getNumResults() != 2 ||
+      start->getResult(1) != getInflight())
+    return emitOpError("token and in-flight tensor must come from the same "
+                       "*_start op");
+  if (getInflight().getType() != getType())
+    return emitOpError("result type must equal the in-flight type");
   return success();
 }
 

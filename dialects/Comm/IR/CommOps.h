@@ -12,6 +12,9 @@
 
 #include "dialects/Comm/IR/CommEnums.h.inc"
 
+#define GET_TYPEDEF_CLASSES
+#include "dialects/Comm/IR/CommTypes.h.inc"
+
 #define GET_OP_CLASSES
 #include "dialects/Comm/IR/CommOps.h.inc"
 

@@ -158,4 +158,143 @@ def Comm_BroadcastOp : Comm_CollectiveOp<"broadcast"> {
   let extraClassDeclaration = commonExtra;
 }
 
+//===----------------------------------------------------------------------===//
+// Asynchronous collectives
+//===----------------------------------------------------------------------===//
+
+// A *_start op launches a collective and returns a token plus the tensor in
+// flight; the only use of both is the matching comm.wait, which returns the
+// collective's result. Work placed between the two overlaps with it.
+class Comm_StartOp<string mnemonic, string sync>
+    : Comm_CollectiveOp<mnemonic> {
+  let results = (outs Comm_TokenType:$token, Comm_Tensor:$inflight);
+  let summary = "Starts `comm." # sync # "` without waiting for it.";
+  let hasVerifier = 1;
+  let extraClassDeclaration = commonExtra # [{
+    /// The comm.wait that completes this collective.
+    ::mlir::Operation *getWait();
+  }];
+}
+
+def Comm_AllReduceStartOp : Comm_StartOp<"all_reduce_start", "all_reduce"> {
+  let description = [{
+    Asynchronous `comm.all_reduce`: the reduction runs while the ops up to
+    the matching `comm.wait` execute.
+
+    Example:
+    ```mlir
+    %tok, %f = comm.all_reduce_start %g over @world ["dp"] mean : tensor<64xf32>
+    %r = comm.wait %tok, %f : tensor<64xf32>
+    ```
+
+    **Constraints:**
+    - As `comm.all_reduce` (mesh, axes, mean on floats); `inflight` has the
+      operand's type.
+    - The token and the in-flight tensor are used exactly once, both by the
+      same `comm.wait` (every token is waited once; nothing reads the result
+      before its wait).
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, Comm_ReduceKind:$reduction);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes $reduction attr-dict `:`
+    custom<SameType>(type($input), type($inflight))
+  }];
+}
+
+def Comm_ReduceScatterStartOp
+    : Comm_StartOp<"reduce_scatter_start", "reduce_scatter"> {
+  let description = [{
+    Asynchronous `comm.reduce_scatter`.
+
+    Example:
+    ```mlir
+    %tok, %f = comm.reduce_scatter_start %g over @world ["dp"] sum dim = 0 : tensor<64x32xf32> -> tensor<16x32xf32>
+    %s = comm.wait %tok, %f : tensor<16x32xf32>
+    ```
+
+    **Constraints:**
+    - As `comm.reduce_scatter`, with `inflight` in the role of its result.
+    - The token and the in-flight tensor are used exactly once, both by the
+      same `comm.wait`.
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, Comm_ReduceKind:$reduction,
+                       I64Attr:$dim);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes $reduction `dim` `=` $dim attr-dict `:`
+    type($input) `->` type($inflight)
+  }];
+}
+
+def Comm_AllGatherStartOp : Comm_StartOp<"all_gather_start", "all_gather"> {
+  let description = [{
+    Asynchronous `comm.all_gather`.
+
+    Example:
+    ```mlir
+    %tok, %f = comm.all_gather_start %s over @world ["dp"] dim = 0 : tensor<16x32xf32> -> tensor<64x32xf32>
+    %p = comm.wait %tok, %f : tensor<64x32xf32>
+    ```
+
+    **Constraints:**
+    - As `comm.all_gather`, with `inflight` in the role of its result.
+    - The token and the in-flight tensor are used exactly once, both by the
+      same `comm.wait`.
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->`
+    type($inflight)
+  }];
+}
+
+def Comm_BroadcastStartOp : Comm_StartOp<"broadcast_start", "broadcast"> {
+  let description = [{
+    Asynchronous `comm.broadcast`.
+
+    Example:
+    ```mlir
+    %tok, %f = comm.broadcast_start %w over @world ["dp"] root = 0 : tensor<64xf32>
+    %r = comm.wait %tok, %f : tensor<64xf32>
+    ```
+
+    **Constraints:**
+    - As `comm.broadcast`, with `inflight` in the role of its result.
+    - The token and the in-flight tensor are used exactly once, both by the
+      same `comm.wait`.
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$root);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes `root` `=` $root attr-dict `:`
+    custom<SameType>(type($input), type($inflight))
+  }];
+}
+
+def Comm_WaitOp : Comm_Op<"wait", [MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Waits for an asynchronous collective and returns its result.";
+  let description = [{
+    Blocks until the collective that produced `token` has completed on this
+    rank; only then is its result (the in-flight tensor) readable.
+
+    Example:
+    ```mlir
+    %r = comm.wait %tok, %f : tensor<64xf32>
+    ```
+
+    **Constraints:**
+    - `token` and `inflight` are the two results of one `*_start` op.
+    - The result type equals the in-flight type.
+  }];
+  let arguments = (ins Comm_TokenType:$token, Comm_Tensor:$inflight);
+  let results = (outs Comm_Tensor:$result);
+  let assemblyFormat = [{
+    $token `,` $inflight attr-dict `:`
+    custom<SameType>(type($inflight), type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // COMM_OPS_TD

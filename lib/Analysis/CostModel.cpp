@@ -1,0 +1,84 @@
+//===- CostModel.cpp - Compute and communication time estimates -----------===//
+#include "loom/Analysis/CostModel.h"
+
+#include "dialects/Comm/IR/CommOps.h"
+#include "dialects/Loom/IR/LoomOps.h"
+
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+static double elements(Value v) {
+  auto t = dyn_cast<ShapedType>(v.getType());
+  return t && t.hasStaticShape() ? double(t.getNumElements()) : 0.0;
+}
+
+static double bytes(Value v) {
+  auto t = dyn_cast<ShapedType>(v.getType());
+  if (!t || !t.hasStaticShape())
+    return 0.0;
+  return double(t.getNumElements()) * t.getElementTypeBitWidth() / 8;
+}
+
+double mlir::loom::estimateFlops(Operation *op) {
+  return TypeSwitch<Operation *, double>(op)
+      .Case<MatmulOp>([](MatmulOp mm) {
+        auto a = cast<RankedTensorType>(mm.getLhs().getType());
+        int64_t k = a.getDimSize(a.getRank() - (mm.getTransposeA() ? 2 : 1));
+        return 2.0 * elements(mm.getResult()) * double(k);
+      })
+      .Case<LinearOp>([](LinearOp l) {
+        auto w = cast<RankedTensorType>(l.getWeight().getType());
+        return 2.0 * elements(l.getResult()) * double(w.getDimSize(1));
+      })
+      .Case<AttentionOp>([](AttentionOp a) {
+        auto q = cast<RankedTensorType>(a.getQuery().getType());
+        auto k = cast<RankedTensorType>(a.getKey().getType());
+        double rows = elements(a.getQuery()) / double(q.getShape().back());
+        double keys = double(k.getDimSize(k.getRank() - 2));
+        return 2.0 * rows * keys *
+               double(q.getShape().back() +
+                      cast<RankedTensorType>(a.getValue().getType())
+                          .getShape()
+                          .back());
+      })
+      .Default([](Operation *other) {
+        // Elementwise and reductions: a few FLOPs per element touched.
+        if (!isa<LoomDialect>(other->getDialect()))
+          return 0.0;
+        double n = 0;
+        for (Value v : other->getOperands())
+          n += elements(v);
+        return n;
+      });
+}
+
+double mlir::loom::estimateCollectiveBytes(Operation *op) {
+  return TypeSwitch<Operation *, double>(op)
+      .Case<comm::AllReduceOp, comm::AllReduceStartOp>([](auto c) {
+        double n = double(c.getGroupSize());
+        return 2.0 * bytes(c.getInput()) * (n - 1) / n;
+      })
+      .Case<comm::ReduceScatterOp, comm::ReduceScatterStartOp,
+            comm::AllGatherOp, comm::AllGatherStartOp>([](auto c) {
+        double n = double(c.getGroupSize());
+        double full = std::max(bytes(c.getInput()),
+                               bytes(c->getResult(c->getNumResults() - 1)));
+        return full * (n - 1) / n;
+      })
+      .Case<comm::BroadcastOp, comm::BroadcastStartOp>(
+          [](auto c) { return bytes(c.getInput()); })
+      .Default([](Operation *) { return 0.0; });
+}
+
+double mlir::loom::estimateCollectiveSeconds(Operation *op,
+                                             const MachineModel &machine) {
+  return machine.linkLatencySeconds +
+         estimateCollectiveBytes(op) / machine.linkBytesPerSecond;
+}
+
+double mlir::loom::estimateComputeSeconds(Operation *op,
+                                          const MachineModel &machine) {
+  return estimateFlops(op) / machine.flopsPerSecond;
+}

@@ -1,0 +1,141 @@
+//===- ScheduleOverlap.cpp - Start collectives early, wait late -----------===//
+//
+// Only moves ops within a block and never reorders two starts, so the
+// sequence of collectives (what every rank must agree on) is the program
+// order of the input, whatever the compute around it.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Schedule/Passes.h"
+
+#include "loom/Analysis/CostModel.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#define DEBUG_TYPE "loom-schedule-overlap"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_SCHEDULEOVERLAPPASS
+#include "passes/Schedule/Passes.h.inc"
+
+namespace {
+
+bool isStart(Operation *op) {
+  return isa<comm::AllReduceStartOp, comm::ReduceScatterStartOp,
+             comm::AllGatherStartOp, comm::BroadcastStartOp>(op);
+}
+
+double inflightBytes(Operation *start) {
+  auto t = cast<ShapedType>(start->getResult(1).getType());
+  auto in = cast<ShapedType>(start->getOperand(0).getType());
+  return double(std::max(t.getNumElements(), in.getNumElements())) *
+         t.getElementTypeBitWidth() / 8;
+}
+
+/// The ancestor of `op` that lives in `block`, or null.
+Operation *ancestorIn(Block *block, Operation *op) {
+  while (op && op->getBlock() != block)
+    op = op->getParentOp();
+  return op;
+}
+
+struct ScheduleOverlapPass
+    : impl::ScheduleOverlapPassBase<ScheduleOverlapPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    MachineModel machine;
+    machine.linkBytesPerSecond = linkGbps * 1e9 / 8;
+    machine.linkLatencySeconds = linkLatencyUs * 1e-6;
+    machine.flopsPerSecond = gflops * 1e9;
+    getOperation().walk([&](Block *block) {
+      SmallVector<Operation *> starts;
+      for (Operation &op : *block)
+        if (isStart(&op))
+          starts.push_back(&op);
+      if (starts.empty())
+        return;
+      hoistStarts(block, starts);
+      sinkWaits(block, starts);
+      capInflight(starts);
+      if (emitRemarks)
+        report(starts, machine);
+    });
+  }
+
+  /// Each start right after its operand's definition, but after the start
+  /// before it (program order of collectives is kept).
+  void hoistStarts(Block *block, ArrayRef<Operation *> starts) {
+    Operation *previous = nullptr;
+    for (Operation *start : starts) {
+      Operation *def = ancestorIn(block, start->getOperand(0).getDefiningOp());
+      Operation *after = def;
+      if (previous && (!after || after->isBeforeInBlock(previous)))
+        after = previous;
+      if (after)
+        start->moveAfter(after);
+      else
+        start->moveBefore(&block->front());
+      previous = start;
+    }
+  }
+
+  /// Each wait right before the first use of its result.
+  void sinkWaits(Block *block, ArrayRef<Operation *> starts) {
+    for (Operation *start : starts) {
+      Operation *wait = *start->getResult(0).user_begin();
+      Operation *first = block->getTerminator();
+      for (Operation *user : wait->getResult(0).getUsers()) {
+        Operation *u = ancestorIn(block, user);
+        if (u && u->isBeforeInBlock(first))
+          first = u;
+      }
+      wait->moveBefore(first);
+    }
+  }
+
+  /// Waits the oldest collectives before a start that would put more than
+  /// the cap in flight.
+  void capInflight(ArrayRef<Operation *> starts) {
+    double cap = maxInflightMiB * 1024 * 1024, inflight = 0;
+    SmallVector<Operation *> open;
+    for (Operation *start : starts) {
+      // Collectives whose wait already ran are no longer in flight.
+      llvm::erase_if(open, [&](Operation *s) {
+        Operation *wait = *s->getResult(0).user_begin();
+        if (wait->isBeforeInBlock(start)) {
+          inflight -= inflightBytes(s);
+          return true;
+        }
+        return false;
+      });
+      while (!open.empty() && inflight + inflightBytes(start) > cap) {
+        Operation *oldest = open.front();
+        (*oldest->getResult(0).user_begin())->moveBefore(start);
+        inflight -= inflightBytes(oldest);
+        open.erase(open.begin());
+      }
+      open.push_back(start);
+      inflight += inflightBytes(start);
+    }
+  }
+
+  void report(ArrayRef<Operation *> starts, const MachineModel &machine) {
+    for (Operation *start : starts) {
+      Operation *wait = *start->getResult(0).user_begin();
+      double compute = 0;
+      for (Operation *op = start->getNextNode(); op && op != wait;
+           op = op->getNextNode())
+        compute += estimateComputeSeconds(op, machine);
+      double comm = estimateCollectiveSeconds(start, machine);
+      double hidden = comm > 0 ? 100 * std::min(1.0, compute / comm) : 100;
+      start->emitRemark() << llvm::formatv(
+          "collective ~{0:f3} ms overlaps ~{1:f3} ms of compute (hidden "
+          "{2:f0}%)",
+          comm * 1e3, compute * 1e3, hidden);
+    }
+  }
+};
+
+} // namespace
+} // namespace mlir::loom

@@ -1,0 +1,131 @@
+// RUN: loom-opt %s | loom-opt | FileCheck %s
+// RUN: loom-opt %s --mlir-print-op-generic | loom-opt | FileCheck %s
+// RUN: loom-opt %s --canonicalize --cse | FileCheck %s --check-prefix=EFFECTS
+
+// Tests that every comm op prints in its custom form and parses back.
+
+// Tests that 1-D and 2-D meshes keep their shape and axis names.
+// CHECK: comm.mesh @world shape = [4] axes = ["dp"]{{$}}
+// CHECK: comm.mesh @grid shape = [2, 3] axes = ["dp", "tp"]{{$}}
+comm.mesh @world shape = [4] axes = ["dp"]
+comm.mesh @grid shape = [2, 3] axes = ["dp", "tp"]
+
+// Tests that all_reduce keeps each reduction kind and element type.
+// CHECK-LABEL: func.func @all_reduce
+// CHECK-SAME: (%[[F:.+]]: tensor<8x6xf32>, %[[I:.+]]: tensor<6xi32>, %[[D:.+]]: tensor<f64>, %[[L:.+]]: tensor<2xi64>)
+// CHECK: %[[SUM:.+]] = comm.all_reduce %[[F]] over @world ["dp"] sum : tensor<8x6xf32>
+// CHECK: %[[MEAN:.+]] = comm.all_reduce %[[SUM]] over @world ["dp"] mean : tensor<8x6xf32>
+// CHECK: %[[MAX:.+]] = comm.all_reduce %[[MEAN]] over @world ["dp"] max : tensor<8x6xf32>
+// CHECK: %[[ISUM:.+]] = comm.all_reduce %[[I]] over @world ["dp"] sum : tensor<6xi32>
+// CHECK: %[[IMAX:.+]] = comm.all_reduce %[[ISUM]] over @world ["dp"] max : tensor<6xi32>
+// CHECK: comm.all_reduce %[[D]] over @world ["dp"] mean : tensor<f64>
+// CHECK: comm.all_reduce %[[L]] over @world ["dp"] sum : tensor<2xi64>
+// CHECK: return %[[MAX]], %[[IMAX]]
+func.func @all_reduce(%f: tensor<8x6xf32>, %i: tensor<6xi32>, %d: tensor<f64>, %l: tensor<2xi64>) -> (tensor<8x6xf32>, tensor<6xi32>) {
+  %0 = comm.all_reduce %f over @world ["dp"] sum : tensor<8x6xf32>
+  %1 = comm.all_reduce %0 over @world ["dp"] mean : tensor<8x6xf32>
+  %2 = comm.all_reduce %1 over @world ["dp"] max : tensor<8x6xf32>
+  %3 = comm.all_reduce %i over @world ["dp"] sum : tensor<6xi32>
+  %4 = comm.all_reduce %3 over @world ["dp"] max : tensor<6xi32>
+  %5 = comm.all_reduce %d over @world ["dp"] mean : tensor<f64>
+  %6 = comm.all_reduce %l over @world ["dp"] sum : tensor<2xi64>
+  return %2, %4 : tensor<8x6xf32>, tensor<6xi32>
+}
+
+// Tests that reduce_scatter keeps its reduction and dim, along dim 0 and 1.
+// CHECK-LABEL: func.func @reduce_scatter
+// CHECK-SAME: (%[[X:.+]]: tensor<8x12xf32>)
+// CHECK: %[[R0:.+]] = comm.reduce_scatter %[[X]] over @world ["dp"] sum dim = 0 : tensor<8x12xf32> -> tensor<2x12xf32>
+// CHECK: %[[R1:.+]] = comm.reduce_scatter %[[R0]] over @world ["dp"] mean dim = 1 : tensor<2x12xf32> -> tensor<2x3xf32>
+// CHECK: return %[[R1]]
+func.func @reduce_scatter(%x: tensor<8x12xf32>) -> tensor<2x3xf32> {
+  %0 = comm.reduce_scatter %x over @world ["dp"] sum dim = 0 : tensor<8x12xf32> -> tensor<2x12xf32>
+  %1 = comm.reduce_scatter %0 over @world ["dp"] mean dim = 1 : tensor<2x12xf32> -> tensor<2x3xf32>
+  return %1 : tensor<2x3xf32>
+}
+
+// Tests that all_gather keeps its dim, along dim 0 and 1.
+// CHECK-LABEL: func.func @all_gather
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3xi64>)
+// CHECK: %[[G0:.+]] = comm.all_gather %[[X]] over @world ["dp"] dim = 0 : tensor<2x3xi64> -> tensor<8x3xi64>
+// CHECK: %[[G1:.+]] = comm.all_gather %[[G0]] over @world ["dp"] dim = 1 : tensor<8x3xi64> -> tensor<8x12xi64>
+// CHECK: return %[[G1]]
+func.func @all_gather(%x: tensor<2x3xi64>) -> tensor<8x12xi64> {
+  %0 = comm.all_gather %x over @world ["dp"] dim = 0 : tensor<2x3xi64> -> tensor<8x3xi64>
+  %1 = comm.all_gather %0 over @world ["dp"] dim = 1 : tensor<8x3xi64> -> tensor<8x12xi64>
+  return %1 : tensor<8x12xi64>
+}
+
+// Tests that broadcast keeps its root, including the last rank of the group.
+// CHECK-LABEL: func.func @broadcast
+// CHECK-SAME: (%[[X:.+]]: tensor<4xf64>)
+// CHECK: %[[B0:.+]] = comm.broadcast %[[X]] over @world ["dp"] root = 0 : tensor<4xf64>
+// CHECK: %[[B3:.+]] = comm.broadcast %[[B0]] over @world ["dp"] root = 3 : tensor<4xf64>
+// CHECK: return %[[B3]]
+func.func @broadcast(%x: tensor<4xf64>) -> tensor<4xf64> {
+  %0 = comm.broadcast %x over @world ["dp"] root = 0 : tensor<4xf64>
+  %1 = comm.broadcast %0 over @world ["dp"] root = 3 : tensor<4xf64>
+  return %1 : tensor<4xf64>
+}
+
+// Tests that collectives over one axis of a 2-D mesh use that axis's size
+// as the group size (2 along "dp", 3 along "tp", 6 along both), and that
+// the axis order of a collective is kept.
+// CHECK-LABEL: func.func @one_axis_of_grid
+// CHECK-SAME: (%[[X:.+]]: tensor<12x6xf32>)
+// CHECK: %[[AR:.+]] = comm.all_reduce %[[X]] over @grid ["tp"] sum : tensor<12x6xf32>
+// CHECK: %[[RS:.+]] = comm.reduce_scatter %[[AR]] over @grid ["tp"] sum dim = 0 : tensor<12x6xf32> -> tensor<4x6xf32>
+// CHECK: %[[AG:.+]] = comm.all_gather %[[RS]] over @grid ["dp"] dim = 1 : tensor<4x6xf32> -> tensor<4x12xf32>
+// CHECK: %[[AG2:.+]] = comm.all_gather %[[AG]] over @grid ["tp", "dp"] dim = 0 : tensor<4x12xf32> -> tensor<24x12xf32>
+// CHECK: %[[BC:.+]] = comm.broadcast %[[AG2]] over @grid ["tp"] root = 2 : tensor<24x12xf32>
+// CHECK: %[[ARB:.+]] = comm.all_reduce %[[BC]] over @grid ["dp", "tp"] max : tensor<24x12xf32>
+// CHECK: return %[[ARB]]
+func.func @one_axis_of_grid(%x: tensor<12x6xf32>) -> tensor<24x12xf32> {
+  %0 = comm.all_reduce %x over @grid ["tp"] sum : tensor<12x6xf32>
+  %1 = comm.reduce_scatter %0 over @grid ["tp"] sum dim = 0 : tensor<12x6xf32> -> tensor<4x6xf32>
+  %2 = comm.all_gather %1 over @grid ["dp"] dim = 1 : tensor<4x6xf32> -> tensor<4x12xf32>
+  %3 = comm.all_gather %2 over @grid ["tp", "dp"] dim = 0 : tensor<4x12xf32> -> tensor<24x12xf32>
+  %4 = comm.broadcast %3 over @grid ["tp"] root = 2 : tensor<24x12xf32>
+  %5 = comm.all_reduce %4 over @grid ["dp", "tp"] max : tensor<24x12xf32>
+  return %5 : tensor<24x12xf32>
+}
+
+// Tests that canonicalize and cse neither drop a collective whose result is
+// unused nor merge two identical collectives: they talk to the other ranks,
+// so every rank must issue each of them.
+// CHECK-LABEL: func.func @unused_result
+// CHECK: comm.all_reduce %{{.+}} over @world ["dp"] sum : tensor<4xf32>
+// CHECK-NEXT: comm.all_reduce %{{.+}} over @world ["dp"] sum : tensor<4xf32>
+// CHECK-NEXT: return
+// EFFECTS-LABEL: func.func @unused_result
+// EFFECTS-COUNT-2: comm.all_reduce %{{.+}} over @world ["dp"] sum : tensor<4xf32>
+// EFFECTS-NEXT: return
+func.func @unused_result(%x: tensor<4xf32>) {
+  %0 = comm.all_reduce %x over @world ["dp"] sum : tensor<4xf32>
+  %1 = comm.all_reduce %x over @world ["dp"] sum : tensor<4xf32>
+  return
+}
+
+// Tests that the asynchronous forms round-trip: each start returns a token
+// and the tensor in flight, consumed together by one comm.wait.
+// CHECK-LABEL: func.func @async_forms
+// CHECK: %[[T0:.+]], %[[F0:.+]] = comm.all_reduce_start %{{.+}} over @pair ["dp"] mean : tensor<8xf32>
+// CHECK: %[[T1:.+]], %[[F1:.+]] = comm.reduce_scatter_start %{{.+}} over @pair ["dp"] sum dim = 0 : tensor<4x2xf32> -> tensor<2x2xf32>
+// CHECK: %[[T2:.+]], %[[F2:.+]] = comm.all_gather_start %{{.+}} over @pair ["dp"] dim = 0 : tensor<2x2xf32> -> tensor<4x2xf32>
+// CHECK: %[[T3:.+]], %[[F3:.+]] = comm.broadcast_start %{{.+}} over @pair ["dp"] root = 1 : tensor<8xf32>
+// CHECK: comm.wait %[[T0]], %[[F0]] : tensor<8xf32>
+// CHECK: comm.wait %[[T1]], %[[F1]] : tensor<2x2xf32>
+// CHECK: comm.wait %[[T2]], %[[F2]] : tensor<4x2xf32>
+// CHECK: comm.wait %[[T3]], %[[F3]] : tensor<8xf32>
+comm.mesh @pair shape = [2] axes = ["dp"]
+func.func @async_forms(%a: tensor<8xf32>, %b: tensor<4x2xf32>, %c: tensor<2x2xf32>) {
+  %t0, %f0 = comm.all_reduce_start %a over @pair ["dp"] mean : tensor<8xf32>
+  %t1, %f1 = comm.reduce_scatter_start %b over @pair ["dp"] sum dim = 0 : tensor<4x2xf32> -> tensor<2x2xf32>
+  %t2, %f2 = comm.all_gather_start %c over @pair ["dp"] dim = 0 : tensor<2x2xf32> -> tensor<4x2xf32>
+  %t3, %f3 = comm.broadcast_start %a over @pair ["dp"] root = 1 : tensor<8xf32>
+  %r0 = comm.wait %t0, %f0 : tensor<8xf32>
+  %r1 = comm.wait %t1, %f1 : tensor<2x2xf32>
+  %r2 = comm.wait %t2, %f2 : tensor<4x2xf32>
+  %r3 = comm.wait %t3, %f3 : tensor<8xf32>
+  return
+}
