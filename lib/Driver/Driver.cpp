@@ -123,6 +123,8 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     train.minLr = options.minLr;
     train.clipNorm = options.clipNorm;
     train.dp = options.dp;
+    train.overlap = options.overlap;
+    train.bucketMiB = options.bucketMiB;
     buildTrainPipeline(pm, train);
     if (failed(runStage(pm, *module, root, "train")))
       return failure();

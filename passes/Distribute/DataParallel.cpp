@@ -4,6 +4,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <numeric>
+
 #define DEBUG_TYPE "loom-data-parallel"
 
 namespace mlir::loom {
@@ -31,13 +33,28 @@ struct DataParallelPass : impl::DataParallelPassBase<DataParallelPass> {
     auto meshRef = FlatSymbolRefAttr::get(mesh->getSymNameAttr());
     auto ret = cast<func::ReturnOp>(grad.getBody().front().getTerminator());
     b.setInsertionPoint(ret);
-    // One collective per result, in result order: the same sequence on every
-    // rank. The overlap scheduler may later move each one earlier.
-    SmallVector<Value> averaged;
-    for (Value v : ret.getOperands()) {
-      averaged.push_back(comm::AllReduceOp::create(b, ret.getLoc(), v.getType(),
-                                                   v, meshRef.getValue(), axes,
-                                                   comm::ReduceKind::mean));
+    // One collective per result, ordered by when the backward pass produces
+    // the value (last layer first, as DDP does), so the overlap scheduler
+    // can start each soon after its gradient exists. The order depends only
+    // on the IR, so it is the same on every rank.
+    llvm::DenseMap<Operation *, int64_t> position;
+    for (auto [i, op] : llvm::enumerate(*ret->getBlock()))
+      position[&op] = i;
+    auto when = [&](Value v) -> int64_t {
+      Operation *def = v.getDefiningOp();
+      return def ? position.lookup(def) : -1;
+    };
+    SmallVector<unsigned> order(ret.getNumOperands());
+    std::iota(order.begin(), order.end(), 0);
+    llvm::stable_sort(order, [&](unsigned a, unsigned c) {
+      return when(ret.getOperand(a)) < when(ret.getOperand(c));
+    });
+    SmallVector<Value> averaged(ret.getOperands());
+    for (unsigned i : order) {
+      Value v = averaged[i];
+      averaged[i] = comm::AllReduceOp::create(b, ret.getLoc(), v.getType(), v,
+                                              meshRef.getValue(), axes,
+                                              comm::ReduceKind::mean);
       ++numAllReduces;
     }
     ret->setOperands(averaged);

@@ -10,8 +10,9 @@ def DataParallelPass : Pass<"loom-data-parallel", "mlir::ModuleOp"> {
     Runs after `--loom-autodiff`. Declares `comm.mesh @<mesh> shape = [ranks]
     axes = [<axis>]` (or uses an existing mesh with that axis) and makes
     `@loss_and_grad` return the mean over the axis of the loss and of every
-    gradient, with one `comm.all_reduce ... mean` each, issued in the order
-    of the results so every rank issues them identically.
+    gradient, with one `comm.all_reduce ... mean` each. They are issued in
+    the order the backward pass produces the values (ties: result order), a
+    function of the IR alone, so every rank issues them identically.
 
     With R ranks each taking B rows, the step then matches one rank taking
     the R·B rows of the global batch (global-batch semantics).

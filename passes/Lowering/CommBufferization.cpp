@@ -40,9 +40,10 @@ int32_t reduceCode(comm::ReduceKind kind) {
 /// Builds the runtime call: `name(group, <buffers as pointers>, count,
 /// <ints>)`; every collective of the one-axis meshes Loom lowers today
 /// runs on group 0 (all ranks).
-LogicalResult callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
-                          ValueRange buffers, int64_t count,
-                          ArrayRef<int32_t> ints) {
+FailureOr<func::CallOp> callRuntime(RewriterBase &rewriter, Operation *op,
+                                    StringRef name, ValueRange buffers,
+                                    int64_t count, ArrayRef<int32_t> ints,
+                                    TypeRange results = {}) {
   // Group 0 is every rank: only collectives over the whole mesh lower today.
   auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
   auto mesh = SymbolTable::lookupNearestSymbolFrom<comm::MeshOp>(op, meshName);
@@ -69,9 +70,8 @@ LogicalResult callRuntime(RewriterBase &rewriter, Operation *op, StringRef name,
     args.push_back(arith::ConstantIntOp::create(rewriter, loc, v, 32));
   }
   auto fn = declareRuntimeFunction(op->getParentOfType<ModuleOp>(), name,
-                                   FunctionType::get(ctx, types, {}));
-  func::CallOp::create(rewriter, loc, fn, args);
-  return success();
+                                   FunctionType::get(ctx, types, results));
+  return func::CallOp::create(rewriter, loc, fn, args);
 }
 
 /// The buffer of `value`, copied into a fresh identity-layout buffer when it
@@ -94,10 +94,23 @@ FailureOr<Value> denseBuffer(RewriterBase &rewriter, Operation *op, Value value,
   return copy;
 }
 
-/// The trailing integer of an in-place collective: reduction or root.
-int32_t opCode(comm::AllReduceOp op) { return reduceCode(op.getReduction()); }
-int32_t opCode(comm::BroadcastOp op) {
-  return int32_t(op.getRootAttr().getInt());
+/// The trailing integer of an in-place collective (reduction or root) and
+/// the runtime function that runs it.
+template <typename OpTy>
+int32_t opCode(OpTy op) {
+  if constexpr (std::is_same_v<OpTy, comm::AllReduceOp> ||
+                std::is_same_v<OpTy, comm::AllReduceStartOp>)
+    return reduceCode(op.getReduction());
+  else
+    return int32_t(op.getRootAttr().getInt());
+}
+StringRef runtimeName(comm::AllReduceOp) { return "loom_rt_all_reduce"; }
+StringRef runtimeName(comm::BroadcastOp) { return "loom_rt_broadcast"; }
+StringRef runtimeName(comm::AllReduceStartOp) {
+  return "loom_rt_all_reduce_start";
+}
+StringRef runtimeName(comm::BroadcastStartOp) {
+  return "loom_rt_broadcast_start";
 }
 
 /// all_reduce and broadcast: in place on the operand's buffer.
@@ -114,7 +127,8 @@ struct InPlaceCollectiveModel : public BufferizableOpInterface::ExternalModel<
   }
   AliasingValueList getAliasingValues(Operation *op, OpOperand &,
                                       const AnalysisState &) const {
-    return {{op->getResult(0), BufferRelation::Equivalent}};
+    // The tensor result: the op's only one, or a start's in-flight tensor.
+    return {{op->getResults().back(), BufferRelation::Equivalent}};
   }
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
@@ -126,15 +140,25 @@ struct InPlaceCollectiveModel : public BufferizableOpInterface::ExternalModel<
       return failure();
     auto type = coll.getInput().getType();
     int32_t dtype = runtimeDType(type.getElementType());
-    LogicalResult called =
-        std::is_same_v<OpTy, comm::AllReduceOp>
-            ? callRuntime(rewriter, op, "loom_rt_all_reduce", {*buffer},
-                          type.getNumElements(), {dtype, opCode(coll)})
-            : callRuntime(rewriter, op, "loom_rt_broadcast", {*buffer},
-                          type.getNumElements(), {dtype, opCode(coll)});
-    if (failed(called))
+    constexpr bool isStart = std::is_same_v<OpTy, comm::AllReduceStartOp> ||
+                             std::is_same_v<OpTy, comm::BroadcastStartOp>;
+    Type i64 = rewriter.getI64Type();
+    auto call = callRuntime(rewriter, op, runtimeName(coll), {*buffer},
+                            type.getNumElements(), {dtype, opCode(coll)},
+                            isStart ? TypeRange{i64} : TypeRange{});
+    if (failed(call))
       return failure();
-    replaceOpWithBufferizedValues(rewriter, op, *buffer);
+    if constexpr (isStart) {
+      // The token carries the runtime's handle to the matching wait.
+      Value token =
+          UnrealizedConversionCastOp::create(
+              rewriter, op->getLoc(), comm::TokenType::get(op->getContext()),
+              call->getResult(0))
+              .getResult(0);
+      replaceOpWithBufferizedValues(rewriter, op, {token, *buffer});
+    } else {
+      replaceOpWithBufferizedValues(rewriter, op, *buffer);
+    }
     return success();
   }
 };
@@ -174,7 +198,7 @@ struct ResizingCollectiveModel : public BufferizableOpInterface::ExternalModel<
     if (failed(out))
       return failure();
     int32_t dtype = runtimeDType(outType.getElementType());
-    LogicalResult called = success();
+    FailureOr<func::CallOp> called;
     if constexpr (std::is_same_v<OpTy, comm::ReduceScatterOp>)
       called = callRuntime(rewriter, op, "loom_rt_reduce_scatter", {*in, *out},
                            outType.getNumElements(),
@@ -185,6 +209,42 @@ struct ResizingCollectiveModel : public BufferizableOpInterface::ExternalModel<
     if (failed(called))
       return failure();
     replaceOpWithBufferizedValues(rewriter, op, *out);
+    return success();
+  }
+};
+
+/// comm.wait: completes the collective in its in-flight buffer.
+struct WaitModel
+    : public BufferizableOpInterface::ExternalModel<WaitModel, comm::WaitOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return true;
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto wait = cast<comm::WaitOp>(op);
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, wait.getInflight(), options, state);
+    if (failed(buffer))
+      return failure();
+    Value handle = UnrealizedConversionCastOp::create(rewriter, op->getLoc(),
+                                                      rewriter.getI64Type(),
+                                                      wait.getToken())
+                       .getResult(0);
+    auto fn = declareRuntimeFunction(
+        op->getParentOfType<ModuleOp>(), "loom_rt_wait",
+        rewriter.getFunctionType({rewriter.getI64Type()}, {}));
+    func::CallOp::create(rewriter, op->getLoc(), fn, handle);
+    replaceOpWithBufferizedValues(rewriter, op, *buffer);
     return success();
   }
 };
@@ -200,6 +260,11 @@ void mlir::loom::registerCommBufferizationModels(DialectRegistry &registry) {
         InPlaceCollectiveModel<comm::AllReduceOp>>(*ctx);
     comm::BroadcastOp::attachInterface<
         InPlaceCollectiveModel<comm::BroadcastOp>>(*ctx);
+    comm::AllReduceStartOp::attachInterface<
+        InPlaceCollectiveModel<comm::AllReduceStartOp>>(*ctx);
+    comm::BroadcastStartOp::attachInterface<
+        InPlaceCollectiveModel<comm::BroadcastStartOp>>(*ctx);
+    comm::WaitOp::attachInterface<WaitModel>(*ctx);
     comm::ReduceScatterOp::attachInterface<
         ResizingCollectiveModel<comm::ReduceScatterOp>>(*ctx);
     comm::AllGatherOp::attachInterface<

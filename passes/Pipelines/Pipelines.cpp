@@ -3,6 +3,7 @@
 
 #include "passes/Distribute/Passes.h"
 #include "passes/Lowering/Passes.h"
+#include "passes/Schedule/Passes.h"
 #include "passes/Train/Passes.h"
 
 #include "mlir/Pass/PassRegistry.h"
@@ -28,6 +29,13 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm,
     DataParallelPassOptions dp;
     dp.ranks = o.dp;
     pm.addPass(createDataParallelPass(dp));
+    if (o.overlap) {
+      BucketCollectivesPassOptions bucket;
+      bucket.maxMiB = o.bucketMiB;
+      pm.addPass(createBucketCollectivesPass(bucket));
+      pm.addPass(createAsyncCollectivesPass());
+      pm.addPass(createScheduleOverlapPass());
+    }
   }
   AddOptimizerPassOptions opt;
   opt.optimizer = o.optimizer;

@@ -34,6 +34,14 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<int64_t> dp{*this, "dp",
                      llvm::cl::desc("Data-parallel ranks (1: no averaging)"),
                      llvm::cl::init(1)};
+  Option<bool> overlap{
+      *this, "overlap",
+      llvm::cl::desc("Bucket the gradient all-reduces, split them into "
+                     "start/wait and schedule them to overlap with compute"),
+      llvm::cl::init(false)};
+  Option<double> bucketMiB{*this, "bucket-mib",
+                           llvm::cl::desc("Largest all-reduce bucket (MiB)"),
+                           llvm::cl::init(1.0)};
 };
 
 /// model -> train: inline helpers, differentiate @loss, average gradients

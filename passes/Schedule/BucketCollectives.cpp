@@ -72,7 +72,30 @@ struct BucketCollectivesPass
 
   void fuse(SmallVector<comm::AllReduceOp> &bucket) {
     comm::AllReduceOp last = bucket.back();
+    // Build the bucket as soon as its last input exists, so the scheduler can
+    // start it early; every member result is used after `last`, which this
+    // point precedes.
+    Operation *ready = nullptr;
+    for (comm::AllReduceOp member : bucket)
+      if (Operation *def = member.getInput().getDefiningOp())
+        if (def->getBlock() == last->getBlock() &&
+            (!ready || ready->isBeforeInBlock(def)))
+          ready = def;
+    // Never above the collective before the bucket: the order of
+    // collectives stays the program order.
+    for (Operation *op = bucket.front()->getPrevNode(); op;
+         op = op->getPrevNode()) {
+      if (!isa<comm::CommDialect>(op->getDialect()) || isa<comm::MeshOp>(op))
+        continue;
+      if (!ready || ready->isBeforeInBlock(op))
+        ready = op;
+      break;
+    }
     OpBuilder b(last);
+    if (ready)
+      b.setInsertionPointAfter(ready);
+    else
+      b.setInsertionPointToStart(last->getBlock());
     Location loc = last.getLoc();
     LoomBuilder lb{b, loc};
     SmallVector<Value> flat;
@@ -91,8 +114,10 @@ struct BucketCollectivesPass
       comm::AllReduceOp member = bucket[i];
       member.getResult().replaceAllUsesWith(
           lb.reshape(piece, member.getType().getShape()));
-      member.erase();
     }
+    // Erased last: the builder's insertion point may be a member.
+    for (comm::AllReduceOp member : bucket)
+      member.erase();
     ++numBuckets;
     numFused += bucket.size();
   }

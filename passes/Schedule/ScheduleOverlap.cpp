@@ -10,6 +10,7 @@
 #include "loom/Analysis/CostModel.h"
 
 #include "mlir/IR/Builders.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #define DEBUG_TYPE "loom-schedule-overlap"
@@ -80,17 +81,30 @@ struct ScheduleOverlapPass
     }
   }
 
-  /// Each wait right before the first use of its result.
+  /// Each wait right before the first real use of its result. Ops that only
+  /// unpack the result (a bucket's split and reshapes) move down with it.
   void sinkWaits(Block *block, ArrayRef<Operation *> starts) {
     for (Operation *start : starts) {
       Operation *wait = *start->getResult(0).user_begin();
+      SmallVector<Operation *> unpack{wait};
+      llvm::SmallPtrSet<Operation *, 8> inChain{wait};
+      for (size_t i = 0; i < unpack.size(); ++i)
+        for (Operation *user : unpack[i]->getUsers())
+          if (isa<SplitOp, ReshapeOp>(user) && user->getBlock() == block &&
+              inChain.insert(user).second)
+            unpack.push_back(user);
       Operation *first = block->getTerminator();
-      for (Operation *user : wait->getResult(0).getUsers()) {
-        Operation *u = ancestorIn(block, user);
-        if (u && u->isBeforeInBlock(first))
-          first = u;
-      }
-      wait->moveBefore(first);
+      for (Operation *op : unpack)
+        for (Operation *user : op->getUsers()) {
+          Operation *u = ancestorIn(block, user);
+          if (u && !inChain.contains(u) && u->isBeforeInBlock(first))
+            first = u;
+        }
+      llvm::sort(unpack, [](Operation *a, Operation *b) {
+        return a->isBeforeInBlock(b);
+      });
+      for (Operation *op : unpack)
+        op->moveBefore(first);
     }
   }
 

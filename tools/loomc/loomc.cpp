@@ -64,6 +64,15 @@ static cl::opt<int64_t>
        cl::desc("Data-parallel ranks: average gradients over N ranks (the "
                 "artifact then runs on exactly N ranks; see loom-run --ranks)"),
        cl::init(1), cl::cat(cat));
+static cl::opt<bool> overlap(
+    "overlap",
+    cl::desc("With --dp: bucket the gradient all-reduces, run them "
+             "asynchronously and schedule them to overlap with compute"),
+    cl::init(false), cl::cat(cat));
+static cl::opt<double> bucketMiB("bucket-mib",
+                                 cl::desc("With --overlap: largest bucket in "
+                                          "MiB (default 1)"),
+                                 cl::init(1.0), cl::cat(cat));
 static cl::opt<std::string>
     dtype("dtype", cl::desc("Parameter type of --model: f32 (default) or f64"),
           cl::init("f32"), cl::cat(cat));
@@ -103,6 +112,8 @@ int main(int argc, char **argv) {
   options.minLr = minLr;
   options.clipNorm = clip;
   options.dp = dp;
+  options.overlap = overlap;
+  options.bucketMiB = bucketMiB;
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);
   return mlir::failed(compile(options)) ? 1 : 0;

@@ -23,7 +23,9 @@ struct CompileOptions {
   std::string dtype = "f32";
   int64_t warmupSteps = 0, decaySteps = 0;
   double minLr = 0.0, clipNorm = 0.0;
-  int64_t dp = 1; ///< data-parallel ranks
+  int64_t dp = 1;          ///< data-parallel ranks
+  bool overlap = false;    ///< async, bucketed, overlapped gradient all-reduce
+  double bucketMiB = 1.0;  ///< largest bucket with overlap
   std::string commandLine; ///< recorded in the manifest
 };
 

@@ -20,10 +20,11 @@
 // CHECK: return
 // CHECK-LABEL: func.func @loss_and_grad(
 // CHECK-SAME: %[[X:.+]]: tensor<4x3xf32>, %[[B:.+]]: tensor<3xf32>)
+// Values are averaged in the order they are produced (arguments first).
 // CHECK: %[[L:.+]] = loom.sum %[[X]]
-// CHECK-NEXT: %[[AL:.+]] = comm.all_reduce %[[L]] over @world ["dp"] mean : tensor<f32>
 // CHECK-NEXT: %[[AX:.+]] = comm.all_reduce %[[X]] over @world ["dp"] mean : tensor<4x3xf32>
 // CHECK-NEXT: %[[AB:.+]] = comm.all_reduce %[[B]] over @world ["dp"] mean : tensor<3xf32>
+// CHECK-NEXT: %[[AL:.+]] = comm.all_reduce %[[L]] over @world ["dp"] mean : tensor<f32>
 // CHECK-NEXT: return %[[AL]], %[[AX]], %[[AB]] : tensor<f32>, tensor<4x3xf32>, tensor<3xf32>
 // CHECK-LABEL: func.func @train_step(
 // CHECK-NOT: comm.
@@ -32,9 +33,9 @@
 // OPTS-NEXT: comm.mesh @m shape = [8] axes = ["data"]
 // OPTS-LABEL: func.func @loss_and_grad(
 // OPTS: %[[L:.+]] = loom.sum
-// OPTS-NEXT: %[[AL:.+]] = comm.all_reduce %[[L]] over @m ["data"] mean : tensor<f32>
 // OPTS-NEXT: %[[AX:.+]] = comm.all_reduce %{{.+}} over @m ["data"] mean : tensor<4x3xf32>
 // OPTS-NEXT: %[[AB:.+]] = comm.all_reduce %{{.+}} over @m ["data"] mean : tensor<3xf32>
+// OPTS-NEXT: %[[AL:.+]] = comm.all_reduce %[[L]] over @m ["data"] mean : tensor<f32>
 // OPTS-NEXT: return %[[AL]], %[[AX]], %[[AB]]
 //
 // Tests that ranks=0 is rejected, with its value, when the pass has to
