@@ -16,9 +16,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -30,6 +33,28 @@ namespace {
 constexpr const char *kModelFile = "model.safetensors";
 constexpr const char *kOptimizerFile = "optimizer.safetensors";
 constexpr const char *kTrainerFile = "trainer.json";
+
+/// Saves started by this process, for LOOM_TEST_CRASH_IN_SAVE.
+int savesStarted = 0;
+
+/// The test hook of Checkpoint.h: dies at `stage` ("write" or "swap") of the
+/// save the environment names.
+void crashPointForTests(const char *stage) {
+  const char *spec = std::getenv("LOOM_TEST_CRASH_IN_SAVE");
+  if (!spec || !*spec)
+    return;
+  char *end = nullptr;
+  long save = std::strtol(spec, &end, 10);
+  const char *wanted = *end == ':' ? end + 1 : "write";
+  if (save == savesStarted && std::strcmp(wanted, stage) == 0) {
+    std::fprintf(stderr,
+                 "LOOM_TEST_CRASH_IN_SAVE: killing pid %d in save %d "
+                 "at stage %s\n",
+                 static_cast<int>(getpid()), savesStarted, stage);
+    std::fflush(stderr);
+    std::raise(SIGKILL);
+  }
+}
 
 std::string trimSlashes(std::string path) {
   while (path.size() > 1 && path.back() == '/')
@@ -197,6 +222,8 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact) {
   result.state.seed = field<uint64_t>(trainer, "seed", trainerPath);
   result.state.shuffle = field<bool>(trainer, "shuffle", trainerPath);
   result.state.data = field<std::string>(trainer, "data", trainerPath);
+  if (trainer.contains("ranks"))
+    result.state.ranks = field<int64_t>(trainer, "ranks", trainerPath);
 
   std::string modelPath = dir + "/" + kModelFile;
   std::string optimizerPath = dir + "/" + kOptimizerFile;
@@ -271,6 +298,7 @@ void writeCheckpointFiles(const std::string &dir, Artifact &artifact,
   // "format": "pt" lets Hugging Face tooling load the weights as PyTorch's.
   writeSafeTensors(modelPath, views(artifact.params()),
                    {{"format", "pt"}, {"generator", "loom"}});
+  crashPointForTests("write");
   writeSafeTensors(optimizerPath, views(artifact.state()),
                    {{"format", "pt"}, {"generator", "loom"}});
 
@@ -287,6 +315,7 @@ void writeCheckpointFiles(const std::string &dir, Artifact &artifact,
       {"seed", state.seed},
       {"shuffle", state.shuffle},
       {"data", state.data},
+      {"ranks", state.ranks},
       {"model", fingerprint(artifact.params())},
       {"files", files}};
   // trainer.json is written last: a directory without it is never taken for
@@ -305,6 +334,7 @@ void commitCheckpoint(const std::string &tmpDir, const std::string &path) {
     if (fs::exists(old, error))
       removeOrFail(old);
     renameOrFail(target, old);
+    crashPointForTests("swap");
   }
   renameOrFail(tmpDir, target);
   syncDirectory(parent);
@@ -325,6 +355,7 @@ void checkSaveTarget(const std::string &path) {
 void saveCheckpoint(const std::string &path, Artifact &artifact,
                     const TrainerState &state) {
   checkSaveTarget(path);
+  ++savesStarted;
   std::string target = trimSlashes(path);
   std::error_code error;
   std::string tmp = checkpointTempPath(target);

@@ -61,16 +61,16 @@ public:
 
   void fill(int64_t k, const BatchBuffers &out) override {
     const int64_t batch = task.batch, seq = task.seq;
-    const int64_t globalBatch = k * options.worldSize + options.rank;
-    CounterRng rng = CounterRng::forName(options.seed, "data.shuffle")
-                         .substream(static_cast<uint64_t>(globalBatch));
+    const int64_t firstRow = globalRow(options, k, batch, 0);
+    const CounterRng shuffle =
+        CounterRng::forName(options.seed, "data.shuffle");
     for (int64_t i = 0; i < batch; ++i) {
       int64_t start;
       if (options.shuffle) {
+        CounterRng rng = shuffle.substream(static_cast<uint64_t>(firstRow + i));
         start = static_cast<int64_t>(rng.below(count - seq));
       } else {
-        int64_t window = (globalBatch * batch + i) % windows;
-        start = window * seq;
+        start = (firstRow + i) % windows * seq;
       }
       int32_t *tokens = out.tokens + i * seq;
       int32_t *targets = out.targets + i * seq;

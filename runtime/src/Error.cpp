@@ -11,6 +11,11 @@
 
 namespace loom::rt {
 
+static const char *currentToolName = "loom";
+
+void setToolName(const char *name) { currentToolName = name; }
+const char *toolName() { return currentToolName; }
+
 static std::string vformat(const char *format, va_list args) {
   va_list copy;
   va_copy(copy, args);

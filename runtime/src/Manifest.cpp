@@ -60,6 +60,20 @@ int64_t TaskSpec::tokensPerStep() const {
   return 1;
 }
 
+int64_t MeshSpec::ranks() const {
+  int64_t product = 1;
+  for (int64_t size : shape)
+    product *= size;
+  return product;
+}
+
+std::string MeshSpec::describe() const {
+  std::string text;
+  for (size_t i = 0; i < axes.size() && i < shape.size(); ++i)
+    text += (i ? "," : "") + axes[i] + "=" + std::to_string(shape[i]);
+  return text;
+}
+
 const EntryArg *EntrySpec::findOutput(const std::string &outputName) const {
   for (const EntryArg &arg : args)
     if (arg.role == ArgRole::Output && arg.name == outputName)
@@ -267,6 +281,37 @@ public:
                                     "\" (expected lm, classify or none)");
     }
     return task;
+  }
+
+  MeshSpec mesh(const json &value, const std::string &path) {
+    expectObject(value, path);
+    MeshSpec mesh;
+    const json &axes =
+        expectArray(require(value, path, "axes"), join(path, "axes"));
+    const json &shape =
+        expectArray(require(value, path, "shape"), join(path, "shape"));
+    if (axes.empty())
+      error(join(path, "axes"), "must name at least one axis");
+    if (axes.size() != shape.size())
+      error(path, "axes has " + std::to_string(axes.size()) +
+                      " names but shape has " + std::to_string(shape.size()) +
+                      " sizes");
+    std::set<std::string> seen;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      std::string axis = string(axes[i], index(join(path, "axes"), i));
+      if (!seen.insert(axis).second)
+        error(index(join(path, "axes"), i), "duplicate axis \"" + axis + "\"");
+      mesh.axes.push_back(axis);
+      // A bound keeps the product (the rank count) far from overflow.
+      int64_t size = integer(shape[i], index(join(path, "shape"), i), 1);
+      if (size > (1 << 20))
+        error(index(join(path, "shape"), i),
+              "axis size " + std::to_string(size) + " is implausibly large");
+      mesh.shape.push_back(size);
+    }
+    if (mesh.ranks() > (1 << 20))
+      error(join(path, "shape"), "the mesh has more than 2^20 ranks");
+    return mesh;
   }
 
   std::string source;
@@ -486,6 +531,8 @@ Manifest parseManifest(const std::string &text, const std::string &source) {
       manifest.optimizerKind = parser.string(*kind, "optimizer.kind", true);
   }
   manifest.task = parser.task(parser.require(root, "", "task"), "task");
+  if (const json *mesh = parser.optional(root, "mesh"))
+    manifest.mesh = parser.mesh(*mesh, "mesh");
 
   std::set<std::string> names;
   auto addName = [&](const TensorSpec &spec, const std::string &path) {

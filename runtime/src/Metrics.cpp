@@ -24,6 +24,10 @@ ordered_json number(double value) {
 }
 } // namespace
 
+std::string rankMetricsPath(const std::string &path, int rank) {
+  return rank == 0 ? path : path + ".rank" + std::to_string(rank);
+}
+
 MetricsWriter::~MetricsWriter() { close(); }
 
 void MetricsWriter::open(const std::string &path) {
@@ -46,20 +50,25 @@ void MetricsWriter::writeLine(const std::string &line) {
 
 void MetricsWriter::writeStep(const StepRecord &record) {
   ordered_json line = {{"step", record.step},
+                       {"rank", record.rank},
                        {"loss", number(record.loss)},
+                       {"rank_loss", number(record.rankLoss)},
                        {"lr", number(record.lr)},
                        {"grad_norm", number(record.gradNorm)},
                        {"step_time_s", number(record.stepTimeS)},
+                       {"comm_time_s", number(record.commTimeS)},
                        {"tokens_per_s", number(record.tokensPerS)}};
   writeLine(line.dump());
 }
 
 void MetricsWriter::writeSummary(const RunSummary &summary) {
-  ordered_json inner = {{"steps", summary.steps},
+  ordered_json inner = {{"rank", summary.rank},
+                        {"steps", summary.steps},
                         {"first_loss", number(summary.firstLoss)},
                         {"final_loss", number(summary.finalLoss)},
                         {"min_loss", number(summary.minLoss)},
                         {"mean_step_time_s", number(summary.meanStepTimeS)},
+                        {"comm_time_s", number(summary.commTimeS)},
                         {"tokens_per_s", number(summary.tokensPerS)},
                         {"wall_s", number(summary.wallS)}};
   ordered_json line = {{"summary", inner}};

@@ -2,8 +2,8 @@
 //
 // Synthetic data lets every model train (and every test run) without a data
 // set. The classification labels come from a fixed random teacher network,
-// so they are learnable and the loss can fall; batch k depends only on
-// (seed, k, rank).
+// so they are learnable and the loss can fall; each row depends only on
+// (seed, global row index), see Data.h.
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,12 +38,11 @@ public:
 
   void fill(int64_t k, const BatchBuffers &out) override {
     const int64_t features = task.features, classes = task.classes;
-    const int64_t globalBatch = k * options.worldSize + options.rank;
-    CounterRng rng = CounterRng::forName(options.seed, "synthetic.x")
-                         .substream(static_cast<uint64_t>(globalBatch));
+    const int64_t firstRow = globalRow(options, k, task.batch, 0);
+    const CounterRng rows = CounterRng::forName(options.seed, "synthetic.x");
     for (int64_t i = 0; i < task.batch; ++i) {
+      CounterRng rng = rows.substream(static_cast<uint64_t>(firstRow + i));
       for (int64_t f = 0; f < features; ++f) {
-        rng.seek(2 * static_cast<uint64_t>(i * features + f));
         x[f] = rng.normal();
         if (out.xIsF64)
           static_cast<double *>(out.x)[i * features + f] = x[f];
@@ -99,10 +98,11 @@ public:
 
   void fill(int64_t k, const BatchBuffers &out) override {
     const int64_t seq = task.seq;
-    const int64_t globalBatch = k * options.worldSize + options.rank;
-    CounterRng rng = CounterRng::forName(options.seed, "synthetic.tokens")
-                         .substream(static_cast<uint64_t>(globalBatch));
+    const int64_t firstRow = globalRow(options, k, task.batch, 0);
+    const CounterRng rows =
+        CounterRng::forName(options.seed, "synthetic.tokens");
     for (int64_t i = 0; i < task.batch; ++i) {
+      CounterRng rng = rows.substream(static_cast<uint64_t>(firstRow + i));
       int32_t *tokens = out.tokens + i * seq;
       int32_t *targets = out.targets + i * seq;
       int32_t previous = static_cast<int32_t>(rng.below(task.vocab));

@@ -5,18 +5,27 @@
 // was allocated before the loop. The step number and data position are the
 // whole trainer state, which is why saving them makes resumes exact.
 //
+// Multi-rank runs meet at three kinds of points: the end of setup and every
+// checkpoint save (agreeOnFailure: a failure on any rank ends every rank
+// with one message), and every step's loss reduction, whose result all ranks
+// share (so a NaN loss stops them all at the same step).
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Trainer.h"
+#include "Replicas.h"
 #include "loom/runtime/Artifact.h"
+#include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Data.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Progress.h"
+#include "loom/runtime/World.h"
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <ostream>
 
 namespace loom::rt {
@@ -45,16 +54,33 @@ Tensor *output(Artifact &artifact, const EntrySpec &entry, const char *name,
   return &artifact.tensor(name);
 }
 
+/// Throws the failure that every rank detected from shared values: rank 0
+/// reports it, the others stay silent.
+[[noreturn]] void failTogether(Communicator &comm, const std::string &message) {
+  if (comm.isRoot())
+    throw JobError(message);
+  throw SilentError();
+}
+
 } // namespace
+
+struct Trainer::Setup {
+  TrainerState state;
+  Entry *trainStep = nullptr;
+  Tensor *lossOut = nullptr, *lrOut = nullptr, *gradNormOut = nullptr;
+  std::unique_ptr<DataSource> data;
+  BatchBuffers batch;
+  MetricsWriter metrics;
+};
 
 Trainer::Trainer(Artifact &artifact, const TrainOptions &options,
                  Communicator &comm, std::ostream &log, std::ostream &out)
     : artifact(artifact), options(options), comm(comm), log(log), out(out) {}
 
-TrainResult Trainer::run() {
-  const Clock::time_point start = Clock::now();
+void Trainer::prepare(Setup &setup) {
   const Manifest &manifest = artifact.manifest();
   const bool root = comm.isRoot();
+  checkJobMatchesMesh(manifest.mesh, comm.size(), options.externalLauncher);
   if (options.saveEvery > 0 && options.savePath.empty())
     fail("--save-every needs --save PATH");
   if (!options.savePath.empty())
@@ -63,21 +89,34 @@ TrainResult Trainer::run() {
     fail("artifact %s has no train_step entry (was it compiled without an "
          "optimizer?); loom-gradcheck can still check its gradients",
          artifact.directory().c_str());
-  Entry &trainStep = artifact.entry("train_step");
-  Tensor *lossOut = output(artifact, trainStep.spec(), "loss", true);
-  Tensor *lrOut = output(artifact, trainStep.spec(), "lr", false);
-  Tensor *gradNormOut = output(artifact, trainStep.spec(), "grad_norm", false);
+  setup.trainStep = &artifact.entry("train_step");
+  const EntrySpec &spec = setup.trainStep->spec();
+  setup.lossOut = output(artifact, spec, "loss", true);
+  setup.lrOut = output(artifact, spec, "lr", false);
+  setup.gradNormOut = output(artifact, spec, "grad_norm", false);
 
-  TrainerState state;
+  TrainerState &state = setup.state;
   state.seed = options.seed;
   state.shuffle = options.shuffle;
   state.data = options.data;
+  state.ranks = comm.size();
   artifact.initialize(options.seed);
   if (!options.loadPath.empty()) {
     LoadResult loaded = loadCheckpoint(options.loadPath, artifact);
     if (root && !loaded.note.empty())
       log << "note: " << loaded.note << "\n";
     if (loaded.full) {
+      // A global batch is ranks x batch rows, so the saved data position
+      // names other rows under another rank count; refusing is simpler to
+      // reason about than re-deriving a position (weights still load).
+      if (loaded.state.ranks != comm.size())
+        fail("checkpoint %s was saved by a %lld-rank job but this job has "
+             "%d; resume it with %s %lld, or start from its weights only "
+             "with --load %s/model.safetensors (fresh optimizer state and "
+             "data position)",
+             loaded.path.c_str(), static_cast<long long>(loaded.state.ranks),
+             comm.size(), options.externalLauncher ? "-np" : "--ranks",
+             static_cast<long long>(loaded.state.ranks), loaded.path.c_str());
       state.step = loaded.state.step;
       state.dataPosition = loaded.state.dataPosition;
       if (!options.seedGiven)
@@ -109,91 +148,135 @@ TrainResult Trainer::run() {
   dataOptions.shuffle = options.shuffle;
   dataOptions.rank = comm.rank();
   dataOptions.worldSize = comm.size();
-  std::unique_ptr<DataSource> data = makeDataSource(dataOptions, manifest.task);
-  BatchBuffers batch = BatchBuffers::forArtifact(artifact);
+  setup.data = makeDataSource(dataOptions, manifest.task);
+  setup.batch = BatchBuffers::forArtifact(artifact);
+  if (!options.metricsPath.empty())
+    setup.metrics.open(rankMetricsPath(options.metricsPath, comm.rank()));
+}
 
-  MetricsWriter metrics;
-  if (root && !options.metricsPath.empty())
-    metrics.open(options.metricsPath);
+void Trainer::save(TrainerState &state) {
+  // Ranks must agree on what they save: a check, then rank 0 writes.
+  std::string failure = compareReplicas(comm, artifact);
+  if (!failure.empty())
+    failTogether(comm, failure);
+  if (comm.isRoot()) {
+    try {
+      saveCheckpoint(options.savePath, artifact, state);
+      log << "saved checkpoint " << options.savePath << " (step " << state.step
+          << ")\n";
+    } catch (const std::exception &e) {
+      failure = e.what();
+    }
+  }
+  // The other ranks wait for rank 0's write, however long it takes; a rank
+  // that dies meanwhile is still noticed, and rank 0 itself waits for the
+  // others with the normal timeout.
+  std::optional<ScopedCollectiveTimeout> unlimited;
+  if (!comm.isRoot())
+    unlimited.emplace(comm, 0);
+  agreeOnFailure(comm, failure);
+}
+
+TrainResult Trainer::run() {
+  const Clock::time_point start = Clock::now();
+  ScopedCurrentCommunicator current(comm);
+  const Manifest &manifest = artifact.manifest();
+  const bool root = comm.isRoot();
+
+  Setup setup;
+  std::string failure;
+  try {
+    prepare(setup);
+  } catch (const std::exception &e) {
+    failure = e.what();
+  }
+  agreeOnFailure(comm, failure);
+  TrainerState &state = setup.state;
+  Entry &trainStep = *setup.trainStep;
 
   const int64_t firstStep = state.step + 1;
   const int64_t lastStep = state.step + options.steps;
   const int64_t tokensPerStep = manifest.task.tokensPerStep() * comm.size();
-  if (root)
+  if (root) {
     log << "training "
         << (manifest.modelSpec.empty() ? artifact.directory()
                                        : manifest.modelSpec)
-        << " on " << data->describe() << ": steps " << firstStep << ".."
-        << lastStep << "\n";
+        << " on " << setup.data->describe();
+    if (comm.size() > 1)
+      log << " with " << comm.size() << " ranks (" << comm.backend() << ")";
+    log << ": steps " << firstStep << ".." << lastStep << "\n";
+  }
 
   ProgressReporter progress(firstStep, lastStep, options.logEvery,
                             tokensPerStep);
   RunSummary summary;
+  summary.rank = comm.rank();
   double totalStepSeconds = 0;
   int64_t lastSaved = -1;
-  auto save = [&] {
-    if (root) {
-      saveCheckpoint(options.savePath, artifact, state);
-      log << "saved checkpoint " << options.savePath << " (step " << state.step
-          << ")\n";
-    }
-    comm.barrier();
-    lastSaved = state.step;
-  };
 
   for (int64_t step = firstStep; step <= lastStep; ++step) {
+    const double commBefore = collectiveSeconds();
     Clock::time_point stepStart = Clock::now();
-    data->fill(state.dataPosition, batch);
+    setup.data->fill(state.dataPosition, setup.batch);
     artifact.step() = step;
     trainStep.call();
     double stepSeconds = secondsSince(stepStart);
+    double commSeconds = collectiveSeconds() - commBefore;
     state.step = step;
     ++state.dataPosition;
 
-    // Ranks report the mean over the world (a no-op with one rank).
-    double reported[3] = {lossOut->get(0), lrOut ? lrOut->get(0) : NAN,
-                          gradNormOut ? gradNormOut->get(0) : NAN};
-    comm.allReduceSum(reported, 3);
-    for (double &value : reported)
-      value /= comm.size();
-    double loss = reported[0];
+    // The reported loss is the mean over ranks, the loss of the global
+    // batch; lr and grad_norm come from the (replicated) optimizer.
+    double rankLoss = setup.lossOut->get(0);
+    double loss = rankLoss;
+    comm.allReduceSum(&loss, 1);
+    loss /= comm.size();
     StepRecord record;
     record.step = step;
+    record.rank = comm.rank();
     record.loss = loss;
-    record.lr = reported[1];
-    record.gradNorm = reported[2];
+    record.rankLoss = rankLoss;
+    record.lr = setup.lrOut ? setup.lrOut->get(0) : NAN;
+    record.gradNorm = setup.gradNormOut ? setup.gradNormOut->get(0) : NAN;
     record.stepTimeS = stepSeconds;
+    record.commTimeS = commSeconds;
     record.tokensPerS = stepSeconds > 0 ? tokensPerStep / stepSeconds : 0;
-    metrics.writeStep(record);
+    setup.metrics.writeStep(record);
     // Checked after the metrics line so the file shows the failing step.
     if (!std::isfinite(loss))
-      fail("loss is %s at step %lld (lr %.3g, grad_norm %.3g); stopping. Try "
-           "a lower learning rate or gradient clipping when compiling",
-           std::isnan(loss) ? "NaN" : "infinite", static_cast<long long>(step),
-           reported[1], reported[2]);
+      failTogether(comm,
+                   formatString("loss is %s at step %lld (lr %.3g, grad_norm "
+                                "%.3g); stopping. Try a lower learning rate or "
+                                "gradient clipping when compiling",
+                                std::isnan(loss) ? "NaN" : "infinite",
+                                static_cast<long long>(step), record.lr,
+                                record.gradNorm));
     ++summary.steps;
     totalStepSeconds += stepSeconds;
+    summary.commTimeS += commSeconds;
     if (summary.steps == 1)
       summary.firstLoss = summary.minLoss = loss;
     summary.finalLoss = loss;
     summary.minLoss = std::min(summary.minLoss, loss);
-    std::string line = progress.step(step, loss, reported[1], stepSeconds);
+    std::string line = progress.step(step, loss, record.lr, stepSeconds);
     if (root && !line.empty())
       log << line << std::endl;
 
     if (!options.savePath.empty() && options.saveEvery > 0 &&
-        step % options.saveEvery == 0)
-      save();
+        step % options.saveEvery == 0) {
+      save(state);
+      lastSaved = state.step;
+    }
   }
   if (!options.savePath.empty() && lastSaved != state.step)
-    save();
+    save(state);
 
   summary.meanStepTimeS = summary.steps ? totalStepSeconds / summary.steps : 0;
   summary.tokensPerS = totalStepSeconds > 0
                            ? tokensPerStep * summary.steps / totalStepSeconds
                            : 0;
   summary.wallS = secondsSince(start);
-  metrics.writeSummary(summary);
+  setup.metrics.writeSummary(summary);
   if (root) {
     if (summary.steps)
       out << formatString("final loss %.6f after %lld steps (first loss %.6f)",

@@ -92,6 +92,7 @@ static int run(int argc, char **argv) {
 }
 
 int main(int argc, char **argv) {
+  setToolName("loom-gradcheck");
   try {
     return run(argc, argv);
   } catch (const UsageError &e) {

@@ -1,18 +1,31 @@
 //===- loom-run.cpp - Train a compiled Loom artifact ------------*- C++ -*-===//
 //
 // Thin main: parses flags into TrainOptions and hands them to the runtime's
-// Trainer. Every failure is one line `loom-run: error: ...` and a non-zero
-// exit status (2 for command-line mistakes, 1 for everything else).
+// Trainer, in one of three roles:
+//   - alone (no launcher in the environment, no --ranks): one process;
+//   - launcher (--ranks N, N > 1): checks what it can, then runs mpiexec on
+//     itself without --ranks and reports how the job ended;
+//   - rank (started by mpirun/srun/..., or by the launcher): joins the MPI
+//     job and trains its slice.
+// Every failure is one line `loom-run: error: ...` and a non-zero exit status
+// (2 for command-line mistakes, 1 for everything else, or the status of a
+// failed job).
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Blas.h"
+#include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Flags.h"
+#include "loom/runtime/Launcher.h"
+#include "loom/runtime/Manifest.h"
 #include "loom/runtime/Trainer.h"
+#include "loom/runtime/World.h"
 
+#include <cstdlib>
 #include <iostream>
+#include <unistd.h>
 
 using namespace loom::rt;
 
@@ -33,34 +46,85 @@ options:
                     the file in order
   --seed S          seed for parameter init, synthetic data and shuffling
                     (default: 0; on resume, the checkpoint's seed)
-  --threads N       OpenBLAS threads (default: 1)
+  --threads N       OpenBLAS threads per rank (default: 1)
   --log-every K     progress line every K steps, plus the first and last
                     (default: 10; 0: first and last only)
   --metrics FILE    write one JSON object per step and a final summary
-                    object to FILE (JSON lines)
+                    object to FILE (JSON lines); see "metrics" below
   --load PATH       a checkpoint directory: resume params, optimizer state,
                     step and data position; a .safetensors file: load the
                     weights only (fresh optimizer, step 0)
   --save PATH       save a checkpoint directory at the end (atomically)
   --save-every K    also save every K steps (needs --save)
+  --ranks N         start N ranks on this machine (data parallel) by running
+                    the MPI launcher (mpirun) on loom-run itself; the artifact
+                    must be compiled for N ranks (loomc --dp=N)
+  --collective-timeout S
+                    stop the job when one collective has waited S seconds for
+                    the other ranks (default: 60; 0: wait forever); a rank
+                    that dies on this machine is noticed within seconds
   -h, --help        show this help
+
+ranks:
+  `loom-run DIR --ranks N` starts N local ranks. Under an existing launcher
+  (`mpirun -np N loom-run DIR ...`, also across machines with a hostfile, or
+  srun) loom-run joins that job instead. Rank r trains on rows [r*B, (r+1)*B)
+  of every global batch of N*B rows (B: the artifact's batch), so N ranks see
+  the same data as one rank with batch N*B. Rank 0 prints progress and the
+  result and writes checkpoints (the ranks' models are identical, which each
+  save verifies); every rank reads and verifies a checkpoint it loads. A full
+  checkpoint resumes only on the rank count that saved it (its data position
+  counts global batches); load its model.safetensors to start elsewhere.
+  If a rank dies or fails, every rank stops and loom-run exits non-zero with
+  a line naming the rank.
+
+metrics:
+  Every line has "rank". With N ranks rank 0 writes FILE and rank r > 0
+  writes FILE.rank<r>. Per step: step, rank, loss (mean over ranks: the loss
+  of the global batch), rank_loss (this rank's), lr, grad_norm, step_time_s,
+  comm_time_s (time inside the step's collectives on this rank),
+  tokens_per_s (global batch tokens per second of this rank's step time);
+  last line: {"summary": {...}}.
+
+environment:
+  LOOM_MPIEXEC      the MPI launcher --ranks runs (default: the mpiexec of the
+                    MPI loom-run was built with)
 
 examples:
   loom-run out/ --steps 1000 --data text:corpus.txt --metrics m.jsonl \
       --save ckpt --save-every 100
   loom-run out/ --steps 500 --data text:corpus.txt --load ckpt --save ckpt
+  loomc --model=gpt:... --dp=4 -o out4/ && loom-run out4/ --ranks 4 --steps 100
 )";
 
-static int run(int argc, char **argv) {
+namespace {
+
+struct Command {
   TrainOptions options;
-  std::string artifactDir, value;
-  bool stepsGiven = false;
+  std::string artifactDir;
   int64_t threads = 1;
+  int64_t ranks = 0; // 0: not given
+  double collectiveTimeout = 60;
+  /// argv without --ranks and its value, for the ranks the launcher starts.
+  std::vector<std::string> rankArgs;
+};
+
+Command parse(int argc, char **argv) {
+  Command command;
+  TrainOptions &options = command.options;
+  std::string value;
+  bool stepsGiven = false;
   ArgCursor args(argc, argv);
   while (!args.done()) {
+    const size_t start = args.consumed();
     if (args.flag("-h") || args.flag("--help")) {
       std::cout << kHelp;
-      return 0;
+      std::exit(0);
+    }
+    if (args.value("--ranks", value)) {
+      // The ranks run the same command without it.
+      command.ranks = parseIntFlag("--ranks", value, 1);
+      continue;
     }
     if (args.value("--steps", value)) {
       options.steps = parseIntFlag("--steps", value, 0);
@@ -73,7 +137,7 @@ static int run(int argc, char **argv) {
       options.seed = parseSeedFlag("--seed", value);
       options.seedGiven = true;
     } else if (args.value("--threads", value)) {
-      threads = parseIntFlag("--threads", value, 1);
+      command.threads = parseIntFlag("--threads", value, 1);
     } else if (args.value("--log-every", value)) {
       options.logEvery = parseIntFlag("--log-every", value, 0);
     } else if (args.value("--metrics", value)) {
@@ -84,36 +148,119 @@ static int run(int argc, char **argv) {
       options.savePath = value;
     } else if (args.value("--save-every", value)) {
       options.saveEvery = parseIntFlag("--save-every", value, 1);
+    } else if (args.value("--collective-timeout", value)) {
+      command.collectiveTimeout =
+          parsePositiveFlag("--collective-timeout", value, /*allowZero=*/true);
     } else if (args.current().size() > 1 && args.current()[0] == '-') {
       throw UsageError("unknown option '" + args.current() + "'");
-    } else if (artifactDir.empty()) {
-      artifactDir = args.take();
+    } else if (command.artifactDir.empty()) {
+      command.artifactDir = args.take();
     } else {
       throw UsageError("unexpected argument '" + args.current() +
                        "' (only one ARTIFACT_DIR)");
     }
+    command.rankArgs.insert(command.rankArgs.end(), argv + 1 + start,
+                            argv + 1 + args.consumed());
   }
-  if (artifactDir.empty())
+  if (command.artifactDir.empty())
     throw UsageError("missing ARTIFACT_DIR");
   if (!stepsGiven)
     throw UsageError("missing --steps N");
   if (options.saveEvery > 0 && options.savePath.empty())
     throw UsageError("--save-every needs --save PATH");
+  return command;
+}
 
-  setBlasThreads(static_cast<int>(threads));
-  std::unique_ptr<Artifact> artifact = Artifact::load(artifactDir);
-  LocalCommunicator comm;
-  Trainer(*artifact, options, comm, std::cerr, std::cout).run();
+/// The path of this executable, for the ranks the launcher starts.
+std::string selfPath(const char *argv0) {
+  char buffer[4096];
+  ssize_t length = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  if (length <= 0)
+    return argv0;
+  return std::string(buffer, static_cast<size_t>(length));
+}
+
+int launch(const Command &command, const char *argv0) {
+  Manifest manifest = readManifest(command.artifactDir);
+  checkJobMatchesMesh(manifest.mesh, command.ranks, /*external=*/false);
+  LaunchOptions launch;
+  launch.ranks = static_cast<int>(command.ranks);
+  launch.args.push_back(selfPath(argv0));
+  launch.args.insert(launch.args.end(), command.rankArgs.begin(),
+                     command.rankArgs.end());
+  return launchLocalRanks(launch);
+}
+
+/// Trains as one rank of the job `job` (or alone).
+int train(Command &command, const JobInfo &job) {
+  if (command.ranks > 0 && job.announcedSize > 0 &&
+      command.ranks != job.announcedSize)
+    throw UsageError("--ranks " + std::to_string(command.ranks) +
+                     " but the launcher started " +
+                     std::to_string(job.announcedSize) +
+                     " ranks; leave --ranks out under mpirun/srun");
+  setBlasThreads(static_cast<int>(command.threads));
+  WorldOptions world;
+  world.collectiveTimeout = command.collectiveTimeout;
+  std::unique_ptr<Communicator> comm = connectWorld(job, world);
+  command.options.externalLauncher =
+      job.underLauncher() && !std::getenv("LOOM_RUN_LAUNCHED");
+  try {
+    std::unique_ptr<Artifact> artifact;
+    std::string failure;
+    try {
+      artifact = Artifact::load(command.artifactDir);
+    } catch (const std::exception &e) {
+      failure = e.what();
+    }
+    agreeOnFailure(*comm, failure);
+    Trainer(*artifact, command.options, *comm, std::cerr, std::cout).run();
+  } catch (const JobError &e) {
+    // Printed while MPI is up, and no rank exits before it is out: a
+    // launcher stops the job as soon as any rank exits non-zero, which
+    // could otherwise kill the reporting rank before it prints.
+    std::cerr << "loom-run: error: " << e.what() << std::endl;
+    comm->barrier();
+    throw SilentError();
+  } catch (const SilentError &) {
+    comm->barrier();
+    throw;
+  } catch (const std::exception &e) {
+    // A failure of this rank alone: its peers may be waiting for it in a
+    // collective, so the whole job must stop.
+    if (comm->size() > 1)
+      abortJob(e.what(), comm.get());
+    throw;
+  }
   return 0;
 }
 
+/// The rank a launcher gave this process, before MPI is initialised; -1 if
+/// none. Used to print command-line errors once, not once per rank.
+int launcherRank() {
+  for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char *value = std::getenv(var); value && *value)
+      return std::atoi(value);
+  return -1;
+}
+
+} // namespace
+
 int main(int argc, char **argv) {
+  setToolName("loom-run");
   try {
-    return run(argc, argv);
+    Command command = parse(argc, argv);
+    JobInfo job = detectJob();
+    if (!job.underLauncher() && command.ranks > 1)
+      return launch(command, argv[0]);
+    return train(command, job);
   } catch (const UsageError &e) {
-    std::cerr << "loom-run: error: " << e.what()
-              << "\n(run 'loom-run --help' for usage)" << std::endl;
+    if (launcherRank() <= 0)
+      std::cerr << "loom-run: error: " << e.what()
+                << "\n(run 'loom-run --help' for usage)" << std::endl;
     return 2;
+  } catch (const SilentError &) {
+    return 1;
   } catch (const std::exception &e) {
     std::cerr << "loom-run: error: " << e.what() << std::endl;
     return 1;

@@ -273,3 +273,20 @@ TEST_F(CheckpointTest, RefusesToReplaceSomethingElse) {
       {"exists and is not a Loom checkpoint"}));
   EXPECT_TRUE(fs::exists(tmp.file("photos/cat.jpg")));
 }
+
+TEST_F(CheckpointTest, RecordsTheRankCount) {
+  auto saved = load();
+  TrainerState state = someState();
+  state.ranks = 4;
+  std::string path = tmp.file("ckpt");
+  saveCheckpoint(path, *saved, state);
+  auto restored = load();
+  EXPECT_EQ(loadCheckpoint(path, *restored).state.ranks, 4);
+
+  // Checkpoints from before ranks were recorded come from one rank.
+  json trainer = json::parse(readBytes(path + "/trainer.json"));
+  EXPECT_EQ(trainer["ranks"], 4);
+  trainer.erase("ranks");
+  writeText(path + "/trainer.json", trainer.dump(2));
+  EXPECT_EQ(loadCheckpoint(path, *restored).state.ranks, 1);
+}

@@ -1,8 +1,9 @@
 //===- DataTest.cpp - Tests of the batch sources ----------------*- C++ -*-===//
 //
 // The window arithmetic of text:/tokens: (row i of batch k reads window
-// (k*B + i) mod nwin), wrap-around, seeded shuffling, rank slicing, vocab
-// checks, and the synthetic sources.
+// (k*B + i) mod nwin), wrap-around, seeded shuffling, rank slicing (a rank's
+// batch is its rows of the global batch), vocab checks, and the synthetic
+// sources.
 //
 //===----------------------------------------------------------------------===//
 
@@ -289,4 +290,63 @@ TEST(Data, TaskNoneInputsGetSeededValues) {
     EXPECT_EQ(x.get(i), again.get(i));
   source->fill(1, buffers);
   EXPECT_NE(x.get(0), again.get(0));
+}
+
+TEST(Data, RankSlicesAreRowsOfTheGlobalBatch) {
+  // Rank r of R with batch B reads rows [r*B, (r+1)*B) of the batch that one
+  // rank with batch R*B reads, for every source: that is what makes R ranks
+  // train like one rank on the global batch.
+  TempDir tmp;
+  std::string path =
+      writeTokens(tmp, 5000, [](int64_t i) { return int(i * 7 % 1000); });
+  const int64_t R = 3, B = 2, T = 8, k = 4;
+  for (std::string spec : {"tokens:" + path, std::string("synthetic")}) {
+    for (bool shuffle : {false, true}) {
+      DataOptions whole;
+      whole.spec = spec;
+      whole.shuffle = shuffle;
+      whole.seed = 13;
+      LMBatch big(lmTask(R * B, T, 1000));
+      makeDataSource(whole, lmTask(R * B, T, 1000))->fill(k, big.buffers);
+      for (int r = 0; r < R; ++r) {
+        DataOptions slice = whole;
+        slice.rank = r;
+        slice.worldSize = R;
+        LMBatch mine(lmTask(B, T, 1000));
+        makeDataSource(slice, lmTask(B, T, 1000))->fill(k, mine.buffers);
+        std::vector<int32_t> rows(big.tokens.begin() + r * B * T,
+                                  big.tokens.begin() + (r + 1) * B * T);
+        EXPECT_EQ(mine.tokens, rows) << spec << " shuffle=" << shuffle;
+        std::vector<int32_t> targets(big.targets.begin() + r * B * T,
+                                     big.targets.begin() + (r + 1) * B * T);
+        EXPECT_EQ(mine.targets, targets) << spec << " shuffle=" << shuffle;
+      }
+    }
+  }
+
+  TaskSpec classify;
+  classify.kind = TaskSpec::Kind::Classify;
+  classify.features = 5;
+  classify.classes = 3;
+  classify.batch = R * B;
+  DataOptions whole;
+  whole.seed = 2;
+  std::vector<double> x(R * B * 5);
+  std::vector<int32_t> y(R * B);
+  makeDataSource(whole, classify)
+      ->fill(k, BatchBuffers{nullptr, nullptr, x.data(), true, y.data()});
+  classify.batch = B;
+  for (int r = 0; r < R; ++r) {
+    DataOptions slice = whole;
+    slice.rank = r;
+    slice.worldSize = R;
+    std::vector<double> xs(B * 5);
+    std::vector<int32_t> ys(B);
+    makeDataSource(slice, classify)
+        ->fill(k, BatchBuffers{nullptr, nullptr, xs.data(), true, ys.data()});
+    EXPECT_EQ(xs, std::vector<double>(x.begin() + r * B * 5,
+                                      x.begin() + (r + 1) * B * 5));
+    EXPECT_EQ(ys,
+              std::vector<int32_t>(y.begin() + r * B, y.begin() + (r + 1) * B));
+  }
 }

@@ -203,3 +203,30 @@ TEST(Artifact, BindsBuffersOncePerName) {
   EXPECT_TRUE(
       throwsError([&] { artifact->entry("eval"); }, {"has no 'eval' entry"}));
 }
+
+TEST(Manifest, ParsesTheMesh) {
+  json m = softmaxManifest();
+  EXPECT_TRUE(parseManifest(m.dump(), "m.json").mesh.axes.empty());
+  EXPECT_EQ(parseManifest(m.dump(), "m.json").mesh.ranks(), 1);
+  m["mesh"] = {{"axes", {"dp", "tp"}}, {"shape", {2, 3}}};
+  Manifest parsed = parseManifest(m.dump(), "m.json");
+  EXPECT_EQ(parsed.mesh.axes, (std::vector<std::string>{"dp", "tp"}));
+  EXPECT_EQ(parsed.mesh.ranks(), 6);
+  EXPECT_EQ(parsed.mesh.describe(), "dp=2,tp=3");
+}
+
+TEST(Manifest, RejectsBadMeshes) {
+  json m = softmaxManifest();
+  m["mesh"] = {{"axes", {"dp"}}, {"shape", {2, 2}}};
+  EXPECT_TRUE(rejects(m, {"mesh:", "1 names but shape has 2 sizes"}));
+  m["mesh"] = {{"axes", {"dp"}}, {"shape", {0}}};
+  EXPECT_TRUE(rejects(m, {"mesh.shape[0]:", "at least 1"}));
+  m["mesh"] = {{"axes", {"dp", "dp"}}, {"shape", {2, 2}}};
+  EXPECT_TRUE(rejects(m, {"mesh.axes[1]:", "duplicate axis \"dp\""}));
+  m["mesh"] = {{"axes", json::array()}, {"shape", json::array()}};
+  EXPECT_TRUE(rejects(m, {"mesh.axes:", "at least one axis"}));
+  m["mesh"] = {{"shape", {2}}};
+  EXPECT_TRUE(rejects(m, {"mesh.axes: missing required field"}));
+  m["mesh"] = {{"axes", {"dp"}}, {"shape", {1 << 21}}};
+  EXPECT_TRUE(rejects(m, {"mesh.shape[0]:", "implausibly large"}));
+}

@@ -85,9 +85,12 @@ TEST_F(TrainerTest, TrainingReducesTheLoss) {
     lines.push_back(json::parse(line));
   ASSERT_EQ(lines.size(), 201u);
   EXPECT_EQ(lines[0]["step"], 1);
-  for (const char *key :
-       {"loss", "lr", "grad_norm", "step_time_s", "tokens_per_s"})
+  for (const char *key : {"loss", "rank_loss", "lr", "grad_norm", "step_time_s",
+                          "comm_time_s", "tokens_per_s"})
     EXPECT_TRUE(lines[0][key].is_number()) << key;
+  EXPECT_EQ(lines[0]["rank"], 0);
+  EXPECT_EQ(lines[0]["loss"], lines[0]["rank_loss"]);   // one rank
+  EXPECT_EQ(lines[0]["comm_time_s"], 0.0);              // no collectives
   EXPECT_DOUBLE_EQ(lines[0]["lr"].get<double>(), 0.04); // warmup: 0.2 * 1/5
   // Per-batch losses are noisy; the mean of the last 20 must be well below
   // chance level (log 4), where training starts.
@@ -99,9 +102,10 @@ TEST_F(TrainerTest, TrainingReducesTheLoss) {
   EXPECT_EQ(summary["steps"], 200);
   EXPECT_DOUBLE_EQ(summary["final_loss"].get<double>(),
                    result.summary.finalLoss);
-  for (const char *key :
-       {"first_loss", "min_loss", "mean_step_time_s", "tokens_per_s", "wall_s"})
+  for (const char *key : {"first_loss", "min_loss", "mean_step_time_s",
+                          "comm_time_s", "tokens_per_s", "wall_s"})
     EXPECT_TRUE(summary[key].is_number()) << key;
+  EXPECT_EQ(summary["rank"], 0);
 }
 
 TEST_F(TrainerTest, TextDataTrainsAndResumesExactly) {
@@ -299,4 +303,38 @@ TEST_F(TrainerTest, GradCheckNeedsTheEntries) {
   EXPECT_TRUE(
       throwsError([&] { runGradCheck(*artifact, GradCheckOptions(), report); },
                   {"no 'loss' entry"}));
+}
+
+TEST_F(TrainerTest, RefusesAnArtifactCompiledForMoreRanks) {
+  json manifest = softmaxManifest();
+  manifest["mesh"] = {{"axes", {"dp"}}, {"shape", {2}}};
+  auto artifact = load("softmax_f64", manifest);
+  TrainOptions options;
+  options.steps = 1;
+  EXPECT_TRUE(throwsError([&] { train(*artifact, options); },
+                          {"compiled for 2 ranks (mesh dp=2) but the job has "
+                           "1"}));
+}
+
+TEST_F(TrainerTest, RefusesToResumeACheckpointOfAnotherRankCount) {
+  auto first = load();
+  TrainOptions options;
+  options.steps = 2;
+  options.savePath = tmp.file("ckpt");
+  train(*first, options);
+  json trainer = json::parse(readBytes(tmp.file("ckpt/trainer.json")));
+  EXPECT_EQ(trainer["ranks"], 1);
+  trainer["ranks"] = 2;
+  writeText(tmp.file("ckpt/trainer.json"), trainer.dump(2));
+
+  auto second = load();
+  options.loadPath = options.savePath;
+  options.savePath.clear();
+  EXPECT_TRUE(throwsError(
+      [&] { train(*second, options); },
+      {"saved by a 2-rank job but this job has 1", "resume it with --ranks 2",
+       "--load " + tmp.file("ckpt") + "/model.safetensors"}));
+  // Its weights alone still load.
+  options.loadPath = tmp.file("ckpt/model.safetensors");
+  EXPECT_NO_THROW(train(*second, options));
 }

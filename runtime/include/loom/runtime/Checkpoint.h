@@ -3,14 +3,23 @@
 // A checkpoint is a directory:
 //   model.safetensors      params (manifest names, shapes and dtypes)
 //   optimizer.safetensors  optimizer state tensors
-//   trainer.json           step, data position, seed, shuffle, the model
-//                          fingerprint and the sha256 of both files
+//   trainer.json           step, data position, seed, shuffle, the rank
+//                          count, the model fingerprint and the sha256 of
+//                          both files
 //
 // Saving is atomic: files go into a sibling temp dir (fsynced), then
 // PATH -> PATH.old, tmp -> PATH, remove PATH.old. At every instant PATH is
 // the complete old or new checkpoint, or PATH is absent and PATH.old is the
 // complete old one, and loading falls back to PATH.old in that case. A save
 // killed before the swap leaves only a stray temp dir, which is never read.
+//
+// In a multi-rank job only rank 0 saves (data-parallel ranks hold identical
+// models) and every rank loads and verifies the checkpoint itself.
+//
+// Test hook: LOOM_TEST_CRASH_IN_SAVE=N kills the process with SIGKILL in its
+// N-th save after half the temp dir is written (model.safetensors only);
+// LOOM_TEST_CRASH_IN_SAVE=N:swap right after PATH was moved to PATH.old. The
+// lit tests use it to show that a crash at those points loses nothing.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_CHECKPOINT_H
@@ -35,6 +44,10 @@ struct TrainerState {
   bool shuffle = false;
   /// The --data spec, informational.
   std::string data;
+  /// Ranks of the job that saved it. A global batch is ranks x batch rows,
+  /// so the data position only means the same data for the same rank count.
+  /// Checkpoints without the field were saved by one rank.
+  int64_t ranks = 1;
 };
 
 /// Saves the artifact's params and state plus `state` to directory `path`

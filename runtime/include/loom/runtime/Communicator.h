@@ -1,25 +1,65 @@
-//===- Communicator.h - The ranks a trainer runs with -----------*- C++ -*-===//
+//===- Communicator.h - The ranks a process trains with ---------*- C++ -*-===//
 //
-// The trainer talks to its peers only through this interface, so data
-// parallelism (MPI today-to-be, NCCL later) plugs in without touching the
-// training loop. LocalCommunicator is the single-process world.
+// The trainer and the loom_rt_* collectives of compiled code reach their
+// peers only through this interface, so a backend (MPI on CPU today, NCCL
+// on GPU later) plugs in without touching either. Buffers are plain pointers
+// to `count` dense elements: host memory for MPI, device memory for a GPU
+// backend. Every rank must issue the same collectives in the same order.
+//
+// LocalCommunicator is the one-rank world: reductions are identities and
+// gathers/scatters are copies, so single-process runs need no MPI at all.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_COMMUNICATOR_H
 #define LOOM_RUNTIME_COMMUNICATOR_H
 
+#include "loom/runtime/DType.h"
+
 #include <cstdint>
+#include <string>
 
 namespace loom::rt {
+
+/// Values match abi.h's loom_reduce_op. Mean is the sum divided by the
+/// number of ranks (truncating for integer types).
+enum class ReduceOp { Sum, Mean, Max };
+const char *reduceOpName(ReduceOp op);
 
 class Communicator {
 public:
   virtual ~Communicator();
   virtual int rank() const = 0;
   virtual int size() const = 0;
-  /// Element-wise sum of `values` over all ranks, in place.
-  virtual void allReduceSum(double *values, int64_t count) = 0;
+  /// "local", "mpi", ...; for messages.
+  virtual const char *backend() const = 0;
+
+  /// In place: buf = op over ranks of buf.
+  virtual void allReduce(void *buf, int64_t count, DType dtype,
+                         ReduceOp op) = 0;
+  /// recv (count elements) = slice rank() of op over ranks of send
+  /// (count * size() elements).
+  virtual void reduceScatter(const void *send, void *recv, int64_t count,
+                             DType dtype, ReduceOp op) = 0;
+  /// recv (count * size() elements) = concatenation over ranks of send.
+  virtual void allGather(const void *send, void *recv, int64_t count,
+                         DType dtype) = 0;
+  /// In place: buf = root's buf.
+  virtual void broadcast(void *buf, int64_t count, DType dtype, int root) = 0;
   virtual void barrier() = 0;
+
+  /// The longest one collective may wait for the other ranks before the job
+  /// is stopped (0: no limit). Backends that cannot time out ignore it.
+  virtual void setCollectiveTimeout(double seconds) { (void)seconds; }
+  virtual double collectiveTimeout() const { return 0; }
+
+  /// Ends this process with `status` and, for a multi-rank backend, every
+  /// other rank of the job. Callers print their message first.
+  [[noreturn]] virtual void abort(int status) = 0;
+
+  /// Element-wise sum of `values` over all ranks, in place.
+  void allReduceSum(double *values, int64_t count) {
+    allReduce(values, count, DType::F64, ReduceOp::Sum);
+  }
   bool isRoot() const { return rank() == 0; }
 };
 
@@ -27,8 +67,38 @@ class LocalCommunicator final : public Communicator {
 public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
-  void allReduceSum(double *, int64_t) override {}
+  const char *backend() const override { return "local"; }
+  void allReduce(void *, int64_t, DType, ReduceOp) override {}
+  void reduceScatter(const void *send, void *recv, int64_t count, DType dtype,
+                     ReduceOp op) override;
+  void allGather(const void *send, void *recv, int64_t count,
+                 DType dtype) override;
+  void broadcast(void *, int64_t, DType, int) override {}
   void barrier() override {}
+  [[noreturn]] void abort(int status) override;
+};
+
+/// Collective: every rank passes its failure message ("" if it has none).
+/// If any rank failed, all ranks throw: the lowest failing rank a JobError
+/// with its message (prefixed "rank R: " unless R is 0), the others a
+/// SilentError, so the failure is printed once and no rank is left waiting.
+void agreeOnFailure(Communicator &comm, const std::string &failure);
+
+/// Sets the collective timeout of `comm` for the lifetime of the guard, e.g.
+/// to let ranks wait without limit while rank 0 writes a checkpoint.
+class ScopedCollectiveTimeout {
+public:
+  ScopedCollectiveTimeout(Communicator &comm, double seconds)
+      : comm(comm), previous(comm.collectiveTimeout()) {
+    comm.setCollectiveTimeout(seconds);
+  }
+  ~ScopedCollectiveTimeout() { comm.setCollectiveTimeout(previous); }
+  ScopedCollectiveTimeout(const ScopedCollectiveTimeout &) = delete;
+  ScopedCollectiveTimeout &operator=(const ScopedCollectiveTimeout &) = delete;
+
+private:
+  Communicator &comm;
+  double previous;
 };
 
 } // namespace loom::rt

@@ -16,11 +16,16 @@
 // (e.g. the operand of a single-op gradient check) get seeded N(0,1) values
 // if floating point and zeros if integer.
 //
-// Token windows: with B rows of T tokens and n tokens in the file there are
-// nwin = (n - 1) / T windows; row i of global batch k (rank r of R) reads
-// window w = ((k*R + r)*B + i) mod nwin: tokens data[w*T, w*T+T) and targets
-// data[w*T+1, w*T+T+1). With shuffling, the window start is drawn uniformly
-// from [0, n - T - 1] by a generator keyed on (seed, k, r).
+// Rows: batch k of rank r of R (B rows each) is rows [r*B, (r+1)*B) of
+// global batch k, which has R*B rows; row i of it is global row
+// g = (k*R + r)*B + i. Every row is a pure function of (seed, g), so R ranks
+// with batch B see exactly the rows that one rank with batch R*B sees.
+//
+// Token windows: with T tokens per row and n tokens in the file there are
+// nwin = (n - 1) / T windows; row g reads window w = g mod nwin: tokens
+// data[w*T, w*T+T) and targets data[w*T+1, w*T+T+1). With shuffling, the
+// window start is drawn uniformly from [0, n - T - 1] by a generator keyed
+// on (seed, g).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_DATA_H
@@ -72,6 +77,12 @@ public:
   /// One line for logs, e.g. "text:corpus.txt (1.2M tokens, sequential)".
   virtual std::string describe() const = 0;
 };
+
+/// Global row index of row `row` of batch `k` of this rank (see above).
+inline int64_t globalRow(const DataOptions &options, int64_t k, int64_t batch,
+                         int64_t row) {
+  return (k * options.worldSize + options.rank) * batch + row;
+}
 
 /// Builds the source for `options.spec` and `task`; throws Error with a clear
 /// message for unknown specs, unreadable files, too-short files, tokens out

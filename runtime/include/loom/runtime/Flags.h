@@ -34,6 +34,8 @@ public:
   bool value(const char *name, std::string &result);
   /// Consumes the current argument (a positional one).
   std::string take();
+  /// How many arguments (after argv[0]) have been consumed.
+  size_t consumed() const { return pos; }
 
 private:
   std::vector<std::string> args;

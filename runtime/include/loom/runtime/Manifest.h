@@ -76,6 +76,18 @@ struct TaskSpec {
 };
 const char *taskKindName(TaskSpec::Kind kind);
 
+/// The device mesh the artifact's collectives run over (manifest "mesh"):
+/// axis names and sizes. Empty for an artifact compiled for one rank.
+struct MeshSpec {
+  std::vector<std::string> axes;
+  std::vector<int64_t> shape;
+
+  /// Ranks the job must have: the product of the sizes (1 without a mesh).
+  int64_t ranks() const;
+  /// "dp=2" or "dp=2,tp=4"; "" without a mesh.
+  std::string describe() const;
+};
+
 struct Manifest {
   int64_t formatVersion = 0;
   std::string generator;
@@ -86,6 +98,7 @@ struct Manifest {
   std::string modelSpec;
   std::string optimizerKind;
   TaskSpec task;
+  MeshSpec mesh;
   std::vector<TensorSpec> params;
   std::vector<TensorSpec> state;
   std::vector<TensorSpec> inputs;

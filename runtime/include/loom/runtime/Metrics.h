@@ -2,7 +2,9 @@
 //
 // `--metrics FILE` writes one JSON object per step and a final summary
 // object, flushed line by line so that a crashed run still leaves a
-// parseable prefix.
+// parseable prefix. In a multi-rank job every rank writes its own file
+// (rankMetricsPath): per-rank timings are what show a straggler or a slow
+// link, and writing locally needs no extra communication.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_METRICS_H
@@ -17,23 +19,35 @@ namespace loom::rt {
 
 struct StepRecord {
   int64_t step = 0;
+  int rank = 0;
+  /// The mean of the ranks' losses (the loss of the global batch).
   double loss = NAN;
+  /// This rank's train_step loss output.
+  double rankLoss = NAN;
   /// NaN when the entry has no such output; written as null.
   double lr = NAN;
   double gradNorm = NAN;
   double stepTimeS = 0;
+  /// Time inside the loom_rt_* collectives during the step.
+  double commTimeS = 0;
   double tokensPerS = 0;
 };
 
 struct RunSummary {
+  int rank = 0;
   int64_t steps = 0;
   double firstLoss = NAN;
   double finalLoss = NAN;
   double minLoss = NAN;
   double meanStepTimeS = 0;
+  /// Total time inside the loom_rt_* collectives over all steps.
+  double commTimeS = 0;
   double tokensPerS = 0;
   double wallS = 0;
 };
+
+/// FILE for rank 0, FILE.rank<R> for rank R > 0.
+std::string rankMetricsPath(const std::string &path, int rank);
 
 class MetricsWriter {
 public:

@@ -3,7 +3,13 @@
 // Runs `train_step` of a loaded artifact for a number of steps: feeds batches
 // from a DataSource, reads the loss/lr/grad_norm outputs, reports progress
 // and metrics, and saves/loads checkpoints. Peers are reached only through a
-// Communicator so that data parallelism can be added without changing it.
+// Communicator, which the trainer also makes the current one for the
+// loom_rt_* collectives of the compiled step.
+//
+// With several ranks (data parallelism): rank r reads rows [r*B, (r+1)*B) of
+// each global batch of R*B rows, rank 0 prints and saves, every rank writes
+// its own metrics file, and failures every rank reaches together (setup
+// errors, a NaN loss, a failed save) end all ranks with one message.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_TRAINER_H
@@ -36,6 +42,9 @@ struct TrainOptions {
   int64_t saveEvery = 0;
   /// Progress line every K steps plus first and last; 0: first and last.
   int64_t logEvery = 10;
+  /// The job was started by an external launcher (mpirun, srun), for advice
+  /// in messages about the rank count.
+  bool externalLauncher = false;
 };
 
 struct TrainResult {
@@ -52,10 +61,16 @@ public:
           std::ostream &log, std::ostream &out);
 
   /// Initialises or loads, then trains. Throws Error on any failure,
-  /// including a non-finite loss.
+  /// including a non-finite loss; JobError/SilentError (Error.h) for the
+  /// failures all ranks reach together.
   TrainResult run();
 
 private:
+  struct Setup;
+  /// Everything before the first step; throws Error.
+  void prepare(Setup &setup);
+  void save(TrainerState &state);
+
   Artifact &artifact;
   TrainOptions options;
   Communicator &comm;

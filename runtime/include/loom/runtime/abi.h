@@ -66,6 +66,38 @@ void loom_rt_gemm_f64(int64_t batch, int32_t transA, int32_t transB, int64_t M,
                       int64_t strideB, double beta, double *C, int64_t ldc,
                       int64_t strideC);
 
+/// Collectives over the ranks of the running job (MPI on CPU, NCCL on GPU),
+/// issued by compiled code in the same order on every rank. `group` names the
+/// rank group: 0 is every rank (the "dp" axis of a one-axis mesh). `dtype` is
+/// a loom_dtype, `op` a loom_reduce_op. Buffers are dense and contiguous.
+enum loom_dtype { LOOM_F32 = 0, LOOM_F64 = 1, LOOM_I32 = 2, LOOM_I64 = 3 };
+enum loom_reduce_op { LOOM_SUM = 0, LOOM_MEAN = 1, LOOM_MAX = 2 };
+
+/// In place: buf = reduce over ranks of buf (count elements).
+void loom_rt_all_reduce(int64_t group, void *buf, int64_t count,
+                        int32_t dtype, int32_t op);
+/// recv (count elements) = this rank's slice of reduce over ranks of send
+/// (count * ranks elements; rank r gets slice r).
+void loom_rt_reduce_scatter(int64_t group, const void *send, void *recv,
+                            int64_t count, int32_t dtype, int32_t op);
+/// recv (count * ranks elements) = concatenation over ranks of send (count).
+void loom_rt_all_gather(int64_t group, const void *send, void *recv,
+                        int64_t count, int32_t dtype);
+/// In place: buf = root's buf.
+void loom_rt_broadcast(int64_t group, void *buf, int64_t count, int32_t dtype,
+                       int32_t root);
+
+/// Asynchronous collectives (the overlap scheduler's start/wait pairs). A
+/// start enqueues the collective in issue order and returns at once with a
+/// handle; the runtime progresses it while compute runs (a progress thread
+/// on CPU) and `loom_rt_wait` blocks until that one collective is done. The
+/// buffer belongs to the runtime between the two calls.
+int64_t loom_rt_all_reduce_start(int64_t group, void *buf, int64_t count,
+                                 int32_t dtype, int32_t op);
+int64_t loom_rt_broadcast_start(int64_t group, void *buf, int64_t count,
+                                int32_t dtype, int32_t root);
+void loom_rt_wait(int64_t handle);
+
 /// Copy between two strided memrefs (MLIR's `memref.copy` of non-contiguous
 /// views lowers to this). Descriptors follow MLIR's UnrankedMemRefType layout.
 struct loom_unranked_memref {

@@ -1,0 +1,72 @@
+//===- Launcher.h - Starting the ranks of a local job -----------*- C++ -*-===//
+//
+// `loom-run DIR --ranks N` starts N ranks on this machine by running the MPI
+// launcher (Open MPI's mpirun, or MPICH's hydra mpiexec) on the same
+// executable with the same arguments minus --ranks. The launcher stays in
+// between: it forwards the job's output, replaces Open MPI's multi-line
+// notices about a failed rank by one `loom-run: error:` line naming the rank,
+// and exits with mpirun's status.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_LAUNCHER_H
+#define LOOM_RUNTIME_LAUNCHER_H
+
+#include <string>
+#include <vector>
+
+namespace loom::rt {
+
+struct LaunchOptions {
+  int ranks = 1;
+  /// The command each rank runs: args[0] is the executable.
+  std::vector<std::string> args;
+};
+
+/// The MPI launcher to run: $LOOM_MPIEXEC, else the one of the MPI the
+/// runtime was built with; "" if none is known.
+std::string defaultMpiexec();
+
+/// The launcher command line for `options` (mpiexec, flags, rank command).
+std::vector<std::string> mpiexecCommand(const std::string &mpiexec,
+                                        const LaunchOptions &options);
+
+/// Runs the job and returns the exit status for the calling process: 0, or
+/// mpiexec's non-zero status after printing why the job failed. Throws Error
+/// if the launcher cannot be started.
+int launchLocalRanks(const LaunchOptions &options);
+
+/// Reads Open MPI's mpirun output line by line: passes job output through
+/// and holds back mpirun's boxed notices, keeping from them which rank
+/// failed and how.
+class MpirunOutputFilter {
+public:
+  /// One line without its newline; returns what to print now (each line
+  /// with its newline, possibly none).
+  std::string line(const std::string &text);
+  /// What is still held back when the output ends.
+  std::string finish();
+  /// The one-line summary of the failure mpirun reported, e.g. "rank 1 (on
+  /// node n1) was killed by signal 9 (Killed)"; "" if none was seen.
+  const std::string &failure() const { return why; }
+  /// Whether the failure was a rank that exited with an error status, as
+  /// opposed to a crash, a signal or an abort.
+  bool failureIsErrorExit() const { return errorExit; }
+  /// Whether a rank printed its own "<tool>: error:" line.
+  bool rankPrintedError() const { return sawError; }
+
+private:
+  std::string closeBox();
+  std::vector<std::string> box;
+  bool inBox = false;
+  std::string why;
+  bool errorExit = false;
+  bool sawError = false;
+};
+
+/// The line the launcher prints when the job failed with `status`: says
+/// which rank failed and how, or "" when a rank already printed its error.
+std::string launchFailureMessage(const MpirunOutputFilter &filter, int status);
+
+} // namespace loom::rt
+
+#endif // LOOM_RUNTIME_LAUNCHER_H

@@ -1,0 +1,55 @@
+//===- World.h - The job this process belongs to ----------------*- C++ -*-===//
+//
+// A process is either alone (LocalCommunicator, no MPI initialisation) or
+// one rank of a job started by a parallel launcher. Launchers announce
+// themselves through the environment (OpenMPI's mpirun: OMPI_COMM_WORLD_*,
+// PMI-1/2 launchers such as MPICH's hydra or srun: PMI_SIZE, PMIx: PMIX_RANK),
+// and only then is MPI initialised.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_WORLD_H
+#define LOOM_RUNTIME_WORLD_H
+
+#include <memory>
+#include <string>
+
+namespace loom::rt {
+
+class Communicator;
+struct MeshSpec;
+
+struct JobInfo {
+  /// The environment variable that revealed a launcher ("" if none).
+  std::string launcherVar;
+  /// Ranks announced by the launcher; 0 if it does not say (PMIx alone).
+  int announcedSize = 1;
+
+  bool underLauncher() const { return !launcherVar.empty(); }
+};
+
+/// Reads the environment.
+JobInfo detectJob();
+
+struct WorldOptions {
+  /// See Communicator::setCollectiveTimeout.
+  double collectiveTimeout = 60;
+};
+
+/// LocalCommunicator for a process without a launcher; otherwise initialises
+/// MPI (MPI_THREAD_MULTIPLE if the library has it) and returns the MPI
+/// communicator of all ranks. Throws Error if this runtime was built without
+/// MPI or MPI cannot start.
+std::unique_ptr<Communicator> connectWorld(const JobInfo &job,
+                                           const WorldOptions &options);
+
+/// Whether this runtime was built with MPI.
+bool haveMpi();
+
+/// Throws Error if a job of `ranks` ranks cannot run an artifact compiled
+/// for `mesh`, saying how to fix it. `external`: the job was started by an
+/// external launcher (so "--ranks N" is not the advice to give).
+void checkJobMatchesMesh(const MeshSpec &mesh, int64_t ranks, bool external);
+
+} // namespace loom::rt
+
+#endif // LOOM_RUNTIME_WORLD_H

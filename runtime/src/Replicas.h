@@ -1,0 +1,27 @@
+//===- Replicas.h - Do all ranks hold the same model? -----------*- C++ -*-===//
+//
+// Internal to the runtime. Under data parallelism every rank holds a full,
+// identical copy of the params and optimizer state, which is what lets rank 0
+// alone write the checkpoint. A compiled step whose collectives broke that
+// (a missing gradient all-reduce, a non-deterministic reduction) would make
+// the checkpoint silently drop the other ranks' models, so saves check it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_SRC_REPLICAS_H
+#define LOOM_RUNTIME_SRC_REPLICAS_H
+
+#include <string>
+
+namespace loom::rt {
+
+class Artifact;
+class Communicator;
+
+/// Collective. "" if every rank's params and state are bitwise equal to rank
+/// 0's; otherwise a message naming the first rank that differs (the same
+/// message on every rank).
+std::string compareReplicas(Communicator &comm, Artifact &artifact);
+
+} // namespace loom::rt
+
+#endif // LOOM_RUNTIME_SRC_REPLICAS_H

@@ -1,0 +1,116 @@
+//===- Watchdog.cpp - Noticing a collective that will not finish -*- C++
+//-*-===//
+//
+// The thread wakes five times a second; a wait is identified by its start
+// time, so a new collective restarts the liveness schedule.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Watchdog.h"
+#include "loom/runtime/Error.h"
+
+#include <chrono>
+#include <unistd.h>
+
+namespace loom::rt {
+
+namespace {
+
+int64_t nowNanos() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+} // namespace
+
+CollectiveWatchdog::CollectiveWatchdog(Options options)
+    : options(std::move(options)), timeoutSeconds(this->options.timeout),
+      launcher(static_cast<int>(getppid())) {
+  thread = std::thread([this] { run(); });
+}
+
+CollectiveWatchdog::~CollectiveWatchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    stopping = true;
+  }
+  wake.notify_all();
+  thread.join();
+}
+
+void CollectiveWatchdog::begin(const char *what) {
+  current.store(what, std::memory_order_relaxed);
+  startNanos.store(nowNanos(), std::memory_order_release);
+}
+
+void CollectiveWatchdog::end() {
+  startNanos.store(0, std::memory_order_release);
+}
+
+std::string CollectiveWatchdog::problem(const char *what, double waited,
+                                        bool checkPeers) const {
+  const ProcessIdentity &self = options.peers[options.rank];
+  if (checkPeers) {
+    // Reparented: whoever started this rank is gone (and with it, usually,
+    // the job's control).
+    if (launcher > 1 && getppid() != launcher)
+      return formatString("the launcher (pid %d) that started this rank has "
+                          "exited while the rank waited in %s; stopping",
+                          launcher, what);
+    for (size_t peer = 0; peer < options.peers.size(); ++peer)
+      if (static_cast<int>(peer) != options.rank &&
+          sameProcessSpace(self, options.peers[peer]) &&
+          processHasExited(options.peers[peer].pid))
+        return formatString("rank %zu (pid %d) has died; this rank waited "
+                            "%.0f s for it in %s. Stopping the job",
+                            peer, static_cast<int>(options.peers[peer].pid),
+                            waited, what);
+  }
+  double limit = timeoutSeconds;
+  if (limit <= 0 || waited <= limit)
+    return "";
+  std::string remote;
+  for (size_t peer = 0; peer < options.peers.size(); ++peer)
+    if (static_cast<int>(peer) != options.rank &&
+        !sameProcessSpace(self, options.peers[peer]))
+      remote += (remote.empty() ? "" : ", ") + std::to_string(peer);
+  std::string cause =
+      remote.empty()
+          ? "every rank is alive, so one is stuck (a hang, or ranks "
+            "issuing different collectives)"
+          : "a rank is stuck, or one of the ranks on other machines (" +
+                remote + ") has died";
+  return formatString("%s has waited %.0f s for the other ranks "
+                      "(--collective-timeout %g); %s. Stopping the job",
+                      what, waited, limit, cause.c_str());
+}
+
+void CollectiveWatchdog::run() {
+  int64_t watched = 0;  // start of the wait being watched
+  double nextCheck = 0; // seconds into it of the next liveness check
+  std::unique_lock<std::mutex> lock(mutex);
+  while (!wake.wait_for(lock, std::chrono::milliseconds(200),
+                        [this] { return stopping; })) {
+    int64_t start = startNanos.load(std::memory_order_acquire);
+    if (start == 0)
+      continue;
+    if (start != watched) {
+      watched = start;
+      nextCheck = options.firstCheck;
+    }
+    double waited = (nowNanos() - start) * 1e-9;
+    bool checkPeers = waited >= nextCheck;
+    if (checkPeers)
+      nextCheck = waited + options.checkEvery;
+    std::string reason = problem(current.load(), waited, checkPeers);
+    // The collective may have finished while we looked.
+    if (reason.empty() || startNanos.load() != start)
+      continue;
+    lock.unlock();
+    options.fail(reason);
+    return;
+  }
+}
+
+} // namespace loom::rt

@@ -1,0 +1,78 @@
+//===- World.cpp - The job this process belongs to --------------*- C++ -*-===//
+//
+// Launcher detection from the environment, the choice of backend, and the
+// check that the job has the rank count the artifact was compiled for.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/World.h"
+#include "Backends.h"
+#include "loom/runtime/Communicator.h"
+#include "loom/runtime/Error.h"
+#include "loom/runtime/Manifest.h"
+
+#include <cstdlib>
+
+namespace loom::rt {
+
+JobInfo detectJob() {
+  JobInfo job;
+  // In order of how much they tell: OpenMPI and PMI give the size, PMIx
+  // (without OpenMPI's variables) only the rank.
+  for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {
+    const char *value = std::getenv(var);
+    if (!value || !*value)
+      continue;
+    job.launcherVar = var;
+    char *end = nullptr;
+    long size = std::strtol(value, &end, 10);
+    job.announcedSize =
+        std::string(var) == "PMIX_RANK" || *end || size < 1 ? 0 : int(size);
+    break;
+  }
+  return job;
+}
+
+bool haveMpi() { return mpiBackendBuilt(); }
+
+std::unique_ptr<Communicator> connectWorld(const JobInfo &job,
+                                           const WorldOptions &options) {
+  if (!job.underLauncher())
+    return std::make_unique<LocalCommunicator>();
+  return createMpiCommunicator(options);
+}
+
+void checkJobMatchesMesh(const MeshSpec &mesh, int64_t ranks, bool external) {
+  int64_t compiled = mesh.ranks();
+  if (compiled == ranks)
+    return;
+  std::string what =
+      mesh.axes.empty()
+          ? std::string("1 rank (no mesh)")
+          : formatString("%lld rank%s (mesh %s)",
+                         static_cast<long long>(compiled),
+                         compiled == 1 ? "" : "s", mesh.describe().c_str());
+  std::string recompile;
+  if (ranks == 1)
+    recompile = "recompile without --dp";
+  else if (mesh.axes.size() <= 1)
+    recompile = formatString("recompile with loomc --dp=%lld",
+                             static_cast<long long>(ranks));
+  else
+    recompile =
+        formatString("recompile for %lld ranks", static_cast<long long>(ranks));
+  std::string rerun;
+  if (external)
+    rerun = formatString("start %lld rank%s", static_cast<long long>(compiled),
+                         compiled == 1 ? "" : "s");
+  else if (compiled == 1)
+    rerun = "run without --ranks";
+  else
+    rerun =
+        formatString("run with --ranks %lld", static_cast<long long>(compiled));
+  fail("the artifact was compiled for %s but the job has %lld; %s or %s",
+       what.c_str(), static_cast<long long>(ranks), recompile.c_str(),
+       rerun.c_str());
+}
+
+} // namespace loom::rt

@@ -1,0 +1,177 @@
+//===- Launcher.cpp - Starting the ranks of a local job ---------*- C++ -*-===//
+//
+// fork + exec of mpiexec with its stderr on a pipe that the launcher reads
+// line by line (MpirunOutputFilter); stdout is inherited, so rank 0's result
+// line reaches our stdout unchanged. The launcher ignores SIGINT (the
+// terminal sends it to mpiexec too, which stops the job), passes SIGTERM
+// and SIGHUP on, and has mpiexec get SIGTERM if the launcher itself dies,
+// so the job never outlives it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Launcher.h"
+#include "loom/runtime/Error.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef LOOM_MPIEXEC
+#define LOOM_MPIEXEC ""
+#endif
+#ifndef LOOM_MPI_FLAVOR
+#define LOOM_MPI_FLAVOR ""
+#endif
+
+namespace loom::rt {
+
+namespace {
+
+volatile sig_atomic_t childPid = 0;
+volatile sig_atomic_t forwarded = 0;
+
+void forwardSignal(int signal) {
+  forwarded = signal;
+  if (childPid > 0)
+    kill(childPid, signal);
+}
+
+bool isExecutable(const std::string &path) {
+  return !path.empty() && access(path.c_str(), X_OK) == 0;
+}
+
+/// Whether `mpiexec` is MPICH's hydra (its flags differ from Open MPI's).
+bool isHydra(const std::string &mpiexec) {
+  if (mpiexec.find("mpich") != std::string::npos ||
+      mpiexec.find("hydra") != std::string::npos)
+    return true;
+  if (mpiexec.find("openmpi") != std::string::npos)
+    return false;
+  return std::string(LOOM_MPI_FLAVOR) == "mpich";
+}
+
+} // namespace
+
+std::string defaultMpiexec() {
+  if (const char *path = std::getenv("LOOM_MPIEXEC"); path && *path)
+    return path;
+  return LOOM_MPIEXEC;
+}
+
+std::vector<std::string> mpiexecCommand(const std::string &mpiexec,
+                                        const LaunchOptions &options) {
+  std::vector<std::string> command = {mpiexec};
+  if (isHydra(mpiexec)) {
+    command.insert(command.end(),
+                   {"-n", std::to_string(options.ranks), "-bind-to", "none"});
+  } else {
+    // Ranks share the machine with each other and with whatever else runs:
+    // no pinning, and more ranks than cores is allowed.
+    command.insert(command.end(),
+                   {"-np", std::to_string(options.ranks), "--bind-to", "none",
+                    "--oversubscribe", "--stdin", "none"});
+    if (geteuid() == 0)
+      command.push_back("--allow-run-as-root");
+  }
+  command.insert(command.end(), options.args.begin(), options.args.end());
+  return command;
+}
+
+int launchLocalRanks(const LaunchOptions &options) {
+  std::string mpiexec = defaultMpiexec();
+  if (!isExecutable(mpiexec)) {
+    std::string problem = mpiexec.empty()
+                              ? "no MPI launcher is known"
+                              : "the MPI launcher " + mpiexec + " is missing";
+    fail("cannot start %d ranks: %s (install openmpi-bin, or set "
+         "LOOM_MPIEXEC to the mpiexec of the MPI this runtime was built "
+         "with)",
+         options.ranks, problem.c_str());
+  }
+  std::vector<std::string> command = mpiexecCommand(mpiexec, options);
+  std::vector<char *> argv;
+  for (std::string &arg : command)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  // Ranks that busy-poll starve each other on small machines (toolchain.md);
+  // the ranks inherit this unless the user chose otherwise.
+  setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
+  // Tells the ranks that `--ranks` (not an external launcher) started them.
+  setenv("LOOM_RUN_LAUNCHED", "1", /*overwrite=*/1);
+
+  int fds[2];
+  if (pipe(fds) != 0)
+    fail("cannot start %d ranks: pipe: %s", options.ranks,
+         std::strerror(errno));
+  std::fflush(nullptr);
+  const pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0)
+    fail("cannot start %d ranks: fork: %s", options.ranks,
+         std::strerror(errno));
+  if (pid == 0) {
+    // mpiexec (and with it the job) ends when the launcher does, even when
+    // the launcher is killed outright.
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+      _exit(1);
+    dup2(fds[1], STDERR_FILENO);
+    close(fds[0]);
+    close(fds[1]);
+    execv(argv[0], argv.data());
+    std::fprintf(stderr, "%s: error: cannot run %s: %s\n", toolName(), argv[0],
+                 std::strerror(errno));
+    _exit(127);
+  }
+  close(fds[1]);
+  childPid = pid;
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  action.sa_handler = SIG_IGN;
+  sigaction(SIGINT, &action, nullptr);
+  action.sa_handler = forwardSignal;
+  action.sa_flags = SA_RESTART; // reads of the pipe go on after a signal
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGHUP, &action, nullptr);
+
+  MpirunOutputFilter filter;
+  std::FILE *input = fdopen(fds[0], "r");
+  char *line = nullptr;
+  size_t capacity = 0;
+  ssize_t length;
+  while ((length = getline(&line, &capacity, input)) >= 0) {
+    std::string text(line, static_cast<size_t>(length));
+    if (!text.empty() && text.back() == '\n')
+      text.pop_back();
+    std::fputs(filter.line(text).c_str(), stderr);
+    std::fflush(stderr);
+  }
+  std::free(line);
+  std::fclose(input);
+  std::fputs(filter.finish().c_str(), stderr);
+
+  int waitStatus = 0;
+  while (waitpid(pid, &waitStatus, 0) < 0 && errno == EINTR) {
+  }
+  childPid = 0;
+  int status = WIFEXITED(waitStatus)     ? WEXITSTATUS(waitStatus)
+               : WIFSIGNALED(waitStatus) ? 128 + WTERMSIG(waitStatus)
+                                         : 1;
+  std::string message =
+      forwarded
+          ? formatString("the job was stopped by signal %d (%s)",
+                         static_cast<int>(forwarded), strsignal(forwarded))
+          : launchFailureMessage(filter, status);
+  if (!message.empty())
+    std::fprintf(stderr, "%s: error: %s\n", toolName(), message.c_str());
+  std::fflush(stderr);
+  return status;
+}
+
+} // namespace loom::rt

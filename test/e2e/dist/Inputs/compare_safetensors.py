@@ -1,0 +1,66 @@
+"""Compares two safetensors files tensor by tensor (names, shapes, dtypes and
+values) with plain json/struct. An element matches when
+|a - b| <= rtol * max(|a|, |b|) + atol. Prints the worst relative difference
+(over values large enough for rtol to dominate atol) and exits 1 on any
+mismatch.
+
+usage: compare_safetensors.py A B [--rtol R] [--atol A] [--exact]
+"""
+import argparse
+import json
+import struct
+import sys
+
+FORMATS = {"F32": "f", "F64": "d", "I32": "i", "I64": "q"}
+
+
+def read(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    (length,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + length])
+    header.pop("__metadata__", None)
+    body = data[8 + length:]
+    tensors = {}
+    for name, info in header.items():
+        start, end = info["data_offsets"]
+        fmt = FORMATS[info["dtype"]]
+        count = (end - start) // struct.calcsize(fmt)
+        values = struct.unpack(f"<{count}{fmt}", body[start:end])
+        tensors[name] = (info["dtype"], info["shape"], values)
+    return tensors
+
+
+ap = argparse.ArgumentParser()
+ap.add_argument("a")
+ap.add_argument("b")
+ap.add_argument("--rtol", type=float, default=1e-5)
+ap.add_argument("--atol", type=float, default=0.0)
+ap.add_argument("--exact", action="store_true", help="bitwise equal values")
+args = ap.parse_args()
+
+a, b = read(args.a), read(args.b)
+if sorted(a) != sorted(b):
+    sys.exit(f"tensor names differ: {sorted(a)} vs {sorted(b)}")
+worst, worst_at, bad = 0.0, None, 0
+for name in sorted(a):
+    (ta, sa, va), (tb, sb, vb) = a[name], b[name]
+    if (ta, sa) != (tb, sb):
+        sys.exit(f"{name}: {ta}{sa} vs {tb}{sb}")
+    for i, (x, y) in enumerate(zip(va, vb)):
+        diff = abs(x - y)
+        scale = max(abs(x), abs(y))
+        rel = diff / scale if scale else 0.0
+        # Values too small for rtol to matter are compared by atol only.
+        significant = args.exact or scale * args.rtol > args.atol
+        if significant and rel > worst:
+            worst, worst_at = rel, f"{name}[{i}]: {x!r} vs {y!r}"
+        if (x != y) if args.exact else (diff > args.rtol * scale + args.atol):
+            bad += 1
+count = sum(len(v[2]) for v in a.values())
+print(f"{len(a)} tensors, {count} values, max rel diff {worst:.3g}"
+      + (f" at {worst_at}" if worst_at else ""))
+if bad:
+    print(f"MISMATCH: {bad} values differ beyond tolerance")
+    sys.exit(1)
+print("MATCH")

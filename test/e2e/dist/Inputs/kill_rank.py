@@ -1,0 +1,108 @@
+"""Starts a multi-rank job, waits until rank R has taken some steps, then
+signals that rank (SIGKILL by default) and measures how long the job takes
+to end. Prints the job's exit status, the time, whether any rank outlived
+the job, and the job's stderr.
+
+usage: kill_rank.py --rank R --metrics FILE [--after-steps K]
+                    [--signal KILL|STOP] [--timeout S] -- COMMAND...
+
+FILE is the --metrics path the job writes (rank R's file is FILE.rank<R>
+for R > 0); the rank's process is found by its OMPI_COMM_WORLD_RANK among
+the job's descendants. After --timeout seconds everything is killed and the
+script exits 1.
+"""
+import argparse
+import os
+import signal
+import subprocess
+import sys
+import time
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--rank", type=int, required=True)
+ap.add_argument("--metrics", required=True)
+ap.add_argument("--after-steps", type=int, default=3)
+ap.add_argument("--signal", default="KILL")
+ap.add_argument("--timeout", type=float, default=90)
+ap.add_argument("command", nargs=argparse.REMAINDER)
+args = ap.parse_args()
+command = args.command[1:] if args.command[:1] == ["--"] else args.command
+
+
+def children():
+    """pid -> ppid of every process."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                table[int(entry)] = int(fields[1])
+            except (OSError, IndexError):
+                pass
+    return table
+
+
+def descendants(root):
+    table = children()
+    found, frontier = set(), {root}
+    while frontier:
+        frontier = {p for p, pp in table.items() if pp in frontier} - found
+        found |= frontier
+    return found
+
+
+def rank_of(pid):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            for item in f.read().split(b"\0"):
+                if item.startswith(b"OMPI_COMM_WORLD_RANK="):
+                    return int(item.split(b"=", 1)[1])
+    except OSError:
+        pass
+    return None
+
+
+def steps_done(path):
+    try:
+        with open(path) as f:
+            return sum(1 for line in f if '"step"' in line)
+    except OSError:
+        return 0
+
+
+stderr_path = args.metrics + ".stderr"
+with open(stderr_path, "w") as err:
+    job = subprocess.Popen(command, stderr=err, start_new_session=True)
+deadline = time.time() + args.timeout
+metrics = args.metrics + (f".rank{args.rank}" if args.rank else "")
+victim = None
+try:
+    while victim is None:
+        if time.time() > deadline or job.poll() is not None:
+            raise RuntimeError("the job ended or hung before rank %d took %d "
+                               "steps" % (args.rank, args.after_steps))
+        if steps_done(metrics) >= args.after_steps:
+            ranks = {p: rank_of(p) for p in descendants(job.pid)}
+            victim = next((p for p, r in ranks.items() if r == args.rank), None)
+        time.sleep(0.05)
+    job_ranks = [p for p in descendants(job.pid) if rank_of(p) is not None]
+    os.kill(victim, getattr(signal, "SIG" + args.signal))
+    start = time.time()
+    status = job.wait(timeout=max(1.0, deadline - time.time()))
+    elapsed = time.time() - start
+except (RuntimeError, subprocess.TimeoutExpired) as e:
+    os.killpg(job.pid, signal.SIGKILL)
+    print(f"FAILED: {e}")
+    print(open(stderr_path).read())
+    sys.exit(1)
+time.sleep(0.5)
+survivors = [p for p in job_ranks if os.path.exists(f"/proc/{p}") and
+             open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0]
+             not in "ZX"]
+print(f"signalled rank {args.rank} with SIG{args.signal}")
+print(f"exit status {status}")
+print(f"all ranks ended within 60 s: {'yes' if elapsed < 60 else 'NO'}"
+      f" ({elapsed:.1f} s)")
+print(f"survivors: {survivors if survivors else 'none'}")
+sys.stdout.write(open(stderr_path).read())

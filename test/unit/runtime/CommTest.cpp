@@ -1,0 +1,307 @@
+//===- CommTest.cpp - Tests of the one-process communication paths -*- C++
+//-*-===//
+//
+// What needs no MPI: the loom_rt_* collectives with the default (local)
+// communicator, the current-communicator switch and collective timing,
+// failure agreement, launcher detection, the mesh/rank-count check, the
+// liveness probe of peer processes and the collective watchdog.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+#include "comm/PeerLiveness.h"
+#include "comm/Watchdog.h"
+#include "loom/runtime/Collectives.h"
+#include "loom/runtime/Communicator.h"
+#include "loom/runtime/Manifest.h"
+#include "loom/runtime/World.h"
+#include "loom/runtime/abi.h"
+
+#include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <mutex>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+using namespace loom::rt;
+using namespace loom::rt::test;
+
+namespace {
+
+/// Records the collectives it is asked for; one of `ranks` ranks.
+class RecordingCommunicator final : public Communicator {
+public:
+  explicit RecordingCommunicator(int ranks, int me = 0)
+      : ranks(ranks), me(me) {}
+  int rank() const override { return me; }
+  int size() const override { return ranks; }
+  const char *backend() const override { return "recording"; }
+  void allReduce(void *buf, int64_t count, DType dtype, ReduceOp op) override {
+    calls.push_back("all_reduce " + std::to_string(count) + " " +
+                    dtypeName(dtype) + " " + reduceOpName(op));
+    if (dtype == DType::I64) // the agreement vote
+      *static_cast<int64_t *>(buf) = vote;
+    std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+  }
+  void reduceScatter(const void *, void *, int64_t, DType, ReduceOp) override {}
+  void allGather(const void *, void *, int64_t, DType) override {}
+  void broadcast(void *, int64_t count, DType, int root) override {
+    calls.push_back("broadcast " + std::to_string(count) + " from " +
+                    std::to_string(root));
+  }
+  void barrier() override {}
+  void abort(int) override { std::abort(); }
+
+  int ranks, me;
+  int64_t vote = 0;
+  int delayMs = 0;
+  std::vector<std::string> calls;
+};
+
+/// Sets or clears an environment variable for the test's lifetime.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name(name) {
+    if (const char *old = std::getenv(name))
+      previous = old, hadValue = true;
+    value ? setenv(name, value, 1) : unsetenv(name);
+  }
+  ~ScopedEnv() {
+    hadValue ? setenv(name, previous.c_str(), 1) : unsetenv(name);
+  }
+
+private:
+  const char *name;
+  std::string previous;
+  bool hadValue = false;
+};
+
+} // namespace
+
+TEST(Collectives, LocalWorldIsIdentityOrCopy) {
+  ASSERT_STREQ(currentCommunicator().backend(), "local");
+  float f[3] = {1.5f, -2, 3};
+  loom_rt_all_reduce(0, f, 3, LOOM_F32, LOOM_MEAN);
+  EXPECT_EQ(f[1], -2);
+  int64_t i[2] = {7, -9};
+  loom_rt_all_reduce(0, i, 2, LOOM_I64, LOOM_MAX);
+  EXPECT_EQ(i[1], -9);
+  double send[4] = {1, 2, 3, 4}, recv[4] = {0, 0, 0, 0};
+  loom_rt_reduce_scatter(0, send, recv, 4, LOOM_F64, LOOM_SUM);
+  EXPECT_EQ(recv[3], 4);
+  int32_t part[2] = {5, 6}, all[2] = {0, 0};
+  loom_rt_all_gather(0, part, all, 2, LOOM_I32);
+  EXPECT_EQ(all[0], 5);
+  EXPECT_EQ(all[1], 6);
+  loom_rt_broadcast(0, all, 2, LOOM_I32, 0);
+  EXPECT_EQ(all[1], 6);
+}
+
+TEST(Collectives, GoToTheCurrentCommunicatorAndAreTimed) {
+  RecordingCommunicator comm(4);
+  comm.delayMs = 20;
+  double before = collectiveSeconds();
+  {
+    ScopedCurrentCommunicator current(comm);
+    EXPECT_EQ(&currentCommunicator(), &comm);
+    float grad[5] = {0};
+    loom_rt_all_reduce(0, grad, 5, LOOM_F32, LOOM_MEAN);
+    loom_rt_broadcast(0, grad, 5, LOOM_F32, 3);
+  }
+  EXPECT_STREQ(currentCommunicator().backend(), "local");
+  EXPECT_EQ(comm.calls, (std::vector<std::string>{"all_reduce 5 f32 mean",
+                                                  "broadcast 5 from 3"}));
+  EXPECT_GE(collectiveSeconds() - before, 0.015);
+}
+
+TEST(Collectives, StartAndWaitCompleteInIssueOrder) {
+  RecordingCommunicator comm(2);
+  ScopedCurrentCommunicator current(comm);
+  float grad[3] = {0};
+  int64_t first = loom_rt_all_reduce_start(0, grad, 3, LOOM_F32, LOOM_MEAN);
+  int64_t second = loom_rt_broadcast_start(0, grad, 3, LOOM_F32, 1);
+  EXPECT_GT(second, first);
+  loom_rt_wait(second);
+  loom_rt_wait(first);
+  EXPECT_EQ(comm.calls, (std::vector<std::string>{"all_reduce 3 f32 mean",
+                                                  "broadcast 3 from 1"}));
+  // The recording communicator's abort() is std::abort.
+  EXPECT_EXIT(loom_rt_wait(second + 100), ::testing::KilledBySignal(SIGABRT),
+              "rank 0: loom_rt_wait: [0-9]+ is not a handle");
+}
+
+TEST(Collectives, BadArgumentsStopTheJobWithAMessage) {
+  // Compiled code cannot catch exceptions, so these exit the process.
+  setToolName("loom-run");
+  float x[1] = {0};
+  EXPECT_EXIT(loom_rt_all_reduce(1, x, 1, LOOM_F32, LOOM_SUM),
+              ::testing::ExitedWithCode(1),
+              "loom-run: error: loom_rt_all_reduce: group 1 is not defined");
+  EXPECT_EXIT(loom_rt_all_reduce(0, x, 1, 7, LOOM_SUM),
+              ::testing::ExitedWithCode(1), "unknown dtype 7");
+  EXPECT_EXIT(loom_rt_all_reduce(0, x, 1, LOOM_F32, 9),
+              ::testing::ExitedWithCode(1), "unknown reduce op 9");
+  EXPECT_EXIT(loom_rt_broadcast(0, x, 1, LOOM_F32, 1),
+              ::testing::ExitedWithCode(1), "root 1 is not a rank of the job");
+  EXPECT_EXIT(loom_rt_all_gather(0, x, x, -1, LOOM_F32),
+              ::testing::ExitedWithCode(1), "negative count -1");
+}
+
+TEST(Agreement, LowestFailingRankReportsTheOthersStaySilent) {
+  LocalCommunicator local;
+  EXPECT_NO_THROW(agreeOnFailure(local, ""));
+  EXPECT_THROW(agreeOnFailure(local, "disk full"), JobError);
+
+  RecordingCommunicator rank1(3, 1), rank2(3, 2);
+  rank1.vote = rank2.vote = 3 - 1; // rank 1 is the lowest failing rank
+  try {
+    agreeOnFailure(rank1, "no such file");
+    FAIL() << "no throw";
+  } catch (const JobError &e) {
+    EXPECT_STREQ(e.what(), "rank 1: no such file");
+  }
+  EXPECT_THROW(agreeOnFailure(rank2, "no such file"), SilentError);
+  EXPECT_THROW(agreeOnFailure(rank2, ""), SilentError);
+}
+
+TEST(World, DetectsLaunchersFromTheEnvironment) {
+  ScopedEnv a("OMPI_COMM_WORLD_SIZE", nullptr), b("PMI_SIZE", nullptr),
+      c("PMIX_RANK", nullptr);
+  EXPECT_FALSE(detectJob().underLauncher());
+  {
+    ScopedEnv pmix("PMIX_RANK", "3");
+    EXPECT_EQ(detectJob().launcherVar, "PMIX_RANK");
+    EXPECT_EQ(detectJob().announcedSize, 0);
+    ScopedEnv ompi("OMPI_COMM_WORLD_SIZE", "4");
+    EXPECT_EQ(detectJob().launcherVar, "OMPI_COMM_WORLD_SIZE");
+    EXPECT_EQ(detectJob().announcedSize, 4);
+  }
+  ScopedEnv pmi("PMI_SIZE", "2");
+  EXPECT_EQ(detectJob().announcedSize, 2);
+}
+
+TEST(World, WithoutALauncherTheWorldIsLocal) {
+  std::unique_ptr<Communicator> world = connectWorld(JobInfo(), WorldOptions());
+  EXPECT_STREQ(world->backend(), "local");
+  EXPECT_EQ(world->size(), 1);
+}
+
+TEST(World, RankCountMustMatchTheMesh) {
+  MeshSpec none, dp2{{"dp"}, {2}}, grid{{"dp", "tp"}, {2, 2}};
+  EXPECT_NO_THROW(checkJobMatchesMesh(none, 1, false));
+  EXPECT_NO_THROW(checkJobMatchesMesh(dp2, 2, true));
+  EXPECT_TRUE(throwsError([&] { checkJobMatchesMesh(dp2, 3, false); },
+                          {"the artifact was compiled for 2 ranks (mesh dp=2) "
+                           "but the job has 3; recompile with loomc --dp=3 or "
+                           "run with --ranks 2"}));
+  EXPECT_TRUE(throwsError([&] { checkJobMatchesMesh(dp2, 3, true); },
+                          {"recompile with loomc --dp=3 or start 2 ranks"}));
+  EXPECT_TRUE(throwsError([&] { checkJobMatchesMesh(dp2, 1, false); },
+                          {"but the job has 1; recompile without --dp or run "
+                           "with --ranks 2"}));
+  EXPECT_TRUE(throwsError([&] { checkJobMatchesMesh(none, 2, false); },
+                          {"compiled for 1 rank (no mesh) but the job has 2; "
+                           "recompile with loomc --dp=2 or run without "
+                           "--ranks"}));
+  EXPECT_TRUE(throwsError(
+      [&] { checkJobMatchesMesh(grid, 2, false); },
+      {"4 ranks (mesh dp=2,tp=2)", "recompile for 2 ranks", "--ranks 4"}));
+}
+
+TEST(PeerLiveness, SeesWhenAProcessHasExited) {
+  ProcessIdentity self = currentProcessIdentity();
+  EXPECT_EQ(self.pid, getpid());
+  EXPECT_TRUE(sameProcessSpace(self, self));
+  ProcessIdentity elsewhere = self;
+  elsewhere.host[0] ^= 1;
+  EXPECT_FALSE(sameProcessSpace(self, elsewhere));
+  EXPECT_FALSE(processHasExited(getpid()));
+
+  pid_t child = fork();
+  if (child == 0)
+    _exit(0);
+  // Until reaped the child is a zombie, which counts as exited.
+  for (int i = 0; i < 200 && !processHasExited(child); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  EXPECT_TRUE(processHasExited(child));
+  waitpid(child, nullptr, 0);
+  EXPECT_TRUE(processHasExited(child));
+}
+
+namespace {
+
+/// A watchdog over `peers` (rank 0 is this process) that records why it
+/// gave up instead of stopping the job.
+struct WatchdogProbe {
+  WatchdogProbe(std::vector<ProcessIdentity> peers, double timeout) {
+    CollectiveWatchdog::Options options;
+    options.peers = std::move(peers);
+    options.timeout = timeout;
+    options.firstCheck = options.checkEvery = 0.2;
+    options.fail = [this](const std::string &reason) {
+      std::lock_guard<std::mutex> lock(mutex);
+      message = reason;
+      done.notify_all();
+    };
+    watchdog = std::make_unique<CollectiveWatchdog>(std::move(options));
+  }
+  /// The reason given within `seconds`, or "".
+  std::string reason(double seconds) {
+    std::unique_lock<std::mutex> lock(mutex);
+    done.wait_for(lock, std::chrono::duration<double>(seconds),
+                  [this] { return !message.empty(); });
+    return message;
+  }
+  std::mutex mutex;
+  std::condition_variable done;
+  std::string message;
+  std::unique_ptr<CollectiveWatchdog> watchdog;
+};
+
+} // namespace
+
+TEST(Watchdog, NamesAPeerThatDied) {
+  pid_t child = fork();
+  if (child == 0)
+    _exit(0);
+  ProcessIdentity self = currentProcessIdentity(), dead = self;
+  dead.pid = child;
+  WatchdogProbe probe({self, dead}, /*timeout=*/0);
+  probe.watchdog->begin("all_reduce");
+  std::string reason = probe.reason(10);
+  probe.watchdog->end();
+  waitpid(child, nullptr, 0);
+  EXPECT_NE(reason.find("rank 1 (pid " + std::to_string(child) +
+                        ") has died; this rank waited"),
+            std::string::npos)
+      << reason;
+  EXPECT_NE(reason.find("in all_reduce"), std::string::npos) << reason;
+}
+
+TEST(Watchdog, StopsAWaitLongerThanTheTimeout) {
+  ProcessIdentity self = currentProcessIdentity();
+  WatchdogProbe probe({self, self}, /*timeout=*/0.5);
+  probe.watchdog->begin("barrier");
+  std::string reason = probe.reason(10);
+  probe.watchdog->end();
+  EXPECT_NE(reason.find("barrier has waited 1 s for the other ranks "
+                        "(--collective-timeout 0.5); every rank is alive"),
+            std::string::npos)
+      << reason;
+}
+
+TEST(Watchdog, LeavesShortAndUnlimitedWaitsAlone) {
+  ProcessIdentity self = currentProcessIdentity();
+  WatchdogProbe probe({self, self}, /*timeout=*/0.5);
+  for (int i = 0; i < 20; ++i) { // many short collectives
+    probe.watchdog->begin("all_reduce");
+    std::this_thread::sleep_for(std::chrono::milliseconds(40));
+    probe.watchdog->end();
+  }
+  probe.watchdog->setTimeout(0);
+  probe.watchdog->begin("barrier");
+  EXPECT_EQ(probe.reason(1.2), "");
+  probe.watchdog->end();
+}

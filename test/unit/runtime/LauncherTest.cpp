@@ -1,0 +1,126 @@
+//===- LauncherTest.cpp - Tests of the --ranks launcher ---------*- C++ -*-===//
+//
+// The mpiexec command line, and how Open MPI's notices about a failed job
+// (captured from mpirun 4.1) become one line naming the rank.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Launcher.h"
+#include "TestUtil.h"
+#include "loom/runtime/Error.h"
+
+#include <sstream>
+
+using namespace loom::rt;
+
+namespace {
+
+const char *kEdge = "----------------------------------------------------------"
+                    "----------------";
+
+/// Feeds `text` line by line; returns what the filter lets through.
+std::string filter(MpirunOutputFilter &output, const std::string &text) {
+  std::istringstream lines(text);
+  std::string passed;
+  for (std::string line; std::getline(lines, line);)
+    passed += output.line(line == "EDGE" ? kEdge : line);
+  return passed + output.finish();
+}
+
+const char *kKilled = R"(step 1/100 | loss 1.4830
+EDGE
+Primary job  terminated normally, but 1 process returned
+a non-zero exit code. Per user-direction, the job has been aborted.
+EDGE
+EDGE
+mpirun noticed that process rank 1 with PID 0 on node vm exited on signal 9 (Killed).
+EDGE
+)";
+
+const char *kErrorExit = R"(loom-run: error: checkpoint ck is corrupted
+EDGE
+Primary job  terminated normally, but 1 process returned
+a non-zero exit code. Per user-direction, the job has been aborted.
+EDGE
+EDGE
+mpirun detected that one or more processes exited with non-zero status, thus causing
+the job to be terminated. The first process to do so was:
+
+  Process name: [[2862,1],0]
+  Exit code:    1
+EDGE
+)";
+
+const char *kAbort = R"(loom-run: error: rank 0: all_reduce has waited 3 s
+EDGE
+MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD
+with errorcode 1.
+
+NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.
+EDGE
+[vm:31041] 1 more process has sent help message help-mpi-api.txt / mpi-abort
+[vm:31041] Set MCA parameter "orte_base_help_aggregate" to 0 to see all help / error messages
+)";
+
+} // namespace
+
+TEST(Launcher, RunsOpenMpiOnTheRankCommand) {
+  LaunchOptions options;
+  options.ranks = 3;
+  options.args = {"/bin/loom-run", "out", "--steps", "5"};
+  std::vector<std::string> command =
+      mpiexecCommand("/usr/bin/mpirun.openmpi", options);
+  ASSERT_GE(command.size(), 8u);
+  EXPECT_EQ(command[0], "/usr/bin/mpirun.openmpi");
+  EXPECT_EQ(command[1], "-np");
+  EXPECT_EQ(command[2], "3");
+  std::string joined;
+  for (const std::string &word : command)
+    joined += word + " ";
+  EXPECT_NE(joined.find("--bind-to none --oversubscribe"), std::string::npos);
+  EXPECT_NE(joined.find("/bin/loom-run out --steps 5 "), std::string::npos);
+  std::vector<std::string> hydra =
+      mpiexecCommand("/usr/bin/mpiexec.mpich", options);
+  EXPECT_EQ(hydra[1], "-n");
+}
+
+TEST(Launcher, AKilledRankBecomesOneLine) {
+  MpirunOutputFilter output;
+  EXPECT_EQ(filter(output, kKilled), "step 1/100 | loss 1.4830\n");
+  EXPECT_EQ(output.failure(),
+            "rank 1 (on node vm) was killed by signal 9 (Killed)");
+  EXPECT_EQ(launchFailureMessage(output, 137),
+            "rank 1 (on node vm) was killed by signal 9 (Killed); the other "
+            "ranks were stopped (exit status 137)");
+}
+
+TEST(Launcher, ARankThatReportedItsErrorNeedsNoMore) {
+  setToolName("loom-run"); // the launcher and its ranks are one program
+  MpirunOutputFilter output;
+  EXPECT_EQ(filter(output, kErrorExit),
+            "loom-run: error: checkpoint ck is corrupted\n");
+  EXPECT_TRUE(output.rankPrintedError());
+  EXPECT_EQ(output.failure(), "rank 0 exited with status 1");
+  EXPECT_EQ(launchFailureMessage(output, 1), "");
+
+  MpirunOutputFilter aborted;
+  EXPECT_EQ(filter(aborted, kAbort),
+            "loom-run: error: rank 0: all_reduce has waited 3 s\n");
+  EXPECT_EQ(aborted.failure(), "rank 0 aborted the job (MPI_Abort, status 1)");
+  EXPECT_EQ(launchFailureMessage(aborted, 1), "");
+}
+
+TEST(Launcher, UnknownNoticesPassThrough) {
+  MpirunOutputFilter output;
+  std::string text = "EDGE\nThere are not enough slots available\nEDGE\n";
+  std::string passed = filter(output, text);
+  EXPECT_NE(passed.find("not enough slots"), std::string::npos);
+  EXPECT_EQ(passed.find("EDGE"), std::string::npos);
+  EXPECT_EQ(launchFailureMessage(output, 1),
+            "the job failed (the MPI launcher exited with status 1)");
+  EXPECT_EQ(launchFailureMessage(output, 0), "");
+  // An unterminated box is printed at the end rather than lost.
+  MpirunOutputFilter open;
+  EXPECT_NE(filter(open, "EDGE\nhalf a notice\n").find("half a notice"),
+            std::string::npos);
+}
