@@ -1,6 +1,8 @@
 // A two-layer MLP classifier: 16 features, 32 hidden units, 4 classes,
-// batch 8. Compile it with `loomc examples/mlp.mlir -o out/mlp`.
-module {
+// batch 8. Compile it with `loomc examples/mlp.mlir -o out/mlp` and train it
+// with `loom-run out/mlp --steps 200 --data synthetic`; the loom.task
+// attribute tells the runtime how to feed it (x [8, 16], y [8] below 4).
+module attributes {loom.task = {kind = "classify", features = 16 : i64, classes = 4 : i64, batch = 8 : i64}} {
   loom.param @"fc1.weight" : tensor<32x16xf32> init normal scale 2.500000e-01
   loom.param @"fc1.bias" : tensor<32xf32> init zeros {no_weight_decay}
   loom.param @"fc2.weight" : tensor<4x32xf32> init normal scale 1.767767e-01
