@@ -53,3 +53,18 @@ if shutil.which("nvidia-smi"):
             config.available_features.add("cuda-device")
     except Exception:
         pass
+
+# Emulated hosts (bench/cluster.sh) need network namespaces: root + iproute2.
+def _has_netns():
+    probe = "loomprobe%d" % os.getpid()
+    try:
+        ok = subprocess.run(["ip", "netns", "add", probe], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, timeout=30).returncode == 0
+        if ok:
+            subprocess.run(["ip", "netns", "del", probe], timeout=30)
+        return ok
+    except Exception:
+        return False
+
+if _has_netns() and shutil.which("mpirun"):
+    config.available_features.add("netns")
