@@ -7,7 +7,8 @@
 #   bench/cluster.sh [--hosts N] [--rate 1gbit] -- COMMAND [ARGS...]
 #
 # COMMAND runs under `mpirun` with one rank per host (OpenMPI; the rsh agent
-# enters the host's namespace), e.g.
+# enters the host's namespace; LOOM_CLUSTER_MASTER is the first host's
+# address, for peers that rendezvous over TCP such as PyTorch), e.g.
 #   bench/cluster.sh --hosts 2 --rate 100mbit -- build/bin/loom-run out/gpt --steps 50
 # Needs root and iproute2. Exits 77 when namespaces cannot be created (so
 # tests can skip), otherwise with the job's status.
@@ -81,5 +82,6 @@ ip netns exec "${names[0]}" unshare --uts sh -c "hostname ${names[0]}; \
   mpirun --hostfile $hostfile -np $hosts --mca plm_rsh_agent $agent \
     --mca btl self,tcp --mca btl_tcp_if_include $prefix.0/24 \
     --mca oob_tcp_if_include $prefix.0/24 --bind-to none \
-    -x OMPI_MCA_mpi_yield_when_idle=1 $(printf '%q ' "$@")" || status=$?
+    -x OMPI_MCA_mpi_yield_when_idle=1 -x LOOM_CLUSTER_MASTER=$prefix.1 \
+    $(printf '%q ' "$@")" || status=$?
 exit $status

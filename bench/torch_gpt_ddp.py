@@ -51,6 +51,18 @@ def worker(rank, args):
         dist.destroy_process_group()
 
 
+def main_under_mpirun(args):
+    """One process per rank, started by mpirun (e.g. bench/cluster.sh): the
+    rank and world come from OpenMPI, the rendezvous address from the
+    cluster script, and gloo talks over the host's eth0."""
+    args.ranks = int(os.environ["OMPI_COMM_WORLD_SIZE"])
+    os.environ["MASTER_ADDR"] = os.environ.get("LOOM_CLUSTER_MASTER", "127.0.0.1")
+    os.environ["MASTER_PORT"] = str(args.port)
+    if "LOOM_CLUSTER_MASTER" in os.environ:
+        os.environ.setdefault("GLOO_SOCKET_IFNAME", "eth0")
+    worker(int(os.environ["OMPI_COMM_WORLD_RANK"]), args)
+
+
 def main():
     ap = argparse.ArgumentParser()
     for name, default in [("vocab", 256), ("seq", 64), ("dim", 64), ("heads", 4),
@@ -58,6 +70,8 @@ def main():
                           ("warmup", 5), ("threads", 1), ("port", 29533)]:
         ap.add_argument("--" + name, type=int, default=default)
     args = ap.parse_args()
+    if "OMPI_COMM_WORLD_SIZE" in os.environ:
+        return main_under_mpirun(args)
     if args.ranks > 1:
         mp.spawn(worker, args=(args,), nprocs=args.ranks, join=True)
     else:
