@@ -8,9 +8,10 @@ log=$(mktemp)
 status=0
 /usr/lib/llvm-22/bin/lit -sv build/test build/test/unit 2>&1 | tee "$log" || status=$?
 # lit's summary as the plain "N passed, N failed" line CI reads.
-summary=$(awk '/^ *(Passed|Expectedly Failed) *:/ {p += $NF}
-               /^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *:/ {f += $NF}
-               /^ *Unsupported *:/ {s += $NF}
+summary=$(awk '{line = $0; sub(/^[^:]*: */, "", line); split(line, n, " ")}
+               /^ *(Passed|Expectedly Failed) *:/ {p += n[1]}
+               /^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *:/ {f += n[1]}
+               /^ *Unsupported *:/ {s += n[1]}
                END {printf "%d passed, %d failed, %d skipped", p, f, s}' "$log")
 rm -f "$log"
 echo "$summary"
