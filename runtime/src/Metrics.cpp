@@ -57,20 +57,24 @@ void MetricsWriter::writeStep(const StepRecord &record) {
                        {"grad_norm", number(record.gradNorm)},
                        {"step_time_s", number(record.stepTimeS)},
                        {"comm_time_s", number(record.commTimeS)},
+                       {"exposed_comm_s", number(record.exposedCommS)},
                        {"tokens_per_s", number(record.tokensPerS)}};
   writeLine(line.dump());
 }
 
 void MetricsWriter::writeSummary(const RunSummary &summary) {
-  ordered_json inner = {{"rank", summary.rank},
-                        {"steps", summary.steps},
-                        {"first_loss", number(summary.firstLoss)},
-                        {"final_loss", number(summary.finalLoss)},
-                        {"min_loss", number(summary.minLoss)},
-                        {"mean_step_time_s", number(summary.meanStepTimeS)},
-                        {"comm_time_s", number(summary.commTimeS)},
-                        {"tokens_per_s", number(summary.tokensPerS)},
-                        {"wall_s", number(summary.wallS)}};
+  ordered_json inner = {
+      {"rank", summary.rank},
+      {"steps", summary.steps},
+      {"first_loss", number(summary.firstLoss)},
+      {"final_loss", number(summary.finalLoss)},
+      {"min_loss", number(summary.minLoss)},
+      {"mean_step_time_s", number(summary.meanStepTimeS)},
+      {"comm_time_s", number(summary.commTimeS)},
+      {"exposed_comm_s", number(summary.exposedCommS)},
+      {"comm_hidden_fraction", number(summary.hiddenCommFraction)},
+      {"tokens_per_s", number(summary.tokensPerS)},
+      {"wall_s", number(summary.wallS)}};
   ordered_json line = {{"summary", inner}};
   writeLine(line.dump());
 }

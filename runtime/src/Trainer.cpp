@@ -20,6 +20,7 @@
 #include "loom/runtime/Data.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Progress.h"
+#include "loom/runtime/Trace.h"
 #include "loom/runtime/World.h"
 
 #include <algorithm>
@@ -179,6 +180,10 @@ void Trainer::save(TrainerState &state) {
 
 TrainResult Trainer::run() {
   const Clock::time_point start = Clock::now();
+  if (!options.tracePath.empty()) {
+    setTracing(true);
+    takeTraceEvents(); // only this run's events
+  }
   ScopedCurrentCommunicator current(comm);
   const Manifest &manifest = artifact.manifest();
   const bool root = comm.isRoot();
@@ -216,12 +221,21 @@ TrainResult Trainer::run() {
 
   for (int64_t step = firstStep; step <= lastStep; ++step) {
     const double commBefore = collectiveSeconds();
+    const double blockedBefore = blockedCollectiveSeconds();
+    const int64_t traceStart = traceNowNanos();
     Clock::time_point stepStart = Clock::now();
     setup.data->fill(state.dataPosition, setup.batch);
     artifact.step() = step;
     trainStep.call();
+    // Compiled code waits for what it starts; this also keeps the
+    // trainer's own reductions below out of the communication thread's way.
+    waitForAllCollectives();
     double stepSeconds = secondsSince(stepStart);
     double commSeconds = collectiveSeconds() - commBefore;
+    double exposedSeconds = blockedCollectiveSeconds() - blockedBefore;
+    if (tracingEnabled())
+      recordTrace({"step " + std::to_string(step), TraceLane::Compute,
+                   traceStart, traceNowNanos() - traceStart, -1, ""});
     state.step = step;
     ++state.dataPosition;
 
@@ -240,6 +254,7 @@ TrainResult Trainer::run() {
     record.gradNorm = setup.gradNormOut ? setup.gradNormOut->get(0) : NAN;
     record.stepTimeS = stepSeconds;
     record.commTimeS = commSeconds;
+    record.exposedCommS = exposedSeconds;
     record.tokensPerS = stepSeconds > 0 ? tokensPerStep / stepSeconds : 0;
     setup.metrics.writeStep(record);
     // Checked after the metrics line so the file shows the failing step.
@@ -254,6 +269,7 @@ TrainResult Trainer::run() {
     ++summary.steps;
     totalStepSeconds += stepSeconds;
     summary.commTimeS += commSeconds;
+    summary.exposedCommS += exposedSeconds;
     if (summary.steps == 1)
       summary.firstLoss = summary.minLoss = loss;
     summary.finalLoss = loss;
@@ -276,16 +292,36 @@ TrainResult Trainer::run() {
                            ? tokensPerStep * summary.steps / totalStepSeconds
                            : 0;
   summary.wallS = secondsSince(start);
+  summary.hiddenCommFraction =
+      summary.commTimeS > 0
+          ? std::clamp(1 - summary.exposedCommS / summary.commTimeS, 0.0, 1.0)
+          : 0;
   setup.metrics.writeSummary(summary);
+  if (!options.tracePath.empty()) {
+    setTracing(false);
+    writeChromeTrace(options.tracePath, comm, takeTraceEvents());
+    if (root)
+      log << "wrote trace " << options.tracePath << "\n";
+  }
   if (root) {
-    if (summary.steps)
+    if (summary.steps) {
       out << formatString("final loss %.6f after %lld steps (first loss %.6f)",
                           summary.finalLoss,
                           static_cast<long long>(summary.steps),
                           summary.firstLoss)
           << std::endl;
-    else
+      // Multi-rank runs only: what the collectives cost and how much of it
+      // compute hid (loomc --overlap).
+      if (comm.size() > 1)
+        out << formatString("communication %.1f ms/step, %.0f%% hidden, "
+                            "exposed %.1f ms/step",
+                            1e3 * summary.commTimeS / summary.steps,
+                            100 * summary.hiddenCommFraction,
+                            1e3 * summary.exposedCommS / summary.steps)
+            << std::endl;
+    } else {
       out << "no steps run (model at step " << state.step << ")" << std::endl;
+    }
   }
   return TrainResult{summary, state};
 }

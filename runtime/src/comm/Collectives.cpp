@@ -6,17 +6,23 @@
 // MPI error) is printed and stops the whole job: the other ranks would
 // otherwise wait forever for this rank's part of the collective.
 //
-// The asynchronous forms (*_start / loom_rt_wait) are, for now, the
-// synchronous collective run at the start, with a wait that returns at once:
-// correct results in issue order on every rank, without the overlap that a
-// progress thread will bring.
+// In a multi-rank job the collectives run on a communication thread
+// (CommQueue.h) in issue order: *_start enqueues and returns a handle,
+// loom_rt_wait blocks until that collective is done, and the synchronous
+// forms enqueue and wait (or, with nothing queued, run on the caller), so
+// the backend sees one thread at a time and one order. The time the caller
+// spends blocked (in waits and synchronous collectives) is the
+// communication that compute did not hide. A one-rank world has no
+// thread: collectives run inline and *_start returns a handle already done.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Collectives.h"
+#include "CommQueue.h"
 #include "Export.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
+#include "loom/runtime/Trace.h"
 #include "loom/runtime/abi.h"
 
 #include <atomic>
@@ -24,6 +30,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <functional>
+#include <memory>
 
 namespace loom::rt {
 
@@ -32,16 +40,41 @@ namespace {
 LocalCommunicator localWorld;
 std::atomic<Communicator *> current{nullptr};
 std::atomic<int64_t> nanosInCollectives{0};
-/// Handles given out by the *_start collectives so far.
+std::atomic<int64_t> nanosBlocked{0};
+/// Handles given out by the *_start collectives of a world without a queue.
 std::atomic<int64_t> handlesIssued{0};
+/// The communication thread of the current multi-rank communicator.
+std::atomic<CommQueue *> queue{nullptr};
 
 using Clock = std::chrono::steady_clock;
 
-/// Runs one collective: validates the common arguments, times it, and turns
-/// any exception into a job abort naming the entry point.
-template <typename Fn>
-void collective(const char *name, int64_t group, int64_t count, int32_t dtype,
-                Fn body) {
+int64_t nanosSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() -
+                                                              start)
+      .count();
+}
+
+/// Blocks the calling (compute) thread until queued collective `handle` is
+/// done, counting the time as exposed communication.
+void blockOn(CommQueue &q, int64_t handle) {
+  if (q.completed() >= handle)
+    return;
+  int64_t startNs = traceNowNanos();
+  Clock::time_point start = Clock::now();
+  q.wait(handle);
+  int64_t waited = nanosSince(start);
+  nanosBlocked += waited;
+  if (tracingEnabled())
+    recordTrace({"wait", TraceLane::Compute, startNs, waited, -1, ""});
+}
+
+/// Runs one collective: validates the common arguments, then runs `body`
+/// timed, turning any exception into a job abort naming the entry point:
+/// inline without a queue, else on the communication thread. Returns the
+/// handle (an async start does not wait for it).
+int64_t collective(const char *name, int64_t group, int64_t count,
+                   int32_t dtype, const char *op, bool async,
+                   std::function<void(Communicator &, DType)> body) {
   Communicator &comm = currentCommunicator();
   if (group != 0)
     abortJob(formatString("%s: group %lld is not defined (this runtime knows "
@@ -53,15 +86,38 @@ void collective(const char *name, int64_t group, int64_t count, int32_t dtype,
   if (dtype < LOOM_F32 || dtype > LOOM_I64)
     abortJob(formatString("%s: unknown dtype %d (abi.h loom_dtype)", name,
                           static_cast<int>(dtype)));
-  Clock::time_point start = Clock::now();
-  try {
-    body(comm, static_cast<DType>(dtype));
-  } catch (const std::exception &e) {
-    abortJob(formatString("%s: %s", name, e.what()));
+  DType type = static_cast<DType>(dtype);
+  int64_t bytes = count * static_cast<int64_t>(dtypeSize(type));
+  auto run = [&comm, name, type, bytes, op, body = std::move(body)] {
+    int64_t startNs = traceNowNanos();
+    Clock::time_point start = Clock::now();
+    try {
+      body(comm, type);
+    } catch (const std::exception &e) {
+      abortJob(formatString("%s: %s", name, e.what()), &comm);
+    }
+    int64_t took = nanosSince(start);
+    nanosInCollectives += took;
+    if (tracingEnabled()) {
+      std::string event = name;
+      if (event.rfind("loom_rt_", 0) == 0)
+        event = event.substr(8);
+      recordTrace({event, TraceLane::Comm, startNs, took, bytes, op});
+    }
+  };
+  CommQueue *q = queue.load();
+  // A synchronous collective with nothing queued runs here: same order, no
+  // hand-off (only this thread enqueues, so the queue stays empty meanwhile).
+  if (!q || (!async && q->completed() == q->issued())) {
+    Clock::time_point start = Clock::now();
+    run();
+    nanosBlocked += nanosSince(start);
+    return async ? ++handlesIssued : 0; // only without a queue
   }
-  nanosInCollectives +=
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start)
-          .count();
+  int64_t handle = q->enqueue(std::move(run));
+  if (!async)
+    blockOn(*q, handle);
+  return handle;
 }
 
 ReduceOp checkedOp(const char *name, int32_t op) {
@@ -79,13 +135,29 @@ Communicator &currentCommunicator() {
 }
 
 ScopedCurrentCommunicator::ScopedCurrentCommunicator(Communicator &comm)
-    : previous(current.exchange(&comm)) {}
+    : previous(current.exchange(&comm)), previousQueue(queue.load()) {
+  if (comm.size() > 1 && comm.supportsCommThread()) {
+    ownQueue = new CommQueue();
+    queue.store(ownQueue);
+  } else {
+    queue.store(nullptr);
+  }
+}
 
 ScopedCurrentCommunicator::~ScopedCurrentCommunicator() {
+  queue.store(previousQueue);
+  delete ownQueue; // runs what is still queued
   current.store(previous);
 }
 
 double collectiveSeconds() { return nanosInCollectives.load() * 1e-9; }
+
+double blockedCollectiveSeconds() { return nanosBlocked.load() * 1e-9; }
+
+void waitForAllCollectives() {
+  if (CommQueue *q = queue.load())
+    blockOn(*q, q->issued());
+}
 
 void abortJob(const std::string &message, Communicator *comm) {
   Communicator &target = comm ? *comm : currentCommunicator();
@@ -109,8 +181,8 @@ LOOM_RT_ABI_EXPORT void loom_rt_all_reduce(int64_t group, void *buf,
                                            int64_t count, int32_t dtype,
                                            int32_t op) {
   ReduceOp reduce = checkedOp("loom_rt_all_reduce", op);
-  collective("loom_rt_all_reduce", group, count, dtype,
-             [&](Communicator &comm, DType type) {
+  collective("loom_rt_all_reduce", group, count, dtype, reduceOpName(reduce),
+             /*async=*/false, [=](Communicator &comm, DType type) {
                comm.allReduce(buf, count, type, reduce);
              });
 }
@@ -120,7 +192,8 @@ LOOM_RT_ABI_EXPORT void loom_rt_reduce_scatter(int64_t group, const void *send,
                                                int32_t dtype, int32_t op) {
   ReduceOp reduce = checkedOp("loom_rt_reduce_scatter", op);
   collective("loom_rt_reduce_scatter", group, count, dtype,
-             [&](Communicator &comm, DType type) {
+             reduceOpName(reduce), /*async=*/false,
+             [=](Communicator &comm, DType type) {
                comm.reduceScatter(send, recv, count, type, reduce);
              });
 }
@@ -128,20 +201,30 @@ LOOM_RT_ABI_EXPORT void loom_rt_reduce_scatter(int64_t group, const void *send,
 LOOM_RT_ABI_EXPORT void loom_rt_all_gather(int64_t group, const void *send,
                                            void *recv, int64_t count,
                                            int32_t dtype) {
-  collective("loom_rt_all_gather", group, count, dtype,
-             [&](Communicator &comm, DType type) {
+  collective("loom_rt_all_gather", group, count, dtype, "gather",
+             /*async=*/false, [=](Communicator &comm, DType type) {
                comm.allGather(send, recv, count, type);
              });
 }
 
+namespace {
+
+void checkRoot(int32_t root) {
+  Communicator &comm = currentCommunicator();
+  if (root < 0 || root >= comm.size())
+    abortJob(formatString("loom_rt_broadcast: root %d is not a rank of the "
+                          "job (it has %d)",
+                          root, comm.size()));
+}
+
+} // namespace
+
 LOOM_RT_ABI_EXPORT void loom_rt_broadcast(int64_t group, void *buf,
                                           int64_t count, int32_t dtype,
                                           int32_t root) {
-  collective("loom_rt_broadcast", group, count, dtype,
-             [&](Communicator &comm, DType type) {
-               if (root < 0 || root >= comm.size())
-                 fail("root %d is not a rank of the job (it has %d)", root,
-                      comm.size());
+  checkRoot(root);
+  collective("loom_rt_broadcast", group, count, dtype, "broadcast",
+             /*async=*/false, [=](Communicator &comm, DType type) {
                comm.broadcast(buf, count, type, root);
              });
 }
@@ -149,22 +232,33 @@ LOOM_RT_ABI_EXPORT void loom_rt_broadcast(int64_t group, void *buf,
 LOOM_RT_ABI_EXPORT int64_t loom_rt_all_reduce_start(int64_t group, void *buf,
                                                     int64_t count,
                                                     int32_t dtype, int32_t op) {
-  loom_rt_all_reduce(group, buf, count, dtype, op);
-  return ++handlesIssued;
+  ReduceOp reduce = checkedOp("loom_rt_all_reduce_start", op);
+  return collective("loom_rt_all_reduce", group, count, dtype,
+                    reduceOpName(reduce), /*async=*/true,
+                    [=](Communicator &comm, DType type) {
+                      comm.allReduce(buf, count, type, reduce);
+                    });
 }
 
 LOOM_RT_ABI_EXPORT int64_t loom_rt_broadcast_start(int64_t group, void *buf,
                                                    int64_t count, int32_t dtype,
                                                    int32_t root) {
-  loom_rt_broadcast(group, buf, count, dtype, root);
-  return ++handlesIssued;
+  checkRoot(root);
+  return collective("loom_rt_broadcast", group, count, dtype, "broadcast",
+                    /*async=*/true, [=](Communicator &comm, DType type) {
+                      comm.broadcast(buf, count, type, root);
+                    });
 }
 
 LOOM_RT_ABI_EXPORT void loom_rt_wait(int64_t handle) {
-  if (handle <= 0 || handle > handlesIssued.load())
+  CommQueue *q = queue.load();
+  int64_t issued = q ? q->issued() : handlesIssued.load();
+  if (handle <= 0 || handle > issued)
     abortJob(formatString("loom_rt_wait: %lld is not a handle returned by a "
                           "loom_rt_*_start call",
                           static_cast<long long>(handle)));
+  if (q)
+    blockOn(*q, handle);
 }
 
 } // extern "C"

@@ -114,6 +114,9 @@ public:
     watchdog->setTimeout(seconds);
   }
   double collectiveTimeout() const override { return watchdog->timeout(); }
+  bool supportsCommThread() const override {
+    return threadLevel >= MPI_THREAD_SERIALIZED;
+  }
   [[noreturn]] void abort(int status) override;
 
 private:
@@ -145,8 +148,10 @@ MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
     // Busy-polling ranks starve the kernel's network stack and each other
     // on small machines (docs: toolchain.md); the user's setting wins.
     setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
-    // The watchdog (and the progress thread of asynchronous collectives)
-    // needs MULTIPLE; a library without it returns the highest level it has.
+    // The watchdog needs MULTIPLE to abort from its thread, the
+    // communication thread of the collectives SERIALIZED (supportsCommThread;
+    // below it they run on the caller); a library without MULTIPLE returns
+    // the highest level it has.
     check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_MULTIPLE, &threadLevel),
           "MPI_Init_thread");
     initializedHere = true;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
+#include "comm/CommQueue.h"
 #include "comm/PeerLiveness.h"
 #include "comm/Watchdog.h"
 #include "loom/runtime/Collectives.h"
@@ -17,6 +18,8 @@
 #include "loom/runtime/World.h"
 #include "loom/runtime/abi.h"
 
+#include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
@@ -130,6 +133,97 @@ TEST(Collectives, StartAndWaitCompleteInIssueOrder) {
   // The recording communicator's abort() is std::abort.
   EXPECT_EXIT(loom_rt_wait(second + 100), ::testing::KilledBySignal(SIGABRT),
               "rank 0: loom_rt_wait: [0-9]+ is not a handle");
+}
+
+TEST(CommQueue, RunsWorkInIssueOrderOnOneOtherThread) {
+  std::vector<int> order;
+  std::vector<std::thread::id> threads;
+  std::atomic<int> running{0};
+  bool overlapped = false;
+  {
+    CommQueue queue;
+    std::vector<int64_t> handles;
+    for (int i = 0; i < 20; ++i)
+      handles.push_back(queue.enqueue([&, i] {
+        if (running.fetch_add(1) != 0)
+          overlapped = true;
+        // Later items are quicker, so only the FIFO keeps them in order.
+        std::this_thread::sleep_for(std::chrono::microseconds(400 - 20 * i));
+        order.push_back(i);
+        threads.push_back(std::this_thread::get_id());
+        running.fetch_sub(1);
+      }));
+    for (size_t i = 0; i < handles.size(); ++i)
+      EXPECT_EQ(handles[i], static_cast<int64_t>(i + 1));
+    queue.waitAll();
+    EXPECT_EQ(queue.completed(), 20);
+  }
+  std::vector<int> expected(20);
+  for (int i = 0; i < 20; ++i)
+    expected[i] = i;
+  EXPECT_EQ(order, expected);
+  EXPECT_FALSE(overlapped);
+  for (std::thread::id id : threads) {
+    EXPECT_EQ(id, threads[0]);
+    EXPECT_NE(id, std::this_thread::get_id());
+  }
+}
+
+TEST(CommQueue, StartReturnsAtOnceAndWaitOnlyAfterCompletion) {
+  CommQueue queue;
+  std::mutex gate;
+  std::unique_lock<std::mutex> held(gate);
+  std::atomic<bool> firstDone{false}, secondDone{false};
+  int64_t first = queue.enqueue([&] {
+    std::lock_guard<std::mutex> lock(gate); // blocks until released
+    firstDone = true;
+  });
+  int64_t second = queue.enqueue([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    secondDone = true;
+  });
+  // Both were queued while the first cannot finish.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(queue.completed(), 0);
+  EXPECT_FALSE(firstDone);
+  std::atomic<bool> waited{false};
+  std::thread waiter([&] {
+    queue.wait(first);
+    EXPECT_TRUE(firstDone);
+    waited = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(waited); // still blocked: the first has not run
+  held.unlock();
+  waiter.join();
+  EXPECT_TRUE(waited);
+  queue.wait(second);
+  EXPECT_TRUE(secondDone);
+  EXPECT_EQ(queue.completed(), 2);
+}
+
+TEST(Collectives, StartsOverlapTheCallerAndWaitsBlockUntilDone) {
+  RecordingCommunicator comm(2);
+  comm.delayMs = 40;
+  double blockedBefore = blockedCollectiveSeconds();
+  ScopedCurrentCommunicator current(comm);
+  float grad[3] = {0};
+  auto start = std::chrono::steady_clock::now();
+  int64_t first = loom_rt_all_reduce_start(0, grad, 3, LOOM_F32, LOOM_SUM);
+  int64_t second = loom_rt_all_reduce_start(0, grad, 2, LOOM_F32, LOOM_MAX);
+  // The starts did not run the two (40 ms) collectives on this thread.
+  EXPECT_LT(std::chrono::steady_clock::now() - start,
+            std::chrono::milliseconds(80));
+  loom_rt_wait(first);
+  loom_rt_wait(second);
+  EXPECT_EQ(comm.calls, (std::vector<std::string>{"all_reduce 3 f32 sum",
+                                                  "all_reduce 2 f32 max"}));
+  EXPECT_GE(blockedCollectiveSeconds() - blockedBefore, 0.05);
+  // A synchronous collective keeps the single issue order.
+  loom_rt_all_reduce_start(0, grad, 1, LOOM_F32, LOOM_SUM);
+  loom_rt_broadcast(0, grad, 1, LOOM_F32, 1);
+  EXPECT_EQ(comm.calls.back(), "broadcast 1 from 1");
+  EXPECT_EQ(comm.calls.size(), 4u);
 }
 
 TEST(Collectives, BadArgumentsStopTheJobWithAMessage) {

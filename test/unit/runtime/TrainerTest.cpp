@@ -86,11 +86,12 @@ TEST_F(TrainerTest, TrainingReducesTheLoss) {
   ASSERT_EQ(lines.size(), 201u);
   EXPECT_EQ(lines[0]["step"], 1);
   for (const char *key : {"loss", "rank_loss", "lr", "grad_norm", "step_time_s",
-                          "comm_time_s", "tokens_per_s"})
+                          "comm_time_s", "exposed_comm_s", "tokens_per_s"})
     EXPECT_TRUE(lines[0][key].is_number()) << key;
   EXPECT_EQ(lines[0]["rank"], 0);
-  EXPECT_EQ(lines[0]["loss"], lines[0]["rank_loss"]);   // one rank
-  EXPECT_EQ(lines[0]["comm_time_s"], 0.0);              // no collectives
+  EXPECT_EQ(lines[0]["loss"], lines[0]["rank_loss"]); // one rank
+  EXPECT_EQ(lines[0]["comm_time_s"], 0.0);            // no collectives
+  EXPECT_EQ(lines[0]["exposed_comm_s"], 0.0);
   EXPECT_DOUBLE_EQ(lines[0]["lr"].get<double>(), 0.04); // warmup: 0.2 * 1/5
   // Per-batch losses are noisy; the mean of the last 20 must be well below
   // chance level (log 4), where training starts.
@@ -102,8 +103,9 @@ TEST_F(TrainerTest, TrainingReducesTheLoss) {
   EXPECT_EQ(summary["steps"], 200);
   EXPECT_DOUBLE_EQ(summary["final_loss"].get<double>(),
                    result.summary.finalLoss);
-  for (const char *key : {"first_loss", "min_loss", "mean_step_time_s",
-                          "comm_time_s", "tokens_per_s", "wall_s"})
+  for (const char *key :
+       {"first_loss", "min_loss", "mean_step_time_s", "comm_time_s",
+        "exposed_comm_s", "comm_hidden_fraction", "tokens_per_s", "wall_s"})
     EXPECT_TRUE(summary[key].is_number()) << key;
   EXPECT_EQ(summary["rank"], 0);
 }

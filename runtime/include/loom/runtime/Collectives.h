@@ -6,8 +6,12 @@
 // without one the collectives use a LocalCommunicator (one rank), which is
 // why single-process runs need no MPI initialisation.
 //
-// The collectives also count the time spent inside them, which the trainer
-// reports per step as comm_time_s.
+// The collectives also count the time spent inside them and the time the
+// caller spent blocked on them, which the trainer reports per step as
+// comm_time_s and exposed_comm_s. In a multi-rank job they run on a
+// communication thread in issue order (src/comm/CommQueue.h), which is what
+// lets the asynchronous ones (loom_rt_*_start / loom_rt_wait) overlap with
+// compute.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_COLLECTIVES_H
@@ -18,11 +22,15 @@
 namespace loom::rt {
 
 class Communicator;
+class CommQueue;
 
 /// The communicator the loom_rt_* collectives use now.
 Communicator &currentCommunicator();
 
 /// Makes `comm` current until destroyed, then restores the previous one.
+/// For a multi-rank `comm` that allows it, also starts the communication
+/// thread that runs the loom_rt_* collectives (and stops it, after running
+/// what is queued, when destroyed).
 class ScopedCurrentCommunicator {
 public:
   explicit ScopedCurrentCommunicator(Communicator &comm);
@@ -33,10 +41,22 @@ public:
 
 private:
   Communicator *previous;
+  CommQueue *previousQueue;
+  CommQueue *ownQueue = nullptr;
 };
 
-/// Total seconds this process has spent inside loom_rt_* collectives.
+/// Total seconds this process has spent inside loom_rt_* collectives (on
+/// the communication thread when there is one).
 double collectiveSeconds();
+
+/// Total seconds the calling side has spent blocked on loom_rt_*
+/// collectives: in loom_rt_wait, synchronous collectives and
+/// waitForAllCollectives. Communication not hidden behind compute.
+double blockedCollectiveSeconds();
+
+/// Blocks until every collective issued so far has finished (counted as
+/// blocked time); returns at once without a communication thread.
+void waitForAllCollectives();
 
 /// Prints `<tool>: error: [rank R: ]message` to stderr and ends the job
 /// through `comm` (default: the current communicator): every rank of a

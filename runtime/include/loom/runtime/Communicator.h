@@ -52,6 +52,11 @@ public:
   virtual void setCollectiveTimeout(double seconds) { (void)seconds; }
   virtual double collectiveTimeout() const { return 0; }
 
+  /// Whether the loom_rt_* collectives may run on a communication thread
+  /// (calls from a thread other than the one that created the communicator,
+  /// never two at once).
+  virtual bool supportsCommThread() const { return true; }
+
   /// Ends this process with `status` and, for a multi-rank backend, every
   /// other rank of the job. Callers print their message first.
   [[noreturn]] virtual void abort(int status) = 0;

@@ -30,6 +30,9 @@ struct StepRecord {
   double stepTimeS = 0;
   /// Time inside the loom_rt_* collectives during the step.
   double commTimeS = 0;
+  /// Time the step was blocked waiting for collectives (communication not
+  /// hidden behind compute).
+  double exposedCommS = 0;
   double tokensPerS = 0;
 };
 
@@ -42,6 +45,10 @@ struct RunSummary {
   double meanStepTimeS = 0;
   /// Total time inside the loom_rt_* collectives over all steps.
   double commTimeS = 0;
+  /// Total time blocked waiting for collectives over all steps.
+  double exposedCommS = 0;
+  /// 1 - exposedCommS / commTimeS, clamped to [0, 1] (0 without comm).
+  double hiddenCommFraction = 0;
   double tokensPerS = 0;
   double wallS = 0;
 };

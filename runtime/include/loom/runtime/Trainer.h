@@ -36,6 +36,8 @@ struct TrainOptions {
   bool seedGiven = false;
   bool shuffle = false;
   std::string metricsPath;
+  /// Chrome trace JSON of every rank's compute and communication ("": none).
+  std::string tracePath;
   std::string loadPath;
   std::string savePath;
   /// Save every K global steps (plus at the end); 0: only at the end.
