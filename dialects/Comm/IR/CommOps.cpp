@@ -157,22 +157,27 @@ static LogicalResult verifyResized(Operation *op, RankedTensorType in,
   return success();
 }
 
+/// reduce_scatter / all_gather (and their starts): `result` is the operand
+/// resized along `dim` by the group size, once the group is known.
+template <typename OpTy>
+static LogicalResult verifyResizedCollective(OpTy op, Type result,
+                                             bool scatter) {
+  auto group = knownGroupSize(op);
+  if (!group)
+    return success();
+  return verifyResized(op, op.getInput().getType(),
+                       cast<RankedTensorType>(result), op.getDimAttr().getInt(),
+                       *group, scatter);
+}
+
 LogicalResult ReduceScatterOp::verify() {
   if (failed(verifyMean(*this, getReduction(), getType())))
     return failure();
-  auto group = knownGroupSize(*this);
-  return group ? verifyResized(*this, getInput().getType(), getType(),
-                               getDimAttr().getInt(), *group,
-                               /*scatter=*/true)
-               : success();
+  return verifyResizedCollective(*this, getType(), /*scatter=*/true);
 }
 
 LogicalResult AllGatherOp::verify() {
-  auto group = knownGroupSize(*this);
-  return group ? verifyResized(*this, getInput().getType(), getType(),
-                               getDimAttr().getInt(), *group,
-                               /*scatter=*/false)
-               : success();
+  return verifyResizedCollective(*this, getType(), /*scatter=*/false);
 }
 
 /// The root must be a rank of the group (checked once the group is known).
@@ -226,24 +231,17 @@ LogicalResult AllReduceStartOp::verify() {
 Operation *AllReduceStartOp::getWait() { return waitOf(*this); }
 
 LogicalResult ReduceScatterStartOp::verify() {
-  if (failed(verifyMean(*this, getReduction(), getInput().getType())))
-    return failure();
-  auto group = knownGroupSize(*this);
-  if (group &&
-      failed(verifyResized(*this, getInput().getType(), getInflight().getType(),
-                           getDimAttr().getInt(), *group,
-                           /*scatter=*/true)))
+  if (failed(verifyMean(*this, getReduction(), getInput().getType())) ||
+      failed(verifyResizedCollective(*this, getInflight().getType(),
+                                     /*scatter=*/true)))
     return failure();
   return verifyStartUses(*this);
 }
 Operation *ReduceScatterStartOp::getWait() { return waitOf(*this); }
 
 LogicalResult AllGatherStartOp::verify() {
-  auto group = knownGroupSize(*this);
-  if (group &&
-      failed(verifyResized(*this, getInput().getType(), getInflight().getType(),
-                           getDimAttr().getInt(), *group,
-                           /*scatter=*/false)))
+  if (failed(verifyResizedCollective(*this, getInflight().getType(),
+                                     /*scatter=*/false)))
     return failure();
   return verifyStartUses(*this);
 }

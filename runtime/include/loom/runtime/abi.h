@@ -74,8 +74,8 @@ enum loom_dtype { LOOM_F32 = 0, LOOM_F64 = 1, LOOM_I32 = 2, LOOM_I64 = 3 };
 enum loom_reduce_op { LOOM_SUM = 0, LOOM_MEAN = 1, LOOM_MAX = 2 };
 
 /// In place: buf = reduce over ranks of buf (count elements).
-void loom_rt_all_reduce(int64_t group, void *buf, int64_t count,
-                        int32_t dtype, int32_t op);
+void loom_rt_all_reduce(int64_t group, void *buf, int64_t count, int32_t dtype,
+                        int32_t op);
 /// recv (count elements) = this rank's slice of reduce over ranks of send
 /// (count * ranks elements; rank r gets slice r).
 void loom_rt_reduce_scatter(int64_t group, const void *send, void *recv,
