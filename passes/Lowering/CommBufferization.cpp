@@ -113,10 +113,12 @@ StringRef runtimeName(comm::BroadcastStartOp) {
   return "loom_rt_broadcast_start";
 }
 
-/// all_reduce and broadcast: in place on the operand's buffer.
-template <typename OpTy>
-struct InPlaceCollectiveModel : public BufferizableOpInterface::ExternalModel<
-                                    InPlaceCollectiveModel<OpTy>, OpTy> {
+/// Ops that read and write their tensor operand's buffer in place, their
+/// tensor result being that same buffer (the op's only result, or a start's
+/// in-flight tensor).
+template <typename Model, typename OpTy>
+struct InPlaceModelBase
+    : public BufferizableOpInterface::ExternalModel<Model, OpTy> {
   bool bufferizesToMemoryRead(Operation *, OpOperand &,
                               const AnalysisState &) const {
     return true;
@@ -127,9 +129,14 @@ struct InPlaceCollectiveModel : public BufferizableOpInterface::ExternalModel<
   }
   AliasingValueList getAliasingValues(Operation *op, OpOperand &,
                                       const AnalysisState &) const {
-    // The tensor result: the op's only one, or a start's in-flight tensor.
     return {{op->getResults().back(), BufferRelation::Equivalent}};
   }
+};
+
+/// all_reduce and broadcast (and their starts): in place on the operand.
+template <typename OpTy>
+struct InPlaceCollectiveModel
+    : public InPlaceModelBase<InPlaceCollectiveModel<OpTy>, OpTy> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
@@ -214,20 +221,7 @@ struct ResizingCollectiveModel : public BufferizableOpInterface::ExternalModel<
 };
 
 /// comm.wait: completes the collective in its in-flight buffer.
-struct WaitModel
-    : public BufferizableOpInterface::ExternalModel<WaitModel, comm::WaitOp> {
-  bool bufferizesToMemoryRead(Operation *, OpOperand &,
-                              const AnalysisState &) const {
-    return true;
-  }
-  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
-                               const AnalysisState &) const {
-    return true;
-  }
-  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
-                                      const AnalysisState &) const {
-    return {{op->getResult(0), BufferRelation::Equivalent}};
-  }
+struct WaitModel : public InPlaceModelBase<WaitModel, comm::WaitOp> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {

@@ -18,7 +18,9 @@ namespace loom::rt {
 
 static std::string errnoText() { return std::strerror(errno); }
 
-std::vector<char> readFileBytes(const std::string &path) {
+/// Opens `path` for reading, failing unless it is a regular file; returns the
+/// descriptor and stores the file's size.
+static int openRegularFile(const std::string &path, size_t &size) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     fail("cannot read %s: %s", path.c_str(), errnoText().c_str());
@@ -27,7 +29,14 @@ std::vector<char> readFileBytes(const std::string &path) {
     ::close(fd);
     fail("cannot read %s: not a regular file", path.c_str());
   }
-  std::vector<char> bytes(static_cast<size_t>(info.st_size));
+  size = static_cast<size_t>(info.st_size);
+  return fd;
+}
+
+std::vector<char> readFileBytes(const std::string &path) {
+  size_t size;
+  int fd = openRegularFile(path, size);
+  std::vector<char> bytes(size);
   size_t done = 0;
   while (done < bytes.size()) {
     ssize_t got = ::read(fd, bytes.data() + done, bytes.size() - done);
@@ -110,15 +119,7 @@ std::string parentDirectory(const std::string &path) {
 }
 
 MappedFile::MappedFile(const std::string &path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    fail("cannot read %s: %s", path.c_str(), errnoText().c_str());
-  struct stat info;
-  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
-    ::close(fd);
-    fail("cannot read %s: not a regular file", path.c_str());
-  }
-  length = static_cast<size_t>(info.st_size);
+  int fd = openRegularFile(path, length);
   if (length > 0) {
     void *map = ::mmap(nullptr, length, PROT_READ, MAP_PRIVATE, fd, 0);
     if (map == MAP_FAILED) {
