@@ -26,6 +26,20 @@ while [[ $# -gt 0 ]]; do
 done
 [[ $# -gt 0 ]] || { echo "cluster.sh: no command (see --help)" >&2; exit 2; }
 
+# The token bucket holds 2 ms of traffic (at least 8 KiB, > one MTU frame):
+# enough for tbf to reach the rate, small enough that a link idle during
+# compute does not save up a burst a real NIC would not have (a fixed 256 KiB
+# bucket let synchronous all-reduces of a few hundred KiB go out at memory
+# speed after every compute phase).
+rate_bits=$(python3 -c "
+import re,sys
+m=re.fullmatch(r'([0-9.]+)([kmg]?)bit','$rate'.lower())
+if not m: sys.exit('cluster.sh: --rate must look like 10gbit, 100mbit or 500kbit')
+print(int(float(m[1])*{'':1,'k':1e3,'m':1e6,'g':1e9}[m[2]]))") || exit 2
+burst=$(( rate_bits / 8 / 500 ))
+(( burst >= 8192 )) || burst=8192
+burst="${burst}b"
+
 tag="lm$$"                      # unique per run: parallel runs do not clash
 sw="${tag}sw"
 names=()
@@ -60,8 +74,8 @@ for i in $(seq 1 "$hosts"); do
   ip -n "$sw" link set "${tag}b$i" master br0
   ip -n "$sw" link set "${tag}b$i" up
   # Shape both directions: egress of the host and of its switch port.
-  ip netns exec "$n" tc qdisc add dev eth0 root tbf rate "$rate" burst 256kb latency 50ms
-  ip netns exec "$sw" tc qdisc add dev "${tag}b$i" root tbf rate "$rate" burst 256kb latency 50ms
+  ip netns exec "$n" tc qdisc add dev eth0 root tbf rate "$rate" burst "$burst" latency 50ms
+  ip netns exec "$sw" tc qdisc add dev "${tag}b$i" root tbf rate "$rate" burst "$burst" latency 50ms
   echo "$n slots=1" >> "$hostfile"
 done
 

@@ -6,6 +6,8 @@
 
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <algorithm>
+
 using namespace mlir;
 using namespace mlir::loom;
 
@@ -76,6 +78,11 @@ double mlir::loom::estimateCollectiveSeconds(Operation *op,
                                              const MachineModel &machine) {
   return machine.linkLatencySeconds +
          estimateCollectiveBytes(op) / machine.linkBytesPerSecond;
+}
+
+double mlir::loom::chooseBucketBytes(const MachineModel &machine) {
+  double bytes = 8 * machine.linkLatencySeconds * machine.linkBytesPerSecond;
+  return std::clamp(bytes, 32.0 * 1024, 25.0 * 1024 * 1024);
 }
 
 double mlir::loom::estimateComputeSeconds(Operation *op,

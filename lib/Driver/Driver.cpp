@@ -5,6 +5,7 @@
 #include "Manifest.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Analysis/MachineSpec.h"
 #include "loom/Driver/ModelZoo.h"
 #include "loom/InitAll.h"
 #include "passes/Pipelines/Pipelines.h"
@@ -53,6 +54,10 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   auto optimizer = parseOptimizerSpec(options.optimizer);
   if (!optimizer)
     return error(llvm::toString(optimizer.takeError()));
+  if (options.bucketMiB < 0)
+    return error("--bucket-mib must be positive (0: chosen from the cost "
+                 "model), got " +
+                 std::to_string(options.bucketMiB));
   if (options.dp < 1)
     return error("--dp must be at least 1, got " + llvm::Twine(options.dp));
   if (options.dtype != "f32" && options.dtype != "f64")
@@ -75,6 +80,19 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
 
   OwningOpRef<ModuleOp> module;
   CompileOptions opts = options;
+  if (!options.calibrationFile.empty()) {
+    int64_t ranks = 1;
+    if (auto err =
+            applyCalibrationFile(options.calibrationFile, opts.machine, ranks))
+      return error(llvm::toString(std::move(err)));
+    if (ranks > 1 && options.dp > 1 && ranks != options.dp)
+      llvm::errs() << "loomc: warning: " << options.calibrationFile
+                   << " was measured on " << ranks << " ranks, compiling for "
+                   << options.dp << "\n";
+  }
+  if (!options.linkSpec.empty())
+    if (auto err = applyLinkSpec(options.linkSpec, opts.machine))
+      return error(llvm::toString(std::move(err)));
   if (!options.modelSpec.empty()) {
     auto spec = parseModelSpec(options.modelSpec);
     if (!spec)
@@ -124,7 +142,13 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     train.clipNorm = options.clipNorm;
     train.dp = options.dp;
     train.overlap = options.overlap;
-    train.bucketMiB = options.bucketMiB;
+    train.bucketMiB = options.bucketMiB > 0
+                          ? options.bucketMiB
+                          : chooseBucketBytes(opts.machine) / (1024 * 1024);
+    opts.bucketMiB = train.bucketMiB;
+    train.linkGbps = opts.machine.linkBytesPerSecond * 8 / 1e9;
+    train.linkLatencyUs = opts.machine.linkLatencySeconds * 1e6;
+    train.gflops = opts.machine.flopsPerSecond / 1e9;
     buildTrainPipeline(pm, train);
     if (failed(runStage(pm, *module, root, "train")))
       return failure();

@@ -13,9 +13,13 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdio>
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::driver;
+
 namespace json = llvm::json;
 
 static std::string dtypeName(Type t) {
@@ -107,6 +111,21 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
                                        {"decay_steps", options.decaySteps},
                                        {"min_lr", options.minLr},
                                        {"clip_norm", options.clipNorm}};
+  // Rounded to 9 digits: the unit conversions would print 50 us as
+  // 49.999999999999993.
+  auto tidy = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%.9g", v);
+    return std::strtod(text, nullptr);
+  };
+  manifest["cost_model"] = json::Object{
+      {"link_gbps", tidy(options.machine.linkBytesPerSecond * 8 / 1e9)},
+      {"link_latency_us", tidy(options.machine.linkLatencySeconds * 1e6)},
+      {"gflops", tidy(options.machine.flopsPerSecond / 1e9)},
+      {"calibration_file", options.calibrationFile},
+      {"link", options.linkSpec},
+      {"bucket_mib", options.overlap ? json::Value(tidy(options.bucketMiB))
+                                     : json::Value(nullptr)}};
   manifest["compile_options"] =
       json::Object{{"command_line", options.commandLine}, {"target", "cpu"}};
   return success();

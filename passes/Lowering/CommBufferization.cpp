@@ -94,6 +94,15 @@ FailureOr<Value> denseBuffer(RewriterBase &rewriter, Operation *op, Value value,
   return copy;
 }
 
+/// The handle of an asynchronous collective's runtime call as the token its
+/// comm.wait consumes.
+Value tokenFromHandle(RewriterBase &rewriter, Operation *op, Value handle) {
+  return UnrealizedConversionCastOp::create(
+             rewriter, op->getLoc(), comm::TokenType::get(op->getContext()),
+             handle)
+      .getResult(0);
+}
+
 /// The trailing integer of an in-place collective (reduction or root) and
 /// the runtime function that runs it.
 template <typename OpTy>
@@ -157,11 +166,7 @@ struct InPlaceCollectiveModel
       return failure();
     if constexpr (isStart) {
       // The token carries the runtime's handle to the matching wait.
-      Value token =
-          UnrealizedConversionCastOp::create(
-              rewriter, op->getLoc(), comm::TokenType::get(op->getContext()),
-              call->getResult(0))
-              .getResult(0);
+      Value token = tokenFromHandle(rewriter, op, call->getResult(0));
       replaceOpWithBufferizedValues(rewriter, op, {token, *buffer});
     } else {
       replaceOpWithBufferizedValues(rewriter, op, *buffer);
@@ -170,7 +175,9 @@ struct InPlaceCollectiveModel
   }
 };
 
-/// reduce_scatter and all_gather: read the operand, write a new buffer.
+/// reduce_scatter and all_gather (and their starts): read the operand,
+/// write a new buffer (a start's in-flight tensor). The runtime's starts copy
+/// the operand before returning, so its buffer is free again at once.
 template <typename OpTy>
 struct ResizingCollectiveModel : public BufferizableOpInterface::ExternalModel<
                                      ResizingCollectiveModel<OpTy>, OpTy> {
@@ -186,7 +193,9 @@ struct ResizingCollectiveModel : public BufferizableOpInterface::ExternalModel<
                                       const AnalysisState &) const {
     return {};
   }
-  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+  bool bufferizesToAllocation(Operation *, Value value) const {
+    return isa<TensorType>(value.getType());
+  }
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {
@@ -198,24 +207,41 @@ struct ResizingCollectiveModel : public BufferizableOpInterface::ExternalModel<
         denseBuffer(rewriter, op, coll.getInput(), options, state);
     if (failed(in))
       return failure();
-    auto outType = coll.getType();
+    auto outType = cast<RankedTensorType>(op->getResults().back().getType());
     FailureOr<Value> out = options.createAlloc(
         rewriter, op->getLoc(),
         MemRefType::get(outType.getShape(), outType.getElementType()), {});
     if (failed(out))
       return failure();
     int32_t dtype = runtimeDType(outType.getElementType());
+    constexpr bool isStart = std::is_same_v<OpTy, comm::ReduceScatterStartOp> ||
+                             std::is_same_v<OpTy, comm::AllGatherStartOp>;
+    constexpr bool isScatter = std::is_same_v<OpTy, comm::ReduceScatterOp> ||
+                               std::is_same_v<OpTy, comm::ReduceScatterStartOp>;
+    SmallVector<Type, 1> results;
+    if (isStart)
+      results.push_back(rewriter.getI64Type());
     FailureOr<func::CallOp> called;
-    if constexpr (std::is_same_v<OpTy, comm::ReduceScatterOp>)
-      called = callRuntime(rewriter, op, "loom_rt_reduce_scatter", {*in, *out},
-                           outType.getNumElements(),
-                           {dtype, reduceCode(coll.getReduction())});
+    if constexpr (isScatter)
+      called = callRuntime(rewriter, op,
+                           isStart ? "loom_rt_reduce_scatter_start"
+                                   : "loom_rt_reduce_scatter",
+                           {*in, *out}, outType.getNumElements(),
+                           {dtype, reduceCode(coll.getReduction())}, results);
     else
-      called = callRuntime(rewriter, op, "loom_rt_all_gather", {*in, *out},
-                           coll.getInput().getType().getNumElements(), {dtype});
+      called = callRuntime(
+          rewriter, op,
+          isStart ? "loom_rt_all_gather_start" : "loom_rt_all_gather",
+          {*in, *out}, coll.getInput().getType().getNumElements(), {dtype},
+          results);
     if (failed(called))
       return failure();
-    replaceOpWithBufferizedValues(rewriter, op, *out);
+    if constexpr (isStart)
+      replaceOpWithBufferizedValues(
+          rewriter, op,
+          {tokenFromHandle(rewriter, op, called->getResult(0)), *out});
+    else
+      replaceOpWithBufferizedValues(rewriter, op, *out);
     return success();
   }
 };
@@ -263,5 +289,9 @@ void mlir::loom::registerCommBufferizationModels(DialectRegistry &registry) {
         ResizingCollectiveModel<comm::ReduceScatterOp>>(*ctx);
     comm::AllGatherOp::attachInterface<
         ResizingCollectiveModel<comm::AllGatherOp>>(*ctx);
+    comm::ReduceScatterStartOp::attachInterface<
+        ResizingCollectiveModel<comm::ReduceScatterStartOp>>(*ctx);
+    comm::AllGatherStartOp::attachInterface<
+        ResizingCollectiveModel<comm::AllGatherStartOp>>(*ctx);
   });
 }

@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/IR/AffineMap.h"
 #include "llvm/ADT/MapVector.h"
 
@@ -39,6 +40,8 @@ SmallVector<std::string> stateSuffixes(Operation *op) {
   if (auto sgd = dyn_cast<SGDOp>(op))
     if (!sgd.getMomentum().isZero())
       return {"momentum_buffer"};
+  if (isa<CO2OuterOp>(op))
+    return {"co2_anchor", "co2_prev_anchor", "co2_momentum"};
   return {};
 }
 
@@ -104,7 +107,7 @@ struct LowerEntryPointsPass
     // Optimizer state, in parameter order, for the params this entry updates.
     llvm::DenseMap<StringAttr, Operation *> updaters;
     for (Operation &op : oldBody)
-      if (isa<AdamWOp, SGDOp>(op)) {
+      if (isa<AdamWOp, SGDOp, CO2OuterOp>(op)) {
         auto name = op.getAttrOfType<FlatSymbolRefAttr>("param").getAttr();
         if (!updaters.try_emplace(name, &op).second)
           return op.emitError("parameter ")
@@ -191,7 +194,7 @@ struct LowerEntryPointsPass
         toErase.push_back(get);
         continue;
       }
-      if (!isa<AdamWOp, SGDOp>(op))
+      if (!isa<AdamWOp, SGDOp, CO2OuterOp>(op))
         continue;
       b.setInsertionPoint(&op);
       StringRef name = op.getAttrOfType<FlatSymbolRefAttr>("param").getValue();
@@ -199,10 +202,13 @@ struct LowerEntryPointsPass
       SmallVector<Value> state;
       for (auto &s : suffixes)
         state.push_back(current[(name + "." + s).str()]);
-      SmallVector<Value> updated =
-          isa<AdamWOp>(op)
-              ? lowerAdamW(b, cast<AdamWOp>(op), current[name], state)
-              : lowerSGD(b, cast<SGDOp>(op), current[name], state);
+      SmallVector<Value> updated;
+      if (auto adamw = dyn_cast<AdamWOp>(op))
+        updated = lowerAdamW(b, adamw, current[name], state);
+      else if (auto sgd = dyn_cast<SGDOp>(op))
+        updated = lowerSGD(b, sgd, current[name], state);
+      else
+        updated = lowerCO2Outer(b, cast<CO2OuterOp>(op), current[name], state);
       writes[argIndex[name]] = updated[0];
       for (auto [s, v] : llvm::zip(suffixes, ArrayRef(updated).drop_front()))
         writes[argIndex[(name + "." + s).str()]] = v;
@@ -284,6 +290,62 @@ struct LowerEntryPointsPass
           Value upd = arith::MulFOp::create(
               nb, l, stepSize, arith::DivFOp::create(nb, l, m1, denom));
           return {arith::SubFOp::create(nb, l, p1, upd), m1, v1};
+        });
+  }
+
+  /// CO2's outer step (the equations in LoomOps.td), one fused kernel:
+  /// returns the new parameter, anchor, previous anchor and momentum.
+  SmallVector<Value> lowerCO2Outer(OpBuilder &b, CO2OuterOp op, Value x,
+                                   ArrayRef<Value> state) {
+    Location loc = op.getLoc();
+    auto type = cast<RankedTensorType>(x.getType());
+    auto et = cast<FloatType>(type.getElementType());
+    auto cst = [&](double v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getFloatAttr(et, v));
+    };
+    Value round = scalarOf(b, loc, op.getRound());
+    Value zeroI = arith::ConstantOp::create(b, loc, b.getI64IntegerAttr(0));
+    Value init =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, round, zeroI);
+    Value first =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, round, zeroI);
+    double penalty = op.getGapPenalty().convertToDouble();
+    double clip = op.getClip().convertToDouble();
+    Value alpha = cst(op.getOuterLr().convertToDouble());
+    Value beta = cst(op.getOuterMomentum().convertToDouble());
+    Value lambda = cst(penalty), one = cst(1.0), tiny = cst(1e-12),
+          zero = cst(0.0), hi = cst(clip), lo = cst(-clip);
+    return buildElementwise(
+        b, loc, type, {x, op.getMean(), state[0], state[1], state[2]}, 4,
+        [&](OpBuilder &nb, Location l, ValueRange v) -> SmallVector<Value> {
+          Value xv = v[0], mean = v[1], a = v[2], pa = v[3], m = v[4];
+          Value d = arith::SubFOp::create(nb, l, pa, mean);
+          Value scaled = d;
+          if (penalty != 0) {
+            Value gap = math::AbsFOp::create(
+                nb, l, arith::SubFOp::create(nb, l, a, pa));
+            Value rel = arith::DivFOp::create(
+                nb, l, gap,
+                arith::AddFOp::create(nb, l, math::AbsFOp::create(nb, l, d),
+                                      tiny));
+            Value denom = arith::AddFOp::create(
+                nb, l, one, arith::MulFOp::create(nb, l, lambda, rel));
+            scaled = arith::DivFOp::create(nb, l, d, denom);
+          }
+          Value mNew = arith::AddFOp::create(
+              nb, l, arith::MulFOp::create(nb, l, beta, m), scaled);
+          if (clip != 0)
+            mNew = arith::MinimumFOp::create(
+                nb, l, arith::MaximumFOp::create(nb, l, mNew, lo), hi);
+          Value aNew = arith::SubFOp::create(
+              nb, l, a, arith::MulFOp::create(nb, l, alpha, mNew));
+          auto pick = [&](Value ifInit, Value ifFirst, Value otherwise) {
+            return arith::SelectOp::create(
+                nb, l, init, ifInit,
+                arith::SelectOp::create(nb, l, first, ifFirst, otherwise));
+          };
+          return {pick(xv, a, aNew), pick(xv, a, aNew), pick(xv, a, a),
+                  pick(zero, m, mNew)};
         });
   }
 

@@ -34,7 +34,11 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm,
       bucket.maxMiB = o.bucketMiB;
       pm.addPass(createBucketCollectivesPass(bucket));
       pm.addPass(createAsyncCollectivesPass());
-      pm.addPass(createScheduleOverlapPass());
+      ScheduleOverlapPassOptions schedule;
+      schedule.linkGbps = o.linkGbps;
+      schedule.linkLatencyUs = o.linkLatencyUs;
+      schedule.gflops = o.gflops;
+      pm.addPass(createScheduleOverlapPass(schedule));
     }
   }
   AddOptimizerPassOptions opt;

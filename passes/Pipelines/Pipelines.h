@@ -42,6 +42,16 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<double> bucketMiB{*this, "bucket-mib",
                            llvm::cl::desc("Largest all-reduce bucket (MiB)"),
                            llvm::cl::init(1.0)};
+  // The cost model of the overlap scheduler (loom/Analysis/MachineSpec.h).
+  Option<double> linkGbps{*this, "link-gbps",
+                          llvm::cl::desc("Link bandwidth (Gbit/s)"),
+                          llvm::cl::init(10.0)};
+  Option<double> linkLatencyUs{*this, "link-latency-us",
+                               llvm::cl::desc("Collective latency (us)"),
+                               llvm::cl::init(50.0)};
+  Option<double> gflops{*this, "gflops",
+                        llvm::cl::desc("Compute rate (GFLOP/s)"),
+                        llvm::cl::init(50.0)};
 };
 
 /// model -> train: inline helpers, differentiate @loss, average gradients

@@ -45,7 +45,8 @@ def ScheduleOverlapPass : Pass<"loom-schedule-overlap", "mlir::ModuleOp"> {
   let summary = "Starts collectives early and waits for them late.";
   let description = [{
     In every function, moves each `*_start` up to just after the definition
-    of its operand (but never above an earlier start: the order of
+    of its operand, together with the reshapes and concat that pack a
+    bucket's operand (but never above an earlier start: the order of
     collectives is the program order, identical on every rank), and each
     `comm.wait` down to just before the first use of its result. When the
     bytes in flight would exceed `max-inflight-mib`, the oldest collective

@@ -13,6 +13,8 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <functional>
+
 #define DEBUG_TYPE "loom-schedule-overlap"
 
 namespace mlir::loom {
@@ -64,11 +66,47 @@ struct ScheduleOverlapPass
     });
   }
 
+  /// Moves `op` up to just after the last definition of its operands.
+  static void hoistAfterOperands(Block *block, Operation *op) {
+    Operation *after = nullptr;
+    for (Value operand : op->getOperands()) {
+      Operation *def = ancestorIn(block, operand.getDefiningOp());
+      if (def && (!after || after->isBeforeInBlock(def)))
+        after = def;
+    }
+    if (after)
+      op->moveAfter(after);
+    else
+      op->moveBefore(&block->front());
+  }
+
+  /// The ops that only pack a start's operand (a bucket's reshapes and
+  /// concat) are placed where the bucketing put them, after the last
+  /// collective they replace; each moves up to just after its own operands,
+  /// so a bucket is ready as soon as its last gradient is.
+  static void hoistPacking(Block *block, Operation *start) {
+    SmallVector<Operation *> chain;
+    llvm::SmallPtrSet<Operation *, 8> seen;
+    std::function<void(Value)> visit = [&](Value v) {
+      Operation *def = v.getDefiningOp();
+      if (!def || def->getBlock() != block || !isa<ConcatOp, ReshapeOp>(def) ||
+          !seen.insert(def).second)
+        return;
+      for (Value operand : def->getOperands())
+        visit(operand);
+      chain.push_back(def); // operands first
+    };
+    visit(start->getOperand(0));
+    for (Operation *op : chain)
+      hoistAfterOperands(block, op);
+  }
+
   /// Each start right after its operand's definition, but after the start
   /// before it (program order of collectives is kept).
   void hoistStarts(Block *block, ArrayRef<Operation *> starts) {
     Operation *previous = nullptr;
     for (Operation *start : starts) {
+      hoistPacking(block, start);
       Operation *def = ancestorIn(block, start->getOperand(0).getDefiningOp());
       Operation *after = def;
       if (previous && (!after || after->isBeforeInBlock(previous)))

@@ -1,12 +1,13 @@
 //===- loom-run.cpp - Train a compiled Loom artifact ------------*- C++ -*-===//
 //
 // Thin main: parses flags into TrainOptions and hands them to the runtime's
-// Trainer, in one of three roles:
+// Trainer, or with --calibrate measures the machine for loomc's cost model
+// (Calibrate.h) instead; either mode runs in one of three roles:
 //   - alone (no launcher in the environment, no --ranks): one process;
 //   - launcher (--ranks N, N > 1): checks what it can, then runs mpiexec on
 //     itself without --ranks and reports how the job ended;
 //   - rank (started by mpirun/srun/..., or by the launcher): joins the MPI
-//     job and trains its slice.
+//     job and trains its slice (or takes part in the measurements).
 // Every failure is one line `loom-run: error: ...` and a non-zero exit status
 // (2 for command-line mistakes, 1 for everything else, or the status of a
 // failed job).
@@ -15,6 +16,7 @@
 
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Blas.h"
+#include "loom/runtime/Calibrate.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Flags.h"
@@ -24,15 +26,20 @@
 #include "loom/runtime/World.h"
 
 #include <cstdlib>
+#include <functional>
 #include <iostream>
 #include <unistd.h>
 
 using namespace loom::rt;
 
 static const char *kHelp = R"(usage: loom-run ARTIFACT_DIR --steps N [options]
+       loom-run --calibrate FILE [--ranks N] [--threads N]
+                [--collective-timeout S]
 
 Trains the model compiled by `loomc ... -o ARTIFACT_DIR`: calls its
 train_step N times, printing progress to stderr and the final loss to stdout.
+With --calibrate it trains nothing and instead measures the machine for the
+compiler's cost model (see "calibration" below).
 
 options:
   --steps N         number of training steps to run (required; after --load
@@ -68,6 +75,9 @@ options:
                     stop the job when one collective has waited S seconds for
                     the other ranks (default: 60; 0: wait forever); a rank
                     that dies on this machine is noticed within seconds
+  --calibrate FILE  measure the machine instead of training and write FILE
+                    for `loomc --calibration=FILE` (no ARTIFACT_DIR, no
+                    --steps or other training options)
   -h, --help        show this help
 
 ranks:
@@ -93,6 +103,20 @@ metrics:
   last line: {"summary": {...}}, which adds comm_hidden_fraction
   (1 - exposed_comm_s / comm_time_s, in [0, 1]).
 
+calibration:
+  `loom-run --calibrate FILE` measures what loomc's cost model (overlap
+  scheduling, bucketing) otherwise takes from `loomc --link=...` or guesses:
+  the single-precision GEMM rate of the slowest rank (--threads BLAS threads
+  each) and, with N > 1 ranks, the all-reduce latency and bandwidth between
+  them. Run it on the ranks and machines you will train on: `--ranks N`
+  here, or under mpirun/srun like training. It takes a few seconds (under
+  30 s on a 10 Mbit/s link). Rank 0 writes FILE atomically, as JSON
+  ("format": "loom-calibration", "version": 1, ranks, backend, threads,
+  gemm_gflops, link_gbps and link_latency_us when N > 1, allreduce_samples,
+  host), and prints a summary, e.g. `calibrated 2 ranks: GEMM 38.1 GFLOP/s,
+  all-reduce 0.93 Gbit/s, latency 61 us -> FILE`. Then compile with
+  `loomc ... --calibration=FILE`.
+
 communication:
   With N > 1 ranks the collectives of compiled code run on a communication
   thread per rank, in issue order; code compiled with `loomc --overlap`
@@ -111,6 +135,8 @@ examples:
       --save ckpt --save-every 100
   loom-run out/ --steps 500 --data text:corpus.txt --load ckpt --save ckpt
   loomc --model=gpt:... --dp=4 -o out4/ && loom-run out4/ --ranks 4 --steps 100
+  loom-run --calibrate cal.json --ranks 2 &&
+      loomc --model=gpt:... --dp=2 --calibration=cal.json -o out2/
 )";
 
 namespace {
@@ -118,6 +144,8 @@ namespace {
 struct Command {
   TrainOptions options;
   std::string artifactDir;
+  /// --calibrate FILE; "" when training.
+  std::string calibratePath;
   int64_t threads = 1;
   int64_t ranks = 0; // 0: not given
   double collectiveTimeout = 60;
@@ -130,6 +158,8 @@ Command parse(int argc, char **argv) {
   TrainOptions &options = command.options;
   std::string value;
   bool stepsGiven = false;
+  // The first training-only flag seen, which --calibrate refuses.
+  std::string trainingFlag;
   ArgCursor args(argc, argv);
   while (!args.done()) {
     const size_t start = args.consumed();
@@ -142,7 +172,12 @@ Command parse(int argc, char **argv) {
       command.ranks = parseIntFlag("--ranks", value, 1);
       continue;
     }
-    if (args.value("--steps", value)) {
+    const std::string arg = args.current();
+    if (args.value("--calibrate", value)) {
+      if (value.empty())
+        throw UsageError("--calibrate: expected a FILE to write");
+      command.calibratePath = value;
+    } else if (args.value("--steps", value)) {
       options.steps = parseIntFlag("--steps", value, 0);
       stepsGiven = true;
     } else if (args.value("--data", value)) {
@@ -177,8 +212,28 @@ Command parse(int argc, char **argv) {
       throw UsageError("unexpected argument '" + args.current() +
                        "' (only one ARTIFACT_DIR)");
     }
+    const std::string name = arg.substr(0, arg.find('='));
+    if (trainingFlag.empty() && name.rfind("--", 0) == 0 &&
+        name != "--calibrate" && name != "--threads" &&
+        name != "--collective-timeout")
+      trainingFlag = name;
     command.rankArgs.insert(command.rankArgs.end(), argv + 1 + start,
                             argv + 1 + args.consumed());
+  }
+  if (!command.calibratePath.empty()) {
+    const char *separate =
+        " are separate modes: calibrate first (loom-run --calibrate FILE), "
+        "compile with loomc --calibration=FILE, then train (loom-run "
+        "ARTIFACT_DIR --steps N)";
+    if (!command.artifactDir.empty())
+      throw UsageError("--calibrate and ARTIFACT_DIR" + std::string(separate));
+    if (stepsGiven)
+      throw UsageError("--calibrate and --steps" + std::string(separate));
+    if (!trainingFlag.empty())
+      throw UsageError("--calibrate takes no " + trainingFlag +
+                       " (a training option); only --ranks, --threads and "
+                       "--collective-timeout apply to it");
+    return command;
   }
   if (command.artifactDir.empty())
     throw UsageError("missing ARTIFACT_DIR");
@@ -199,8 +254,11 @@ std::string selfPath(const char *argv0) {
 }
 
 int launch(const Command &command, const char *argv0) {
-  Manifest manifest = readManifest(command.artifactDir);
-  checkJobMatchesMesh(manifest.mesh, command.ranks, /*external=*/false);
+  // Calibration has no artifact: any rank count will do.
+  if (command.calibratePath.empty()) {
+    Manifest manifest = readManifest(command.artifactDir);
+    checkJobMatchesMesh(manifest.mesh, command.ranks, /*external=*/false);
+  }
   LaunchOptions launch;
   launch.ranks = static_cast<int>(command.ranks);
   launch.args.push_back(selfPath(argv0));
@@ -209,8 +267,10 @@ int launch(const Command &command, const char *argv0) {
   return launchLocalRanks(launch);
 }
 
-/// Trains as one rank of the job `job` (or alone).
-int train(Command &command, const JobInfo &job) {
+/// Runs `body` as one rank of the job `job` (or alone), turning its failures
+/// into one message for the whole job.
+int runAsRank(const Command &command, const JobInfo &job,
+              const std::function<void(Communicator &)> &body) {
   if (command.ranks > 0 && job.announcedSize > 0 &&
       command.ranks != job.announcedSize)
     throw UsageError("--ranks " + std::to_string(command.ranks) +
@@ -221,18 +281,8 @@ int train(Command &command, const JobInfo &job) {
   WorldOptions world;
   world.collectiveTimeout = command.collectiveTimeout;
   std::unique_ptr<Communicator> comm = connectWorld(job, world);
-  command.options.externalLauncher =
-      job.underLauncher() && !std::getenv("LOOM_RUN_LAUNCHED");
   try {
-    std::unique_ptr<Artifact> artifact;
-    std::string failure;
-    try {
-      artifact = Artifact::load(command.artifactDir);
-    } catch (const std::exception &e) {
-      failure = e.what();
-    }
-    agreeOnFailure(*comm, failure);
-    Trainer(*artifact, command.options, *comm, std::cerr, std::cout).run();
+    body(*comm);
   } catch (const JobError &e) {
     // Printed while MPI is up, and no rank exits before it is out: a
     // launcher stops the job as soon as any rank exits non-zero, which
@@ -253,6 +303,51 @@ int train(Command &command, const JobInfo &job) {
   return 0;
 }
 
+/// Trains as one rank of the job `job` (or alone).
+int train(Command &command, const JobInfo &job) {
+  command.options.externalLauncher =
+      job.underLauncher() && !std::getenv("LOOM_RUN_LAUNCHED");
+  return runAsRank(command, job, [&](Communicator &comm) {
+    std::unique_ptr<Artifact> artifact;
+    std::string failure;
+    try {
+      artifact = Artifact::load(command.artifactDir);
+    } catch (const std::exception &e) {
+      failure = e.what();
+    }
+    agreeOnFailure(comm, failure);
+    Trainer(*artifact, command.options, comm, std::cerr, std::cout).run();
+  });
+}
+
+/// Measures the machine as one rank of the job `job` (or alone); rank 0
+/// writes the calibration file.
+int calibrateMachine(const Command &command, const JobInfo &job) {
+  const std::string &path = command.calibratePath;
+  return runAsRank(command, job, [&](Communicator &comm) {
+    // Only rank 0 writes, but every rank must stop if it cannot; and a bad
+    // path is better found before the measurements than after them.
+    auto rootAttempt = [&](const std::function<void()> &fn) {
+      std::string failure;
+      if (comm.isRoot()) {
+        try {
+          fn();
+        } catch (const std::exception &e) {
+          failure = e.what();
+        }
+      }
+      agreeOnFailure(comm, failure);
+    };
+    rootAttempt([&] { checkCalibrationPath(path); });
+    CalibrationResult result =
+        calibrate(comm, static_cast<int>(command.threads), std::cerr);
+    rootAttempt([&] { writeCalibration(path, result); });
+    if (comm.isRoot())
+      std::cerr << "calibrated " << describeCalibration(result) << " -> "
+                << path << std::endl;
+  });
+}
+
 /// The rank a launcher gave this process, before MPI is initialised; -1 if
 /// none. Used to print command-line errors once, not once per rank.
 int launcherRank() {
@@ -271,6 +366,8 @@ int main(int argc, char **argv) {
     JobInfo job = detectJob();
     if (!job.underLauncher() && command.ranks > 1)
       return launch(command, argv[0]);
+    if (!command.calibratePath.empty())
+      return calibrateMachine(command, job);
     return train(command, job);
   } catch (const UsageError &e) {
     if (launcherRank() <= 0)

@@ -69,13 +69,26 @@ static cl::opt<bool> overlap(
     cl::desc("With --dp: bucket the gradient all-reduces, run them "
              "asynchronously and schedule them to overlap with compute"),
     cl::init(false), cl::cat(cat));
-static cl::opt<double> bucketMiB("bucket-mib",
-                                 cl::desc("With --overlap: largest bucket in "
-                                          "MiB (default 1)"),
-                                 cl::init(1.0), cl::cat(cat));
+static cl::opt<double> bucketMiB(
+    "bucket-mib",
+    cl::desc("With --overlap: largest bucket in MiB (default 0: chosen from "
+             "the cost model's link, see --link/--calibration)"),
+    cl::init(0.0), cl::cat(cat));
 static cl::opt<std::string>
     dtype("dtype", cl::desc("Parameter type of --model: f32 (default) or f64"),
           cl::init("f32"), cl::cat(cat));
+
+static cl::opt<std::string> calibration(
+    "calibration",
+    cl::desc("The cost model's compute rate and link from FILE, written by "
+             "`loom-run --calibrate FILE` on the ranks the job will use"),
+    cl::value_desc("FILE"), cl::init(""), cl::cat(cat));
+static cl::opt<std::string>
+    link("link",
+         cl::desc("The cost model's link, over any --calibration: "
+                  "bw=<rate>,lat=<time> (e.g. bw=1gbit,lat=50us; a bare bw is "
+                  "Gbit/s, a bare lat microseconds)"),
+         cl::value_desc("SPEC"), cl::init(""), cl::cat(cat));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -114,6 +127,8 @@ int main(int argc, char **argv) {
   options.dp = dp;
   options.overlap = overlap;
   options.bucketMiB = bucketMiB;
+  options.calibrationFile = calibration;
+  options.linkSpec = link;
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);
   return mlir::failed(compile(options)) ? 1 : 0;

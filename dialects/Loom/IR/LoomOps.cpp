@@ -490,5 +490,22 @@ LogicalResult SGDOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                         "gradient");
 }
 
+LogicalResult CO2OuterOp::verify() {
+  if (!(getOuterLr().convertToDouble() > 0))
+    return emitOpError("outer_lr must be positive");
+  if (!inUnitInterval(getOuterMomentum()))
+    return emitOpError("outer_momentum must be in [0, 1)");
+  if (getGapPenalty().convertToDouble() < 0)
+    return emitOpError("gap_penalty must be non-negative");
+  if (getClip().convertToDouble() < 0)
+    return emitOpError("clip must be non-negative (0: no clipping)");
+  return success();
+}
+
+LogicalResult CO2OuterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyParamUse(*this, getParamAttr(), getMean().getType(), symbolTable,
+                        "mean");
+}
+
 #define GET_OP_CLASSES
 #include "dialects/Loom/IR/LoomOps.cpp.inc"

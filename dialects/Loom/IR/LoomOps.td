@@ -617,4 +617,52 @@ def Loom_SGDOp : Loom_Op<"sgd", [
   let hasVerifier = 1;
 }
 
+def Loom_CO2OuterOp : Loom_Op<"co2_outer", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead<Loom_ParamResource>, MemWrite<Loom_ParamResource>]>]> {
+  let summary = "One CO2 outer step of a parameter (local updating, stale "
+                "outer all-reduce).";
+  let description = [{
+    The outer step of CO2 (Sun et al., ICLR 2024) for parameter `x`, at the
+    end of outer round `t` (the runtime calls it every `local_steps` inner
+    steps; `mean` is the average over ranks of `x` at the end of round
+    `t - 1`, whose all-reduce ran during round `t`). The parameter keeps
+    three state tensors: the anchor `a` (x_{t,0}), the previous anchor `p`
+    (x_{t-1,0}) and the outer momentum `m`:
+    ```
+    t = -1 (before the first inner step):  a = p = x, m = 0
+    t =  0 (no average yet):               p = a, x = a
+    t >= 1:
+      d    = p - mean                          stale pseudo-gradient
+      gap  = a - p                             how far the anchor moved since
+      L    = 1 / (1 + gap_penalty * |gap| / (|d| + 1e-12))   (elementwise)
+      m    = clamp(outer_momentum * m + L * d, -clip, clip)
+      p    = a
+      a    = a - outer_lr * m
+      x    = a
+    ```
+    `gap_penalty = 0` disables the penalty (L = 1), `clip = 0` the
+    clipping. State tensors: `<param>.co2_anchor`, `<param>.co2_prev_anchor`,
+    `<param>.co2_momentum`.
+
+    Example:
+    ```mlir
+    loom.co2_outer @"fc1.weight", %mean, %round {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 1.0, clip = 1.0} : tensor<64x32xf32>, tensor<i64>
+    ```
+
+    **Constraints:**
+    - `param` names a `loom.param`; `mean` has its type.
+    - `outer_lr` is positive; `outer_momentum` is in `[0, 1)`;
+      `gap_penalty` and `clip` are non-negative.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, Loom_FloatTensor:$mean,
+                       Loom_StepTensor:$round, F64Attr:$outer_lr,
+                       F64Attr:$outer_momentum, F64Attr:$gap_penalty,
+                       F64Attr:$clip);
+  let assemblyFormat = [{
+    $param `,` $mean `,` $round attr-dict `:` type($mean) `,` type($round)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // LOOM_OPS_TD

@@ -33,6 +33,13 @@ double estimateCollectiveSeconds(Operation *collective,
 /// Seconds of compute for `op` on `machine`.
 double estimateComputeSeconds(Operation *op, const MachineModel &machine);
 
+/// The bucket size for overlapped gradient all-reduces on `machine`: large
+/// enough that the per-collective latency costs at most ~1/8 of a bucket's
+/// transfer, small enough that the first bucket starts early in the
+/// backward pass; clamped to [32 KiB, 25 MiB] (25 MiB: PyTorch DDP's
+/// default cap).
+double chooseBucketBytes(const MachineModel &machine);
+
 } // namespace mlir::loom
 
 #endif // LOOM_ANALYSIS_COSTMODEL_H

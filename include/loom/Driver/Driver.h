@@ -2,6 +2,7 @@
 #ifndef LOOM_DRIVER_DRIVER_H
 #define LOOM_DRIVER_DRIVER_H
 
+#include "loom/Analysis/CostModel.h"
 #include "loom/Driver/Specs.h"
 
 #include "mlir/Support/LLVM.h"
@@ -25,7 +26,12 @@ struct CompileOptions {
   double minLr = 0.0, clipNorm = 0.0;
   int64_t dp = 1;          ///< data-parallel ranks
   bool overlap = false;    ///< async, bucketed, overlapped gradient all-reduce
-  double bucketMiB = 1.0;  ///< largest bucket with overlap
+  double bucketMiB = 0.0;  ///< largest bucket with overlap (0: from the model)
+  /// The cost model's inputs: a calibration file (loom-run --calibrate),
+  /// then a --link spec over it (loom/Analysis/MachineSpec.h).
+  std::string calibrationFile, linkSpec;
+  /// What those resolve to (set by compile(); recorded in the manifest).
+  MachineModel machine;
   std::string commandLine; ///< recorded in the manifest
 };
 

@@ -29,6 +29,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -247,6 +248,53 @@ LOOM_RT_ABI_EXPORT int64_t loom_rt_broadcast_start(int64_t group, void *buf,
   return collective("loom_rt_broadcast", group, count, dtype, "broadcast",
                     /*async=*/true, [=](Communicator &comm, DType type) {
                       comm.broadcast(buf, count, type, root);
+                    });
+}
+
+namespace {
+
+/// A copy of `bytes` of `send` in a block of the runtime's allocation cache,
+/// freed when the last copy of the returned pointer goes: an asynchronous
+/// collective reads it after its start has returned, when compiled code may
+/// already have reused the original buffer.
+std::shared_ptr<void> stage(const void *send, int64_t bytes) {
+  void *copy = _mlir_memref_to_llvm_alloc(static_cast<size_t>(bytes));
+  std::memcpy(copy, send, static_cast<size_t>(bytes));
+  return std::shared_ptr<void>(copy, _mlir_memref_to_llvm_free);
+}
+
+int64_t elementBytes(int32_t dtype) {
+  return dtype >= LOOM_F32 && dtype <= LOOM_I64
+             ? static_cast<int64_t>(dtypeSize(static_cast<DType>(dtype)))
+             : 0; // collective() rejects the dtype before anything is read
+}
+
+} // namespace
+
+LOOM_RT_ABI_EXPORT int64_t
+loom_rt_reduce_scatter_start(int64_t group, const void *send, void *recv,
+                             int64_t count, int32_t dtype, int32_t op) {
+  ReduceOp reduce = checkedOp("loom_rt_reduce_scatter_start", op);
+  int64_t bytes =
+      count > 0 ? count * currentCommunicator().size() * elementBytes(dtype)
+                : 0;
+  std::shared_ptr<void> staged = stage(send, bytes);
+  return collective(
+      "loom_rt_reduce_scatter", group, count, dtype, reduceOpName(reduce),
+      /*async=*/true, [=](Communicator &comm, DType type) {
+        comm.reduceScatter(staged.get(), recv, count, type, reduce);
+      });
+}
+
+LOOM_RT_ABI_EXPORT int64_t loom_rt_all_gather_start(int64_t group,
+                                                    const void *send,
+                                                    void *recv, int64_t count,
+                                                    int32_t dtype) {
+  std::shared_ptr<void> staged =
+      stage(send, count > 0 ? count * elementBytes(dtype) : 0);
+  return collective("loom_rt_all_gather", group, count, dtype, "gather",
+                    /*async=*/true, [=](Communicator &comm, DType type) {
+                      comm.allGather(staged.get(), recv, count, type);
                     });
 }
 

@@ -8,10 +8,47 @@
 
 #include "CommQueue.h"
 
+#include <cstdint>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 namespace loom::rt {
 
+namespace {
+
+/// Asks the kernel for a short time slice for the calling thread. The
+/// communication thread runs a few microseconds at a time between sleeps,
+/// while compute threads run flat out on the same cores; with the default
+/// slice (~3 ms) a woken communication thread waits for the compute thread's
+/// slice to end, so every step of a collective in flight took milliseconds
+/// (measured: a 516-byte all-reduce 4-5 ms during compute, 0.1 ms after).
+/// Linux 6.12+ (EEVDF) lets an unprivileged SCHED_OTHER thread request a
+/// slice as short as 100 us, which makes its wakeups preempt; older kernels
+/// refuse the request and the thread keeps the defaults.
+void requestShortSlice() {
+#ifdef SYS_sched_setattr
+  struct {
+    uint32_t size;
+    uint32_t policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+  } attr = {};
+  attr.size = sizeof(attr);
+  attr.policy = 0;           // SCHED_OTHER
+  attr.runtime = 100 * 1000; // the slice, ns
+  (void)syscall(SYS_sched_setattr, 0, &attr, 0);
+#endif
+}
+
+} // namespace
+
 CommQueue::CommQueue() {
-  thread = std::thread([this] { run(); });
+  thread = std::thread([this] {
+    requestShortSlice();
+    run();
+  });
 }
 
 CommQueue::~CommQueue() {

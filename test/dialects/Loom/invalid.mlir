@@ -1352,3 +1352,66 @@ func.func @no_dynamic_shapes(%x: tensor<?x4xf32>) -> tensor<16xf32> {
   %0 = loom.reshape %x : tensor<?x4xf32> -> tensor<16xf32>
   return %0 : tensor<16xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.co2_outer
+//===----------------------------------------------------------------------===//
+
+// Tests that co2_outer must name a loom.param.
+func.func @co2_outer_missing_param(%m: tensor<4xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer' op 'nope' does not name a loom.param}}
+  loom.co2_outer @nope, %m, %r {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 1.0, clip = 1.0} : tensor<4xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that the mean has the parameter's type.
+loom.param @w : tensor<4xf32> init zeros
+func.func @co2_outer_mean_type(%m: tensor<8xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer' op mean type 'tensor<8xf32>' does not match parameter type 'tensor<4xf32>'}}
+  loom.co2_outer @w, %m, %r {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 1.0, clip = 1.0} : tensor<8xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that outer_lr must be positive.
+loom.param @w : tensor<4xf32> init zeros
+func.func @co2_outer_lr(%m: tensor<4xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer' op outer_lr must be positive}}
+  loom.co2_outer @w, %m, %r {outer_lr = 0.0, outer_momentum = 0.2, gap_penalty = 1.0, clip = 1.0} : tensor<4xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that outer_momentum must be in [0, 1).
+loom.param @w : tensor<4xf32> init zeros
+func.func @co2_outer_momentum(%m: tensor<4xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer' op outer_momentum must be in [0, 1)}}
+  loom.co2_outer @w, %m, %r {outer_lr = 1.0, outer_momentum = 1.0, gap_penalty = 1.0, clip = 1.0} : tensor<4xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that gap_penalty must be non-negative.
+loom.param @w : tensor<4xf32> init zeros
+func.func @co2_outer_penalty(%m: tensor<4xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer' op gap_penalty must be non-negative}}
+  loom.co2_outer @w, %m, %r {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = -1.0, clip = 1.0} : tensor<4xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that clip must be non-negative.
+loom.param @w : tensor<4xf32> init zeros
+func.func @co2_outer_clip(%m: tensor<4xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer' op clip must be non-negative (0: no clipping)}}
+  loom.co2_outer @w, %m, %r {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 1.0, clip = -1.0} : tensor<4xf32>, tensor<i64>
+  return
+}

@@ -306,3 +306,54 @@ func.func @no_all_gather_dim_1(%m: memref<4x3xf32>, %o: memref<4x6xf32>) {
   bufferization.materialize_in_destination %r in restrict writable %o : (tensor<4x6xf32>, memref<4x6xf32>) -> ()
   return
 }
+
+// -----
+
+// Tests the asynchronous forms: all_reduce_start works in place and returns
+// the runtime's handle, which the wait passes to loom_rt_wait; the resizing
+// starts write a fresh buffer (the in-flight tensor) and read their operand
+// only during the call (the runtime copies it), so the wait is the only
+// thing between the start and the first read of the result.
+// CHECK-LABEL: module @async
+// CHECK-DAG: func.func private @loom_rt_all_reduce_start(i64, !llvm.ptr, i64, i32, i32) -> i64
+// CHECK-DAG: func.func private @loom_rt_reduce_scatter_start(i64, !llvm.ptr, !llvm.ptr, i64, i32, i32) -> i64
+// CHECK-DAG: func.func private @loom_rt_all_gather_start(i64, !llvm.ptr, !llvm.ptr, i64, i32) -> i64
+// CHECK-DAG: func.func private @loom_rt_wait(i64)
+// CHECK-LABEL: func.func @all_reduce_start(
+// CHECK: %[[H:.+]] = call @loom_rt_all_reduce_start(
+// CHECK: call @loom_rt_wait(%[[H]])
+// CHECK-LABEL: func.func @reduce_scatter_start(
+// CHECK-SAME: %[[IN:.+]]: memref<8x3xf32>, %[[OUT:.+]]: memref<2x3xf32>)
+// CHECK-DAG: %[[COUNT:.+]] = arith.constant 6 : i64
+// CHECK: %[[H:.+]] = call @loom_rt_reduce_scatter_start(%{{.+}}, %{{.+}}, %{{.+}}, %[[COUNT]], %{{.+}}, %{{.+}}) : (i64, !llvm.ptr, !llvm.ptr, i64, i32, i32) -> i64
+// CHECK-NEXT: call @loom_rt_wait(%[[H]])
+// CHECK-NEXT: memref.copy %{{.+}}, %[[OUT]]
+// CHECK-LABEL: func.func @all_gather_start(
+// CHECK-DAG: %[[COUNT:.+]] = arith.constant 6 : i64
+// CHECK: %[[H:.+]] = call @loom_rt_all_gather_start(%{{.+}}, %{{.+}}, %{{.+}}, %[[COUNT]], %{{.+}}) : (i64, !llvm.ptr, !llvm.ptr, i64, i32) -> i64
+// CHECK-NEXT: call @loom_rt_wait(%[[H]])
+// CHECK-NOT: comm.
+module @async {
+  comm.mesh @world shape = [4] axes = ["dp"]
+  func.func @all_reduce_start(%m: memref<4xf32>) {
+    %t = bufferization.to_tensor %m restrict : memref<4xf32> to tensor<4xf32>
+    %tok, %f = comm.all_reduce_start %t over @world ["dp"] mean : tensor<4xf32>
+    %r = comm.wait %tok, %f : tensor<4xf32>
+    bufferization.materialize_in_destination %r in restrict writable %m : (tensor<4xf32>, memref<4xf32>) -> ()
+    return
+  }
+  func.func @reduce_scatter_start(%in: memref<8x3xf32>, %out: memref<2x3xf32>) {
+    %t = bufferization.to_tensor %in restrict : memref<8x3xf32> to tensor<8x3xf32>
+    %tok, %f = comm.reduce_scatter_start %t over @world ["dp"] sum dim = 0 : tensor<8x3xf32> -> tensor<2x3xf32>
+    %r = comm.wait %tok, %f : tensor<2x3xf32>
+    bufferization.materialize_in_destination %r in restrict writable %out : (tensor<2x3xf32>, memref<2x3xf32>) -> ()
+    return
+  }
+  func.func @all_gather_start(%in: memref<6xf32>, %out: memref<24xf32>) {
+    %t = bufferization.to_tensor %in restrict : memref<6xf32> to tensor<6xf32>
+    %tok, %f = comm.all_gather_start %t over @world ["dp"] dim = 0 : tensor<6xf32> -> tensor<24xf32>
+    %r = comm.wait %tok, %f : tensor<24xf32>
+    bufferization.materialize_in_destination %r in restrict writable %out : (tensor<24xf32>, memref<24xf32>) -> ()
+    return
+  }
+}

@@ -58,3 +58,28 @@ func.func @keep_collective_order(%a: tensor<4xf32>, %b: tensor<4xf32>) -> (tenso
   %r2 = comm.wait %t2, %f2 : tensor<4xf32>
   return %r1, %r2 : tensor<4xf32>, tensor<4xf32>
 }
+
+// -----
+
+// Tests that a bucket's packing (the reshapes and the concat the bucketing
+// placed where its last collective was) moves up with its start: the
+// bucket starts as soon as its last gradient exists, before the matmul,
+// instead of after it.
+// CHECK-LABEL: func.func @hoist_packing
+// CHECK: %[[G1:.+]] = loom.mul %arg0, %arg0
+// CHECK-NEXT: %[[G2:.+]] = loom.exp %arg1
+// CHECK-NEXT: %[[FLAT:.+]] = loom.reshape %[[G2]]
+// CHECK-NEXT: %[[PACK:.+]] = loom.concat %[[G1]], %[[FLAT]]
+// CHECK-NEXT: comm.all_reduce_start %[[PACK]]
+// CHECK-NEXT: loom.matmul
+comm.mesh @world shape = [2] axes = ["dp"]
+func.func @hoist_packing(%x: tensor<4xf32>, %y: tensor<2x2xf32>, %m: tensor<16x16xf32>) -> (tensor<8xf32>, tensor<16x16xf32>) {
+  %g1 = loom.mul %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  %g2 = loom.exp %y : tensor<2x2xf32>
+  %mm = loom.matmul %m, %m : (tensor<16x16xf32>, tensor<16x16xf32>) -> tensor<16x16xf32>
+  %flat = loom.reshape %g2 : tensor<2x2xf32> -> tensor<4xf32>
+  %pack = loom.concat %g1, %flat axis = 0 : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  %t, %f = comm.all_reduce_start %pack over @world ["dp"] mean : tensor<8xf32>
+  %r = comm.wait %t, %f : tensor<8xf32>
+  return %r, %mm : tensor<8xf32>, tensor<16x16xf32>
+}

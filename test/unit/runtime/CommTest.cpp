@@ -18,6 +18,7 @@
 #include "loom/runtime/World.h"
 #include "loom/runtime/abi.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -224,6 +225,55 @@ TEST(Collectives, StartsOverlapTheCallerAndWaitsBlockUntilDone) {
   loom_rt_broadcast(0, grad, 1, LOOM_F32, 1);
   EXPECT_EQ(comm.calls.back(), "broadcast 1 from 1");
   EXPECT_EQ(comm.calls.size(), 4u);
+}
+
+/// Two ranks' slices as rank `me` would see them with identical peers,
+/// taking `delayMs` per collective like a slow link: reduce-scatter sums
+/// its slice over both (identical) ranks, all-gather repeats the input.
+class SlowCopyingCommunicator final : public Communicator {
+public:
+  int rank() const override { return 1; }
+  int size() const override { return 2; }
+  const char *backend() const override { return "slow-copying"; }
+  void allReduce(void *, int64_t, DType, ReduceOp) override {}
+  void reduceScatter(const void *send, void *recv, int64_t count, DType,
+                     ReduceOp) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+    for (int64_t i = 0; i < count; ++i)
+      static_cast<float *>(recv)[i] =
+          2 * static_cast<const float *>(send)[count + i];
+  }
+  void allGather(const void *send, void *recv, int64_t count, DType) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
+    for (int64_t r = 0; r < 2; ++r)
+      for (int64_t i = 0; i < count; ++i)
+        static_cast<float *>(recv)[r * count + i] =
+            static_cast<const float *>(send)[i];
+  }
+  void broadcast(void *, int64_t, DType, int) override {}
+  void barrier() override {}
+  void abort(int) override { std::abort(); }
+  int delayMs = 30;
+};
+
+TEST(Collectives, ResizingStartsReadACopyOfTheirOperand) {
+  SlowCopyingCommunicator comm;
+  ScopedCurrentCommunicator current(comm);
+  float send[4] = {1, 2, 3, 4}, scattered[2] = {0, 0};
+  int64_t h =
+      loom_rt_reduce_scatter_start(0, send, scattered, 2, LOOM_F32, LOOM_SUM);
+  // Compiled code may reuse the operand's buffer right after the start.
+  std::fill(send, send + 4, -1.0f);
+  loom_rt_wait(h);
+  EXPECT_EQ(scattered[0], 6.0f);
+  EXPECT_EQ(scattered[1], 8.0f);
+
+  float part[2] = {5, 7}, gathered[4] = {0, 0, 0, 0};
+  h = loom_rt_all_gather_start(0, part, gathered, 2, LOOM_F32);
+  part[0] = part[1] = -1;
+  loom_rt_wait(h);
+  EXPECT_EQ(std::vector<float>(gathered, gathered + 4),
+            (std::vector<float>{5, 7, 5, 7}));
 }
 
 TEST(Collectives, BadArgumentsStopTheJobWithAMessage) {

@@ -96,6 +96,13 @@ int64_t loom_rt_all_reduce_start(int64_t group, void *buf, int64_t count,
                                  int32_t dtype, int32_t op);
 int64_t loom_rt_broadcast_start(int64_t group, void *buf, int64_t count,
                                 int32_t dtype, int32_t root);
+/// The resizing collectives copy `send` before returning (compiled code may
+/// reuse its buffer at once); `recv` belongs to the runtime until the wait.
+int64_t loom_rt_reduce_scatter_start(int64_t group, const void *send,
+                                     void *recv, int64_t count, int32_t dtype,
+                                     int32_t op);
+int64_t loom_rt_all_gather_start(int64_t group, const void *send, void *recv,
+                                 int64_t count, int32_t dtype);
 void loom_rt_wait(int64_t handle);
 
 /// Copy between two strided memrefs (MLIR's `memref.copy` of non-contiguous
