@@ -11,10 +11,12 @@ PACKAGES=(
   libgtest-dev                                             # unit tests
 )
 # The PyTorch peer for reference tests and benchmarks: scripts/test.sh asks
-# for it with --with-torch.
-if [[ "${1:-}" == "--with-torch" ]]; then
-  PACKAGES+=(python3-torch)
-fi
+# for it with --with-torch. --bench adds it and matplotlib for the plots of
+# the benchmarks in bench/.
+case "${1:-}" in
+  --with-torch) PACKAGES+=(python3-torch) ;;
+  --bench) PACKAGES+=(python3-torch python3-matplotlib iproute2) ;;
+esac
 
 missing=()
 for p in "${PACKAGES[@]}"; do

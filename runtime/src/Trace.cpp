@@ -92,6 +92,19 @@ std::vector<TraceEvent> takeTraceEvents() {
   return events;
 }
 
+void checkTraceWritable(const std::string &path, int rank) {
+  const std::string mine = rank > 0 ? partPath(path, rank) : path;
+  std::FILE *existing = std::fopen(mine.c_str(), "r");
+  if (existing)
+    std::fclose(existing);
+  std::FILE *file = std::fopen(mine.c_str(), "a");
+  if (!file)
+    fail("cannot write trace file %s: %s", mine.c_str(), std::strerror(errno));
+  std::fclose(file);
+  if (!existing)
+    std::remove(mine.c_str());
+}
+
 void writeChromeTrace(const std::string &path, Communicator &comm,
                       const std::vector<TraceEvent> &events) {
   const int rank = comm.rank();

@@ -153,6 +153,8 @@ void Trainer::prepare(Setup &setup) {
   setup.batch = BatchBuffers::forArtifact(artifact);
   if (!options.metricsPath.empty())
     setup.metrics.open(rankMetricsPath(options.metricsPath, comm.rank()));
+  if (!options.tracePath.empty())
+    checkTraceWritable(options.tracePath, comm.rank());
 }
 
 void Trainer::save(TrainerState &state) {

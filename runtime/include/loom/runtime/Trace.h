@@ -46,6 +46,10 @@ std::vector<TraceEvent> takeTraceEvents();
 /// Collective over `comm`: writes every rank's `events` into one Chrome trace
 /// JSON file at `path` (rank r > 0 hands its events over in `path.rank<r>`,
 /// which rank 0 merges and removes). Times start at 0 at the earliest event.
+/// Throws unless this rank can write its part of the trace at `path` (checked
+/// before training, so a long run does not lose its trace at the end).
+void checkTraceWritable(const std::string &path, int rank);
+
 void writeChromeTrace(const std::string &path, Communicator &comm,
                       const std::vector<TraceEvent> &events);
 
