@@ -18,6 +18,10 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%loom_src", config.loom_src_root))
 config.substitutions.append(("%torch_python", config.torch_python or "false"))
 config.substitutions.append(("%python", shutil.which("python3") or "python3"))
+# The runtime library, for tests that load an artifact with ctypes.
+config.substitutions.append(
+    ("%loom_runtime_lib",
+     os.path.join(config.loom_obj_root, "runtime", "libLoomRuntime.so")))
 
 llvm_config.with_system_environment(["HOME", "TMPDIR"])
 llvm_config.use_default_substitutions()

@@ -58,6 +58,20 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     return error("--bucket-mib must be positive (0: chosen from the cost "
                  "model), got " +
                  std::to_string(options.bucketMiB));
+  std::optional<CO2Spec> co2;
+  if (!options.co2.empty()) {
+    auto spec = parseCO2Spec(options.co2);
+    if (!spec)
+      return error(llvm::toString(spec.takeError()));
+    if (options.dp < 2)
+      return error("--co2 needs --dp=N with N > 1 (CO2 averages the ranks' "
+                   "models every local-steps steps)");
+    if (options.overlap)
+      return error("--co2 and --overlap do not combine: CO2's inner steps "
+                   "do not communicate, and its outer all-reduce already "
+                   "overlaps the next local steps");
+    co2 = *spec;
+  }
   if (options.dp < 1)
     return error("--dp must be at least 1, got " + llvm::Twine(options.dp));
   if (options.dtype != "f32" && options.dtype != "f64")
@@ -146,12 +160,24 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
                           ? options.bucketMiB
                           : chooseBucketBytes(opts.machine) / (1024 * 1024);
     opts.bucketMiB = train.bucketMiB;
+    if (co2) {
+      train.co2 = true;
+      train.co2LocalSteps = co2->localSteps;
+      train.co2OuterLr = co2->outerLr;
+      train.co2OuterMomentum = co2->outerMomentum;
+      train.co2GapPenalty = co2->gapPenalty;
+      train.co2Clip = co2->clip;
+    }
     train.linkGbps = opts.machine.linkBytesPerSecond * 8 / 1e9;
     train.linkLatencyUs = opts.machine.linkLatencySeconds * 1e6;
     train.gflops = opts.machine.flopsPerSecond / 1e9;
     buildTrainPipeline(pm, train);
     if (failed(runStage(pm, *module, root, "train")))
       return failure();
+    if (auto co2 = (*module)->getAttrOfType<DictionaryAttr>("loom.co2"))
+      if (auto why = co2.getAs<StringAttr>("local_steps_reason");
+          why && !why.getValue().empty())
+        llvm::errs() << "loomc: co2: " << why.getValue() << "\n";
   }
   if (options.emitMlir && options.stage == Stage::Train)
     return printModule(*module, options.outputDir);

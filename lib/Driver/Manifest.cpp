@@ -98,6 +98,12 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
                                        : StringRef("input" + std::to_string(i)),
                                   cast<ShapedType>(t)));
     }
+  // CO2's outer step takes the round and the stale mean from the runtime.
+  if (auto outer = train.lookupSymbol<func::FuncOp>("outer_step"))
+    for (auto [i, t] : llvm::enumerate(outer.getArgumentTypes()))
+      inputs.push_back(tensorJson(
+          outer.getArgAttrOfType<StringAttr>(i, kInputAttr).getValue(),
+          cast<ShapedType>(t)));
   manifest["inputs"] = std::move(inputs);
 
   manifest["optimizer"] = json::Object{{"kind", opt.kind},
@@ -118,6 +124,21 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
     std::snprintf(text, sizeof(text), "%.9g", v);
     return std::strtod(text, nullptr);
   };
+  // CO2's schedule, which the runtime runs (docs/co2.md).
+  if (auto co2 = train->getAttrOfType<DictionaryAttr>("loom.co2")) {
+    auto f = [&](StringRef key) {
+      return cast<FloatAttr>(co2.get(key)).getValueAsDouble();
+    };
+    manifest["co2"] = json::Object{
+        {"local_steps", cast<IntegerAttr>(co2.get("local_steps")).getInt()},
+        {"outer_lr", f("outer_lr")},
+        {"outer_momentum", f("outer_momentum")},
+        {"gap_penalty", f("gap_penalty")},
+        {"clip", f("clip")},
+        {"ranks", cast<IntegerAttr>(co2.get("ranks")).getInt()},
+        {"local_steps_reason",
+         cast<StringAttr>(co2.get("local_steps_reason")).str()}};
+  }
   manifest["cost_model"] = json::Object{
       {"link_gbps", tidy(options.machine.linkBytesPerSecond * 8 / 1e9)},
       {"link_latency_us", tidy(options.machine.linkLatencySeconds * 1e6)},

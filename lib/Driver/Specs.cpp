@@ -135,3 +135,29 @@ mlir::loom::driver::parseOptimizerSpec(StringRef text) {
   return fail("--optimizer", "unknown optimizer '" + kind +
                                  "' (expected adamw:... or sgd:...)");
 }
+
+llvm::Expected<CO2Spec> mlir::loom::driver::parseCO2Spec(StringRef text) {
+  CO2Spec spec;
+  if (text == "on")
+    return spec; // the defaults
+  Field localSteps{"local-steps",
+                   [&spec](StringRef v) {
+                     if (v == "auto") {
+                       spec.localSteps = 0;
+                       return true;
+                     }
+                     return !v.getAsInteger(10, spec.localSteps) &&
+                            spec.localSteps > 0;
+                   },
+                   "a positive integer or auto"};
+  if (auto err =
+          applyFields("--co2", "co2", text,
+                      {localSteps, floatField("outer-lr", spec.outerLr, true),
+                       floatField("outer-momentum", spec.outerMomentum, false),
+                       floatField("gap-penalty", spec.gapPenalty, false),
+                       floatField("clip", spec.clip, false)}))
+    return std::move(err);
+  if (spec.outerMomentum >= 1)
+    return fail("--co2", "field 'outer-momentum' must be below 1");
+  return spec;
+}

@@ -31,4 +31,53 @@ def DataParallelPass : Pass<"loom-data-parallel", "mlir::ModuleOp"> {
   ];
 }
 
+def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
+  let summary = "CO2: local steps, and an outer step fed by a one-step-stale "
+                "all-reduce that overlaps the next local steps.";
+  let description = [{
+    Runs on a data-parallel train module (after `--loom-data-parallel` and
+    `--loom-add-optimizer`) and turns it into CO2 (Sun et al., ICLR 2024):
+
+    - the inner step (`@train_step`) no longer communicates: every
+      `comm.all_reduce` of `@loss_and_grad` is removed, so each rank updates
+      its own copy of the model with the inner optimizer (its state stays
+      local);
+    - a new entry `@outer_step(round, co2.mean:<param>...)` applies
+      `loom.co2_outer` to every parameter the inner step trains: outer
+      momentum on the stale averaged pseudo-gradient, the staleness gap
+      penalty and the clip (equations on `loom.co2_outer`);
+    - the module gets `loom.co2 = {local_steps, mesh, axis, ...}`, which the
+      manifest carries to the runtime. Every `local_steps` inner steps the
+      runtime waits for the previous round's mean all-reduce of the local
+      models, which ran on the communication thread during this round's
+      local steps, starts this round's, and calls `@outer_step` with the
+      previous round's mean (docs/co2.md). Every rank runs the same
+      schedule: the rounds are counted in steps.
+
+    `local-steps=0` picks the smallest number of local steps whose compute
+    hides the outer all-reduce under the cost model (FLOPs of one inner step
+    at `gflops`, the all-reduce of every parameter over `link-gbps` plus
+    `link-latency-us`), and reports the estimate as a remark.
+  }];
+  let dependentDialects = ["::mlir::loom::comm::CommDialect"];
+  let options = [
+    Option<"localSteps", "local-steps", "int64_t", /*default=*/"12",
+           "Inner steps per outer round (0: chosen by the cost model).">,
+    Option<"outerLr", "outer-lr", "double", /*default=*/"1.0",
+           "Outer learning rate (alpha).">,
+    Option<"outerMomentum", "outer-momentum", "double", /*default=*/"0.2",
+           "Outer momentum (beta).">,
+    Option<"gapPenalty", "gap-penalty", "double", /*default=*/"1.0",
+           "Staleness gap penalty strength (lambda; 0: off).">,
+    Option<"clip", "clip", "double", /*default=*/"1.0",
+           "Clip of the outer momentum, elementwise (phi; 0: off).">,
+    Option<"linkGbps", "link-gbps", "double", /*default=*/"10.0",
+           "Link bandwidth for local-steps=0 (Gbit/s).">,
+    Option<"linkLatencyUs", "link-latency-us", "double", /*default=*/"50.0",
+           "Collective latency for local-steps=0 (microseconds).">,
+    Option<"gflops", "gflops", "double", /*default=*/"50.0",
+           "Compute rate for local-steps=0 (GFLOP/s).">,
+  ];
+}
+
 #endif // LOOM_PASSES_DISTRIBUTE_PASSES_TD

@@ -54,6 +54,21 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm,
   opt.minLr = o.minLr;
   opt.clipNorm = o.clipNorm;
   pm.addPass(createAddOptimizerPass(opt));
+  if (o.co2) {
+    if (o.dp < 2 || o.overlap)
+      llvm::report_fatal_error("loom-train-pipeline: co2 needs dp > 1 and no "
+                               "overlap");
+    CO2PassOptions co2;
+    co2.localSteps = o.co2LocalSteps;
+    co2.outerLr = o.co2OuterLr;
+    co2.outerMomentum = o.co2OuterMomentum;
+    co2.gapPenalty = o.co2GapPenalty;
+    co2.clip = o.co2Clip;
+    co2.linkGbps = o.linkGbps;
+    co2.linkLatencyUs = o.linkLatencyUs;
+    co2.gflops = o.gflops;
+    pm.addPass(createCO2Pass(co2));
+  }
   addUpstream(pm, "canonicalize,cse");
 }
 

@@ -42,7 +42,20 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<double> bucketMiB{*this, "bucket-mib",
                            llvm::cl::desc("Largest all-reduce bucket (MiB)"),
                            llvm::cl::init(1.0)};
-  // The cost model of the overlap scheduler (loom/Analysis/MachineSpec.h).
+  Option<bool> co2{*this, "co2",
+                   llvm::cl::desc("CO2 local steps with a stale outer "
+                                  "all-reduce (needs dp > 1)"),
+                   llvm::cl::init(false)};
+  Option<int64_t> co2LocalSteps{*this, "co2-local-steps",
+                                llvm::cl::desc("0: from the cost model"),
+                                llvm::cl::init(12)};
+  Option<double> co2OuterLr{*this, "co2-outer-lr", llvm::cl::init(1.0)};
+  Option<double> co2OuterMomentum{*this, "co2-outer-momentum",
+                                  llvm::cl::init(0.2)};
+  Option<double> co2GapPenalty{*this, "co2-gap-penalty", llvm::cl::init(1.0)};
+  Option<double> co2Clip{*this, "co2-clip", llvm::cl::init(1.0)};
+  // The cost model of the overlap scheduler and of CO2's local steps
+  // (loom/Analysis/MachineSpec.h).
   Option<double> linkGbps{*this, "link-gbps",
                           llvm::cl::desc("Link bandwidth (Gbit/s)"),
                           llvm::cl::init(10.0)};

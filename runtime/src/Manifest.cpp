@@ -283,6 +283,14 @@ public:
     return task;
   }
 
+  CO2Spec co2(const json &value, const std::string &path) {
+    expectObject(value, path);
+    CO2Spec co2;
+    co2.localSteps = integer(require(value, path, "local_steps"),
+                             join(path, "local_steps"), 1);
+    return co2;
+  }
+
   MeshSpec mesh(const json &value, const std::string &path) {
     expectObject(value, path);
     MeshSpec mesh;
@@ -356,6 +364,9 @@ void checkTaskInputs(Parser &parser, const Manifest &manifest) {
   for (size_t i = 0; i < manifest.inputs.size(); ++i) {
     const TensorSpec &input = manifest.inputs[i];
     std::string path = Parser::index("inputs", i);
+    // CO2's outer step: fed by the trainer's schedule, not by the data.
+    if (manifest.co2.localSteps > 0 && input.name.rfind("co2.", 0) == 0)
+      continue;
     const Expected *match = nullptr;
     for (const Expected &e : expected)
       if (input.name == e.name)
@@ -576,6 +587,8 @@ Manifest parseManifest(const std::string &text, const std::string &source) {
       manifest.inputs.push_back(std::move(spec));
     }
   }
+  if (const json *co2 = parser.optional(root, "co2"))
+    manifest.co2 = parser.co2(*co2, "co2");
   checkTaskInputs(parser, manifest);
   parseEntries(parser, parser.require(root, "", "entries"), manifest);
   return manifest;

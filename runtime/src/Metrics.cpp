@@ -7,6 +7,7 @@
 #include "loom/runtime/Metrics.h"
 #include "loom/runtime/Error.h"
 
+#include <cmath>
 #include <nlohmann/json.hpp>
 
 #include <cerrno>
@@ -59,6 +60,8 @@ void MetricsWriter::writeStep(const StepRecord &record) {
                        {"comm_time_s", number(record.commTimeS)},
                        {"exposed_comm_s", number(record.exposedCommS)},
                        {"tokens_per_s", number(record.tokensPerS)}};
+  if (std::isfinite(record.roundLoss))
+    line["round_loss"] = record.roundLoss;
   writeLine(line.dump());
 }
 

@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Trainer.h"
+#include "CO2Rounds.h"
 #include "Replicas.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Collectives.h"
@@ -26,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <memory>
 #include <optional>
 #include <ostream>
 
@@ -84,6 +86,11 @@ void Trainer::prepare(Setup &setup) {
   checkJobMatchesMesh(manifest.mesh, comm.size(), options.externalLauncher);
   if (options.saveEvery > 0 && options.savePath.empty())
     fail("--save-every needs --save PATH");
+  if (manifest.co2.localSteps > 0 && !options.savePath.empty())
+    fail("checkpoints of CO2 artifacts are not supported yet: each rank's "
+         "local model and inner optimizer state differ between outer steps, "
+         "and a checkpoint holds one copy (train without --save, or compile "
+         "without --co2)");
   if (!options.savePath.empty())
     checkSaveTarget(options.savePath);
   if (!artifact.hasEntry("train_step"))
@@ -118,6 +125,11 @@ void Trainer::prepare(Setup &setup) {
              loaded.path.c_str(), static_cast<long long>(loaded.state.ranks),
              comm.size(), options.externalLauncher ? "-np" : "--ranks",
              static_cast<long long>(loaded.state.ranks), loaded.path.c_str());
+      if (manifest.co2.localSteps > 0)
+        fail("resuming a CO2 artifact from a full checkpoint is not "
+             "supported yet; start from its weights only with --load "
+             "%s/model.safetensors",
+             loaded.path.c_str());
       state.step = loaded.state.step;
       state.dataPosition = loaded.state.dataPosition;
       if (!options.seedGiven)
@@ -216,6 +228,18 @@ TrainResult Trainer::run() {
 
   ProgressReporter progress(firstStep, lastStep, options.logEvery,
                             tokensPerStep);
+  // CO2: local steps, and an outer step every local_steps steps whose
+  // all-reduce stays in flight across steps (CO2Rounds.h).
+  std::unique_ptr<CO2Rounds> co2;
+  if (manifest.co2.localSteps > 0) {
+    co2 = std::make_unique<CO2Rounds>(artifact, comm);
+    co2->start();
+    if (root)
+      log << "co2: an outer step every " << co2->localSteps()
+          << " steps, its all-reduce overlapping the next " << co2->localSteps()
+          << "\n";
+  }
+  double roundLossSum = 0;
   RunSummary summary;
   summary.rank = comm.rank();
   double totalStepSeconds = 0;
@@ -231,7 +255,18 @@ TrainResult Trainer::run() {
     trainStep.call();
     // Compiled code waits for what it starts; this also keeps the
     // trainer's own reductions below out of the communication thread's way.
-    waitForAllCollectives();
+    // CO2's round stays in flight: its inner steps do not communicate and
+    // the trainer reduces only at outer steps.
+    const double rankLoss = setup.lossOut->get(0);
+    double roundLoss = NAN;
+    if (!co2) {
+      waitForAllCollectives();
+    } else if (co2->isBoundary(step)) {
+      roundLoss = co2->outerStep(step, roundLossSum + rankLoss);
+      roundLossSum = 0;
+    } else {
+      roundLossSum += rankLoss;
+    }
     double stepSeconds = secondsSince(stepStart);
     double commSeconds = collectiveSeconds() - commBefore;
     double exposedSeconds = blockedCollectiveSeconds() - blockedBefore;
@@ -242,16 +277,21 @@ TrainResult Trainer::run() {
     ++state.dataPosition;
 
     // The reported loss is the mean over ranks, the loss of the global
-    // batch; lr and grad_norm come from the (replicated) optimizer.
-    double rankLoss = setup.lossOut->get(0);
+    // batch; lr and grad_norm come from the (replicated) optimizer. With
+    // CO2 the ranks' models differ within a round and the ranks do not
+    // talk: loss is this rank's, and round_loss the mean over ranks and the
+    // round's steps, at each outer step.
     double loss = rankLoss;
-    comm.allReduceSum(&loss, 1);
-    loss /= comm.size();
+    if (!co2) {
+      comm.allReduceSum(&loss, 1);
+      loss /= comm.size();
+    }
     StepRecord record;
     record.step = step;
     record.rank = comm.rank();
     record.loss = loss;
     record.rankLoss = rankLoss;
+    record.roundLoss = roundLoss;
     record.lr = setup.lrOut ? setup.lrOut->get(0) : NAN;
     record.gradNorm = setup.gradNormOut ? setup.gradNormOut->get(0) : NAN;
     record.stepTimeS = stepSeconds;
@@ -274,7 +314,7 @@ TrainResult Trainer::run() {
     summary.exposedCommS += exposedSeconds;
     if (summary.steps == 1)
       summary.firstLoss = summary.minLoss = loss;
-    summary.finalLoss = loss;
+    summary.finalLoss = co2 && std::isfinite(roundLoss) ? roundLoss : loss;
     summary.minLoss = std::min(summary.minLoss, loss);
     std::string line = progress.step(step, loss, record.lr, stepSeconds);
     if (root && !line.empty())
@@ -286,6 +326,8 @@ TrainResult Trainer::run() {
       lastSaved = state.step;
     }
   }
+  if (co2)
+    co2->finish();
   if (!options.savePath.empty() && lastSaved != state.step)
     save(state);
 

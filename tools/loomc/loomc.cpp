@@ -78,6 +78,15 @@ static cl::opt<std::string>
     dtype("dtype", cl::desc("Parameter type of --model: f32 (default) or f64"),
           cl::init("f32"), cl::cat(cat));
 
+static cl::opt<std::string> co2(
+    "co2",
+    cl::desc("With --dp: CO2 local updating with a one-step-stale outer "
+             "all-reduce overlapping the next local steps. SPEC: "
+             "on (the defaults) or local-steps=N|auto (12), outer-lr (1.0), "
+             "outer-momentum (0.2), "
+             "gap-penalty (1.0; 0 off), clip (1.0; 0 off), e.g. "
+             "--co2=local-steps=4 (docs/co2.md)"),
+    cl::value_desc("SPEC"), cl::init(""), cl::cat(cat));
 static cl::opt<std::string> calibration(
     "calibration",
     cl::desc("The cost model's compute rate and link from FILE, written by "
@@ -128,6 +137,7 @@ int main(int argc, char **argv) {
   options.overlap = overlap;
   options.bucketMiB = bucketMiB;
   options.calibrationFile = calibration;
+  options.co2 = co2;
   options.linkSpec = link;
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);

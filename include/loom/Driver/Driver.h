@@ -24,9 +24,10 @@ struct CompileOptions {
   std::string dtype = "f32";
   int64_t warmupSteps = 0, decaySteps = 0;
   double minLr = 0.0, clipNorm = 0.0;
-  int64_t dp = 1;          ///< data-parallel ranks
-  bool overlap = false;    ///< async, bucketed, overlapped gradient all-reduce
-  double bucketMiB = 0.0;  ///< largest bucket with overlap (0: from the model)
+  int64_t dp = 1;         ///< data-parallel ranks
+  bool overlap = false;   ///< async, bucketed, overlapped gradient all-reduce
+  double bucketMiB = 0.0; ///< largest bucket with overlap (0: from the model)
+  std::string co2;        ///< --co2 spec ("": plain data parallelism)
   /// The cost model's inputs: a calibration file (loom-run --calibrate),
   /// then a --link spec over it (loom/Analysis/MachineSpec.h).
   std::string calibrationFile, linkSpec;

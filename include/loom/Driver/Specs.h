@@ -36,10 +36,18 @@ struct OptimizerSpec {
   double momentum = 0.0;
 };
 
+/// `local-steps=N|auto,outer-lr=..,outer-momentum=..,gap-penalty=..,clip=..`
+/// (`--co2=...`; docs/co2.md). localSteps 0 is `auto`.
+struct CO2Spec {
+  int64_t localSteps = 12;
+  double outerLr = 1.0, outerMomentum = 0.2, gapPenalty = 1.0, clip = 1.0;
+};
+
 /// Parse errors name the offending field, e.g.
 /// `--model: field 'hiden' is not one of in, hidden, out, layers, batch`.
 llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef text);
 llvm::Expected<OptimizerSpec> parseOptimizerSpec(llvm::StringRef text);
+llvm::Expected<CO2Spec> parseCO2Spec(llvm::StringRef text);
 
 } // namespace mlir::loom::driver
 

@@ -88,6 +88,15 @@ struct MeshSpec {
   std::string describe() const;
 };
 
+/// CO2 (manifest "co2"): the trainer calls entry `outer_step` every
+/// `localSteps` steps, feeding it the mean over ranks of the parameters as
+/// they were at the previous call, all-reduced on the communication thread
+/// meanwhile (docs/co2.md). The outer hyperparameters are compiled into
+/// `outer_step`. 0: not a CO2 artifact.
+struct CO2Spec {
+  int64_t localSteps = 0;
+};
+
 struct Manifest {
   int64_t formatVersion = 0;
   std::string generator;
@@ -99,6 +108,7 @@ struct Manifest {
   std::string optimizerKind;
   TaskSpec task;
   MeshSpec mesh;
+  CO2Spec co2;
   std::vector<TensorSpec> params;
   std::vector<TensorSpec> state;
   std::vector<TensorSpec> inputs;

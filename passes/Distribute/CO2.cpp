@@ -1,0 +1,187 @@
+//===- CO2.cpp - Local steps with a stale, overlapped outer all-reduce ----===//
+//
+// The compiled half of CO2: the inner step without communication and the
+// outer update as an entry of its own. The collective that feeds the outer
+// update spans `local_steps` calls of the inner step, longer than any one
+// entry runs, so the runtime issues it (on its communication thread) from
+// the schedule this pass records in `loom.co2`; see docs/co2.md.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Distribute/Passes.h"
+
+#include "loom/Analysis/CostModel.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+
+#define DEBUG_TYPE "loom-co2"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_CO2PASS
+#include "passes/Distribute/Passes.h.inc"
+
+namespace {
+
+struct CO2Pass : impl::CO2PassBase<CO2Pass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto grad = module.lookupSymbol<func::FuncOp>("loss_and_grad");
+    auto step = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!grad || !step) {
+      module.emitError("--loom-co2 needs @loss_and_grad and @train_step: run "
+                       "--loom-autodiff, --loom-data-parallel and "
+                       "--loom-add-optimizer first");
+      return signalPassFailure();
+    }
+    if (module.lookupSymbol("outer_step")) {
+      module.emitError("--loom-co2 ran already (@outer_step exists)");
+      return signalPassFailure();
+    }
+    if (failed(checkOptions(module)))
+      return signalPassFailure();
+
+    // The inner step: local gradients, no collective. Only synchronous
+    // all-reduces may be there (the data-parallel pass's); anything else is
+    // a schedule CO2 does not understand.
+    comm::MeshOp mesh;
+    int64_t ranks = 0;
+    WalkResult walk = grad.walk([&](Operation *op) {
+      if (auto ar = dyn_cast<comm::AllReduceOp>(op)) {
+        mesh = SymbolTable::lookupNearestSymbolFrom<comm::MeshOp>(
+            op, ar.getMeshAttr());
+        ranks = ar.getGroupSize();
+        ar.replaceAllUsesWith(ar.getInput());
+        ar.erase();
+        return WalkResult::advance();
+      }
+      if (isa<comm::CommDialect>(op->getDialect())) {
+        op->emitError("--loom-co2 expects the synchronous all-reduces of "
+                      "--loom-data-parallel (compile without --overlap)");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    if (walk.wasInterrupted())
+      return signalPassFailure();
+    if (!mesh) {
+      module.emitError("--loom-co2 needs a data-parallel module: run "
+                       "--loom-data-parallel first");
+      return signalPassFailure();
+    }
+
+    // The parameters the inner step trains, in its order.
+    SmallVector<ParamOp> trained;
+    for (Operation &op : step.getBody().front())
+      if (isa<AdamWOp, SGDOp>(op))
+        trained.push_back(module.lookupSymbol<ParamOp>(
+            op.getAttrOfType<FlatSymbolRefAttr>("param").getAttr()));
+    if (trained.empty()) {
+      step.emitError("--loom-co2: @train_step updates no parameter");
+      return signalPassFailure();
+    }
+
+    int64_t tau = localSteps;
+    std::string reason;
+    if (tau == 0)
+      tau = chooseLocalSteps(grad, step, trained, ranks, reason);
+    buildOuterStep(module, step, trained);
+    OpBuilder b(module.getContext());
+    module->setAttr(
+        "loom.co2",
+        b.getDictionaryAttr({
+            b.getNamedAttr("local_steps", b.getI64IntegerAttr(tau)),
+            b.getNamedAttr("outer_lr", b.getF64FloatAttr(outerLr)),
+            b.getNamedAttr("outer_momentum", b.getF64FloatAttr(outerMomentum)),
+            b.getNamedAttr("gap_penalty", b.getF64FloatAttr(gapPenalty)),
+            b.getNamedAttr("clip", b.getF64FloatAttr(clip)),
+            b.getNamedAttr("mesh",
+                           FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
+            b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks)),
+            b.getNamedAttr("local_steps_reason", b.getStringAttr(reason)),
+        }));
+  }
+
+  LogicalResult checkOptions(ModuleOp module) {
+    if (localSteps < 0)
+      return module.emitError("--loom-co2: local-steps must be >= 0 (0: "
+                              "chosen by the cost model)");
+    if (!(outerLr > 0))
+      return module.emitError("--loom-co2: outer-lr must be positive");
+    if (!(outerMomentum >= 0 && outerMomentum < 1))
+      return module.emitError("--loom-co2: outer-momentum must be in [0, 1)");
+    if (gapPenalty < 0 || clip < 0)
+      return module.emitError(
+          "--loom-co2: gap-penalty and clip must be non-negative (0: off)");
+    if (!(linkGbps > 0) || linkLatencyUs < 0 || !(gflops > 0))
+      return module.emitError("--loom-co2: the cost model needs a positive "
+                              "link-gbps and gflops");
+    return success();
+  }
+
+  /// The smallest number of local steps whose compute covers the outer
+  /// all-reduce of every trained parameter; `reason` says how it was chosen
+  /// (loomc prints it, the manifest keeps it).
+  int64_t chooseLocalSteps(func::FuncOp grad, func::FuncOp step,
+                           ArrayRef<ParamOp> trained, int64_t ranks,
+                           std::string &reason) {
+    MachineModel machine;
+    machine.linkBytesPerSecond = linkGbps * 1e9 / 8;
+    machine.linkLatencySeconds = linkLatencyUs * 1e-6;
+    machine.flopsPerSecond = gflops * 1e9;
+    double flops = 0;
+    for (func::FuncOp fn : {grad, step})
+      fn.walk([&](Operation *op) { flops += estimateFlops(op); });
+    double bytes = 0;
+    for (ParamOp p : trained)
+      bytes += double(p.getTensorType().getNumElements()) *
+               p.getTensorType().getElementTypeBitWidth() / 8;
+    double compute = flops / machine.flopsPerSecond;
+    double comm = machine.linkLatencySeconds + 2 * bytes * double(ranks - 1) /
+                                                   double(ranks) /
+                                                   machine.linkBytesPerSecond;
+    int64_t tau = std::max<int64_t>(1, std::ceil(comm / compute));
+    reason = llvm::formatv(
+        "one inner step computes ~{0:f3} ms ({1:f3} GFLOP at {2:f1} "
+        "GFLOP/s); the outer all-reduce of {3:f2} MiB over {4} ranks takes "
+        "~{5:f3} ms ({6:f3} Gbit/s, {7:f0} us latency); local-steps={8} is "
+        "the fewest whose compute (~{9:f3} ms) hides it",
+        compute * 1e3, flops / 1e9, double(gflops), bytes / (1 << 20), ranks,
+        comm * 1e3, double(linkGbps), double(linkLatencyUs), tau,
+        tau * compute * 1e3);
+    return tau;
+  }
+
+  /// @outer_step(round, co2.mean:<p>...) { loom.co2_outer per parameter }.
+  void buildOuterStep(ModuleOp module, func::FuncOp step,
+                      ArrayRef<ParamOp> trained) {
+    OpBuilder b(module.getContext());
+    b.setInsertionPointAfter(step);
+    SmallVector<Type> args{RankedTensorType::get({}, b.getI64Type())};
+    for (ParamOp p : trained)
+      args.push_back(p.getTensorType());
+    auto fn = func::FuncOp::create(b, step.getLoc(), "outer_step",
+                                   b.getFunctionType(args, {}));
+    fn->setAttr(kEntryAttr, b.getStringAttr("outer_step"));
+    fn.setArgAttr(0, kInputAttr, b.getStringAttr("co2.round"));
+    for (auto [i, p] : llvm::enumerate(trained))
+      fn.setArgAttr(i + 1, kInputAttr,
+                    b.getStringAttr("co2.mean:" + ParamOp(p).getSymName()));
+    Block *body = fn.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    for (auto [i, p] : llvm::enumerate(trained))
+      CO2OuterOp::create(
+          b, step.getLoc(), FlatSymbolRefAttr::get(ParamOp(p).getSymNameAttr()),
+          body->getArgument(i + 1), body->getArgument(0),
+          b.getF64FloatAttr(outerLr), b.getF64FloatAttr(outerMomentum),
+          b.getF64FloatAttr(gapPenalty), b.getF64FloatAttr(clip));
+    func::ReturnOp::create(b, step.getLoc());
+  }
+};
+
+} // namespace
+} // namespace mlir::loom

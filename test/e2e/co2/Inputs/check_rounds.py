@@ -1,0 +1,61 @@
+"""Checks the schedule of a CO2 run from its trace and metrics: every rank
+runs one mean all-reduce of all trained parameters (BYTES) per outer round,
+started at the outer step that ends round k (step k*TAU; the
+communication thread may pick it up as the next step begins) and, when the run
+goes on, finished before the outer step of round k+1: it spans the next
+round's TAU local steps. Local steps run no collective, and the metrics carry
+round_loss exactly at outer steps.
+
+usage: check_rounds.py TRACE METRICS --ranks N --tau TAU --steps S --bytes B"""
+import argparse
+import json
+import sys
+
+ap = argparse.ArgumentParser()
+ap.add_argument("trace")
+ap.add_argument("metrics")
+ap.add_argument("--ranks", type=int, required=True)
+ap.add_argument("--tau", type=int, required=True)
+ap.add_argument("--steps", type=int, required=True)
+ap.add_argument("--bytes", type=int, required=True)
+args = ap.parse_args()
+
+
+def fail(message):
+    print("FAIL: " + message)
+    sys.exit(1)
+
+
+events = [e for e in json.load(open(args.trace))["traceEvents"] if e["ph"] == "X"]
+for rank in range(args.ranks):
+    steps = {int(e["name"].split()[1]): (e["ts"], e["ts"] + e["dur"])
+             for e in events if e["pid"] == rank and e["name"].startswith("step ")}
+    comm = sorted((e for e in events if e["pid"] == rank and e["tid"] == 1),
+                  key=lambda e: e["ts"])
+    rounds = args.steps // args.tau
+    if len(comm) != rounds:
+        fail(f"rank {rank}: {len(comm)} collectives, expected one per round ({rounds})")
+    for k, e in enumerate(comm, start=1):
+        if e["args"]["bytes"] != args.bytes or e["args"]["op"] != "mean":
+            fail(f"rank {rank}: collective {k} is {e['args']}, expected a mean of {args.bytes} bytes")
+        # Issued at the outer step; the communication thread picks it up at
+        # once, at the latest during the next step.
+        start = steps[k * args.tau][0]
+        end = steps.get(k * args.tau + 1, (0, float("inf")))[1]
+        if not start <= e["ts"] <= end:
+            fail(f"rank {rank}: round {k}'s all-reduce did not start at step {k * args.tau}")
+        later = (k + 1) * args.tau
+        if later in steps:
+            # Finished before the next outer step waited for it (waits are
+            # timed on the compute lane; the collective ends first).
+            if e["ts"] + e["dur"] > steps[later][1]:
+                fail(f"rank {rank}: round {k}'s all-reduce outlived step {later}")
+            spans = [s for s in range(k * args.tau + 1, later)
+                     if e["ts"] + e["dur"] > steps[s][0]]
+            print(f"rank {rank}: round {k} all-reduce overlaps local steps {spans}")
+lines = [json.loads(l) for l in open(args.metrics) if '"summary"' not in l]
+for line in lines:
+    outer = line["step"] % args.tau == 0
+    if outer != ("round_loss" in line):
+        fail(f"round_loss at step {line['step']}: {'missing' if outer else 'unexpected'}")
+print(f"{len(lines)} steps, round_loss at every outer step only")

@@ -1,0 +1,65 @@
+// RUN: split-file %s %t
+// RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2" \
+// RUN:   --loom-co2="local-steps=4 outer-lr=0.8 outer-momentum=0.5 gap-penalty=0.7 clip=0.25" \
+// RUN:   | FileCheck %s
+// RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2" \
+// RUN:   --loom-co2="local-steps=0 link-gbps=0.001 link-latency-us=100 gflops=1" \
+// RUN:   | FileCheck %s --check-prefix=AUTO
+// RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2" \
+// RUN:   --loom-co2="local-steps=0 link-gbps=100 link-latency-us=0 gflops=1" \
+// RUN:   | FileCheck %s --check-prefix=FAST
+// RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2 co2=1 co2-local-steps=3" \
+// RUN:   | FileCheck %s --check-prefix=PIPELINE
+// RUN: not loom-opt %t/model.mlir --loom-train-pipeline --loom-co2 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=NODP
+// RUN: not loom-opt %t/model.mlir --loom-train-pipeline="dp=2 overlap=1" --loom-co2 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=ASYNC
+// RUN: not loom-opt %t/model.mlir --loom-train-pipeline="dp=2" --loom-co2="outer-momentum=1" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADOPT
+
+// Tests that the inner step no longer communicates (the data-parallel
+// all-reduces are gone, gradients and loss are local), that @outer_step
+// takes the round and one stale mean per trained parameter and applies
+// loom.co2_outer to each with the options, and that the schedule the
+// runtime runs is recorded on the module.
+// CHECK: module @tiny_model attributes {loom.co2 = {clip = 2.500000e-01 : f64, gap_penalty = 0.69999999999999996 : f64, local_steps = 4 : i64, local_steps_reason = "", mesh = @world, outer_lr = 8.000000e-01 : f64, outer_momentum = 5.000000e-01 : f64, ranks = 2 : i64}
+// CHECK: comm.mesh @world shape = [2] axes = ["dp"]
+// CHECK-NOT: comm.all_reduce
+// CHECK-LABEL: func.func @train_step(
+// CHECK: loom.adamw @w
+// CHECK: loom.adamw @b
+// CHECK-LABEL: func.func @outer_step(
+// CHECK-SAME: %[[R:.+]]: tensor<i64> {loom.input = "co2.round"}, %[[MW:.+]]: tensor<3x4xf32> {loom.input = "co2.mean:w"}, %[[MB:.+]]: tensor<3xf32> {loom.input = "co2.mean:b"})
+// CHECK-SAME: attributes {loom.entry = "outer_step"}
+// CHECK-NEXT: loom.co2_outer @w, %[[MW]], %[[R]] {clip = 2.500000e-01 : f64, gap_penalty = 0.69999999999999996 : f64, outer_lr = 8.000000e-01 : f64, outer_momentum = 5.000000e-01 : f64}
+// CHECK-NEXT: loom.co2_outer @b, %[[MB]], %[[R]]
+// CHECK-NEXT: return
+// CHECK-NOT: comm.
+
+// local-steps=0: the cost model picks the fewest local steps whose compute
+// covers the outer all-reduce, and says why. On a 1 Mbit/s link that is many
+// steps of this tiny model; on a 100 Gbit/s link without latency one step
+// suffices.
+// AUTO: local_steps = [[TAU:[0-9]+]] : i64, local_steps_reason = "one inner step computes ~{{[0-9.]+}} ms ({{[0-9.]+}} GFLOP at 1.0 GFLOP/s); the outer all-reduce of 0.00 MiB over 2 ranks takes ~{{[0-9.]+}} ms (0.001 Gbit/s, 100 us latency); local-steps=[[TAU]] is the fewest whose compute (~{{[0-9.]+}} ms) hides it"
+// FAST: local_steps = 1 : i64
+
+// The train pipeline runs the pass with co2=1.
+// PIPELINE: loom.co2 = {{{.*}}local_steps = 3 : i64
+// PIPELINE: func.func @outer_step(
+
+// NODP: error: --loom-co2 needs a data-parallel module: run --loom-data-parallel first
+// ASYNC: error: --loom-co2 expects the synchronous all-reduces of --loom-data-parallel (compile without --overlap)
+// BADOPT: error: --loom-co2: outer-momentum must be in [0, 1)
+
+//--- model.mlir
+module @tiny_model {
+  loom.param @w : tensor<3x4xf32> init normal scale 0.5
+  loom.param @b : tensor<3xf32> init zeros {no_weight_decay}
+  func.func @loss(%x: tensor<2x4xf32> {loom.input = "x"}, %y: tensor<2xi32> {loom.input = "y"}) -> tensor<f32> {
+    %w = loom.get_param @w : tensor<3x4xf32>
+    %b = loom.get_param @b : tensor<3xf32>
+    %h = loom.linear %x, %w, %b : (tensor<2x4xf32>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %l = loom.cross_entropy %h, %y : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
