@@ -18,49 +18,20 @@ import argparse
 import datetime
 import json
 import os
-import re
-import statistics
-import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-BIN = os.path.join(ROOT, "build", "bin")
-CLUSTER = os.path.join(ROOT, "bench", "cluster.sh")
-
-
-def sh(cmd, **kw):
-    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
-
-
-def calibrate(rate, path):
-    sh([CLUSTER, "--hosts", "2", "--rate", rate, "--",
-        os.path.join(BIN, "loom-run"), "--calibrate", path])
-    return json.load(open(path))
+from clusterlib import BIN, ROOT, calibrate, loom as run_loom, mbit, spec_fields, sh
+from clusterlib import torch as run_torch
 
 
 def loom(artifact, rate, steps, warmup, tmp):
-    metrics = os.path.join(tmp, "m.jsonl")
-    out = sh([CLUSTER, "--hosts", "2", "--rate", rate, "--",
-              os.path.join(BIN, "loom-run"), artifact, "--steps", str(warmup + steps),
-              "--data", "synthetic", "--seed", "1", "--log-every", "0",
-              "--metrics", metrics]).stdout
-    rows = [json.loads(l) for l in open(metrics) if '"summary"' not in l]
-    t = statistics.median(r["step_time_s"] for r in rows[warmup:])
-    m = re.search(r"([0-9.]+)% hidden", out)
-    comm = statistics.median(r.get("comm_time_s", 0.0) for r in rows[warmup:])
-    return t, comm, float(m.group(1)) if m else float("nan")
+    r = run_loom(artifact, rate, steps, warmup, tmp)
+    return r["median"], r["comm"], r["hidden"]
 
 
 def torch(spec, rate, steps, warmup):
-    f = dict(kv.split("=") for kv in spec.split(":")[1].split(","))
-    cmd = [CLUSTER, "--hosts", "2", "--rate", rate, "--", "/usr/bin/python3",
-           os.path.join(ROOT, "bench", "torch_gpt_ddp.py"), "--steps", str(steps),
-           "--warmup", str(warmup)]
-    for k in ("vocab", "seq", "dim", "heads", "layers", "batch"):
-        cmd += [f"--{k}", f[k]]
-    line = [l for l in sh(cmd).stdout.splitlines() if l.startswith("torch ")][-1]
-    return float(line.split("step_time_s=")[1].split()[0])
+    return run_torch(spec, rate, steps, warmup)["median"]
 
 
 def main():
@@ -71,8 +42,7 @@ def main():
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
-    tokens = 2 * int(dict(kv.split("=") for kv in args.spec.split(":")[1].split(","))["batch"]) \
-        * int(dict(kv.split("=") for kv in args.spec.split(":")[1].split(","))["seq"])
+    tokens = 2 * int(spec_fields(args.spec)["batch"]) * int(spec_fields(args.spec)["seq"])
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         sync = os.path.join(tmp, "sync")
@@ -105,9 +75,6 @@ def main():
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        def mbit(rate):
-            m = re.fullmatch(r"([0-9.]+)([kmg]?)bit", rate)
-            return float(m[1]) * {"k": 1e-3, "m": 1.0, "g": 1e3, "": 1e-6}[m[2]]
         xs = [mbit(r[0]) for r in rows]
         plt.figure(figsize=(6, 4))
         for i, name in ((1, "Loom sync DDP"), (2, "Loom overlapped DDP")):

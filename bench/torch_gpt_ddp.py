@@ -1,8 +1,13 @@
 """PyTorch 1.13 peer for Loom's data-parallel benchmark: the same nanoGPT
 (test/e2e/torch/nanogpt.py), batch, AdamW and thread count, trained on
 random tokens with DistributedDataParallel over gloo (or alone with --ranks 1).
-Prints one line: `torch ranks=R steps=N step_time_s=... tokens_per_s=...`
-(median over the timed steps, after warmup)."""
+With --local-sgd TAU it is PyTorch's post-local SGD instead: DDP with
+`post_localSGD_hook` (no global gradient all-reduce; each rank is its own
+subgroup) and a `PeriodicModelAverager` averaging the models every TAU steps
+(blocking), the peer of Loom's CO2.
+Prints one line: `torch ranks=R steps=N step_time_s=... mean_step_time_s=...
+tokens_per_s=...` (median and mean over the timed steps, after warmup;
+tokens_per_s from the mean, which counts the periodic averaging)."""
 import argparse
 import os
 import statistics
@@ -25,8 +30,22 @@ def worker(rank, args):
         os.environ.setdefault("MASTER_PORT", str(args.port))
         dist.init_process_group("gloo", rank=rank, world_size=args.ranks)
     model = GPT(args.vocab, args.seq, args.dim, args.heads, args.layers)
+    averager = None
     if args.ranks > 1:
         model = torch.nn.parallel.DistributedDataParallel(model)
+        if args.local_sgd:
+            from torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook import (
+                PostLocalSGDState, post_localSGD_hook)
+            from torch.distributed.algorithms.model_averaging.averagers import (
+                PeriodicModelAverager)
+            # Every rank alone in its subgroup: the hook's intra-subgroup
+            # all-reduce is a no-op, as Loom's CO2 inner steps.
+            # (dist.new_subgroups needs CUDA; every rank creates every group.)
+            subgroup = [dist.new_group([r]) for r in range(args.ranks)][rank]
+            state = PostLocalSGDState(process_group=None, subgroup=subgroup,
+                                      start_localSGD_iter=0)
+            model.register_comm_hook(state, post_localSGD_hook)
+            averager = PeriodicModelAverager(period=args.local_sgd, warmup_steps=0)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     g = torch.Generator().manual_seed(rank)
     times = []
@@ -38,15 +57,19 @@ def worker(rank, args):
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
+        if averager:
+            averager.average_parameters(model.parameters())
         if step >= args.warmup:
             times.append(time.perf_counter() - t0)
     if args.ranks > 1:
         dist.barrier()
     if rank == 0:
         t = statistics.median(times)
+        mean = statistics.mean(times)
         tokens = args.batch * args.seq * args.ranks
         print(f"torch ranks={args.ranks} steps={args.steps} step_time_s={t:.5f} "
-              f"tokens_per_s={tokens / t:.1f}", flush=True)
+              f"mean_step_time_s={mean:.5f} tokens_per_s={tokens / mean:.1f}",
+              flush=True)
     if args.ranks > 1:
         dist.destroy_process_group()
 
@@ -67,8 +90,9 @@ def main():
     ap = argparse.ArgumentParser()
     for name, default in [("vocab", 256), ("seq", 64), ("dim", 64), ("heads", 4),
                           ("layers", 2), ("batch", 8), ("ranks", 1), ("steps", 30),
-                          ("warmup", 5), ("threads", 1), ("port", 29533)]:
-        ap.add_argument("--" + name, type=int, default=default)
+                          ("warmup", 5), ("threads", 1), ("port", 29533),
+                          ("local_sgd", 0)]:
+        ap.add_argument("--" + name.replace("_", "-"), type=int, default=default)
     args = ap.parse_args()
     if "OMPI_COMM_WORLD_SIZE" in os.environ:
         return main_under_mpirun(args)

@@ -18,7 +18,6 @@
 #define LOOM_RUNTIME_SRC_CO2ROUNDS_H
 
 #include "loom/runtime/Artifact.h"
-#include "loom/runtime/Communicator.h"
 
 #include <cstdint>
 #include <vector>
@@ -28,7 +27,7 @@ namespace loom::rt {
 class CO2Rounds {
 public:
   /// `artifact` must be a CO2 artifact (manifest co2.local_steps > 0).
-  CO2Rounds(Artifact &artifact, Communicator &comm);
+  explicit CO2Rounds(Artifact &artifact);
   /// Waits for a round still in flight.
   ~CO2Rounds();
 
@@ -38,22 +37,23 @@ public:
   /// After step `step` (1-based): whether an outer step follows.
   bool isBoundary(int64_t step) const { return step % tau == 0; }
   /// The outer step after step `step`. `lossSum` is this rank's loss summed
-  /// over the round's steps; returns the round's mean loss over all ranks
-  /// and steps (reduced while no collective is in flight).
+  /// over the round's steps; it travels with the round's all-reduce (no
+  /// extra collective), so the mean over ranks and steps returned is the
+  /// previous round's (NaN at the first outer step).
   double outerStep(int64_t step, double lossSum);
-  /// Waits for the round in flight, if any.
-  void finish();
+  /// Waits for the round in flight, if any; returns its mean loss (or NaN).
+  double finish();
 
 private:
   Artifact &artifact;
-  Communicator &comm;
   int64_t tau;
   Entry &outer;
-  /// The parameters, flat in manifest order: what the all-reduce averages.
+  /// The parameters, flat in manifest order, then the round's mean loss:
+  /// what the all-reduce averages.
   std::vector<Tensor *> params;
   std::vector<Tensor *> means;
   std::vector<char> roundBuffer;
-  int64_t elements = 0;
+  int64_t elements = 0; ///< of the parameters (the buffer has one more)
   int64_t inFlight = 0; ///< handle of the round's all-reduce, 0: none
 };
 

@@ -232,7 +232,7 @@ TrainResult Trainer::run() {
   // all-reduce stays in flight across steps (CO2Rounds.h).
   std::unique_ptr<CO2Rounds> co2;
   if (manifest.co2.localSteps > 0) {
-    co2 = std::make_unique<CO2Rounds>(artifact, comm);
+    co2 = std::make_unique<CO2Rounds>(artifact);
     co2->start();
     if (root)
       log << "co2: an outer step every " << co2->localSteps()
@@ -279,8 +279,9 @@ TrainResult Trainer::run() {
     // The reported loss is the mean over ranks, the loss of the global
     // batch; lr and grad_norm come from the (replicated) optimizer. With
     // CO2 the ranks' models differ within a round and the ranks do not
-    // talk: loss is this rank's, and round_loss the mean over ranks and the
-    // round's steps, at each outer step.
+    // talk: loss is this rank's; at an outer step, round_loss is the
+    // previous round's mean over ranks and steps, which arrives with that
+    // round's all-reduce.
     double loss = rankLoss;
     if (!co2) {
       comm.allReduceSum(&loss, 1);
@@ -326,8 +327,12 @@ TrainResult Trainer::run() {
       lastSaved = state.step;
     }
   }
-  if (co2)
-    co2->finish();
+  if (co2) {
+    // The last round's mean loss arrives with its all-reduce.
+    double last = co2->finish();
+    if (std::isfinite(last))
+      summary.finalLoss = last;
+  }
   if (!options.savePath.empty() && lastSaved != state.step)
     save(state);
 

@@ -34,8 +34,9 @@ struct StepRecord {
   /// hidden behind compute).
   double exposedCommS = 0;
   double tokensPerS = 0;
-  /// CO2, at an outer step: the round's mean loss over ranks and steps
-  /// (NaN otherwise; then not written).
+  /// CO2, at the outer step ending round k > 1: round k-1's mean loss over
+  /// ranks and steps, which travels with its all-reduce (NaN otherwise; then
+  /// not written).
   double roundLoss = NAN;
 };
 

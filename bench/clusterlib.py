@@ -1,0 +1,69 @@
+"""Shared helpers of the emulated-cluster benchmarks (bench/cluster.sh):
+running Loom and the PyTorch peer on N emulated hosts at a link rate, and
+calibrating Loom's cost model there."""
+import json
+import os
+import re
+import statistics
+import subprocess
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "bin")
+CLUSTER = os.path.join(ROOT, "bench", "cluster.sh")
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, text=True, capture_output=True, **kw)
+
+
+def spec_fields(spec):
+    """`gpt:vocab=..,seq=..` -> {"vocab": "..", ...}"""
+    return dict(kv.split("=") for kv in spec.split(":")[1].split(","))
+
+
+def loomc(spec, out, *flags):
+    sh([os.path.join(BIN, "loomc"), f"--model={spec}", *flags, "-o", out])
+    return json.load(open(os.path.join(out, "manifest.json")))
+
+
+def calibrate(rate, path, hosts=2):
+    sh([CLUSTER, "--hosts", str(hosts), "--rate", rate, "--",
+        os.path.join(BIN, "loom-run"), "--calibrate", path])
+    return json.load(open(path))
+
+
+def loom(artifact, rate, steps, warmup, tmp, hosts=2, data="synthetic"):
+    """Runs `artifact` on `hosts` emulated hosts (rate None: one local
+    process). Returns a dict: median and mean step time over the timed steps,
+    communication per step, and the % hidden from the run's summary line."""
+    metrics = os.path.join(tmp, "m.jsonl")
+    run = [os.path.join(BIN, "loom-run"), artifact, "--steps", str(warmup + steps),
+           "--data", data, "--seed", "1", "--log-every", "0", "--metrics", metrics]
+    out = sh(run if rate is None else
+             [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", *run]).stdout
+    rows = [json.loads(l) for l in open(metrics) if '"summary"' not in l][warmup:]
+    m = re.search(r"([0-9.]+)% hidden", out)
+    return {"median": statistics.median(r["step_time_s"] for r in rows),
+            "mean": statistics.mean(r["step_time_s"] for r in rows),
+            "comm": statistics.mean(r.get("comm_time_s", 0.0) for r in rows),
+            "exposed": statistics.mean(r.get("exposed_comm_s", 0.0) for r in rows),
+            "hidden": float(m.group(1)) if m else float("nan")}
+
+
+def torch(spec, rate, steps, warmup, hosts=2, local_sgd=0):
+    """PyTorch 1.13 DDP (or post-local SGD every `local_sgd` steps) on the
+    emulated hosts: {"median", "mean"} step time."""
+    f = spec_fields(spec)
+    cmd = [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", "/usr/bin/python3",
+           os.path.join(ROOT, "bench", "torch_gpt_ddp.py"), "--steps", str(steps),
+           "--warmup", str(warmup), "--local-sgd", str(local_sgd)]
+    for k in ("vocab", "seq", "dim", "heads", "layers", "batch"):
+        cmd += [f"--{k}", f[k]]
+    line = [l for l in sh(cmd).stdout.splitlines() if l.startswith("torch ")][-1]
+    value = lambda key: float(line.split(key + "=")[1].split()[0])
+    return {"median": value("step_time_s"), "mean": value("mean_step_time_s")}
+
+
+def mbit(rate):
+    m = re.fullmatch(r"([0-9.]+)([kmg]?)bit", rate)
+    return float(m[1]) * {"k": 1e-3, "m": 1.0, "g": 1e3, "": 1e-6}[m[2]]
