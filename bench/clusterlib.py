@@ -50,6 +50,28 @@ def loom(artifact, rate, steps, warmup, tmp, hosts=2, data="synthetic"):
             "hidden": float(m.group(1)) if m else float("nan")}
 
 
+def loom_side_by_side(artifact, copies, steps, warmup, tmp):
+    """Mean step time of `copies` independent one-rank runs of `artifact` at
+    once on this machine: what each rank computes at when all ranks compute
+    and none communicates (on a small machine the ranks share caches and
+    memory bandwidth, so this is slower than one run alone)."""
+    procs, paths = [], []
+    for i in range(copies):
+        paths.append(os.path.join(tmp, f"side{i}.jsonl"))
+        procs.append(subprocess.Popen(
+            [os.path.join(BIN, "loom-run"), artifact, "--steps", str(warmup + steps),
+             "--data", "synthetic", "--seed", str(i), "--log-every", "0",
+             "--metrics", paths[-1]], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+    for p in procs:
+        if p.wait() != 0:
+            raise RuntimeError("a side-by-side loom-run failed")
+    means = []
+    for path in paths:
+        rows = [json.loads(l) for l in open(path) if '"summary"' not in l][warmup:]
+        means.append(statistics.mean(r["step_time_s"] for r in rows))
+    return statistics.mean(means)
+
+
 def torch(spec, rate, steps, warmup, hosts=2, local_sgd=0):
     """PyTorch 1.13 DDP (or post-local SGD every `local_sgd` steps) on the
     emulated hosts: {"median", "mean"} step time."""

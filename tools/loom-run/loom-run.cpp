@@ -102,6 +102,10 @@ metrics:
   tokens_per_s (global batch tokens per second of this rank's step time);
   last line: {"summary": {...}}, which adds comm_hidden_fraction
   (1 - exposed_comm_s / comm_time_s, in [0, 1]).
+  CO2 artifacts (loomc --co2): loss is the rank's own (ranks do not talk
+  during a round); at the outer step ending round k > 1, round_loss is round
+  k-1's mean over ranks and steps; the final loss is the last round's
+  (docs/co2.md).
 
 calibration:
   `loom-run --calibrate FILE` measures what loomc's cost model (overlap

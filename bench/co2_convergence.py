@@ -1,0 +1,109 @@
+"""CO2 convergence against DDP on text: the quickstart GPT and optimizer
+(scripts/quickstart.sh) on 2 local ranks for --steps steps, trained with
+  - Loom synchronous DDP                            (loomc --dp=2)
+  - Loom CO2 with τ = 4 and τ = 12                  (defaults: β 0.2, λ 1, φ 1)
+  - ablations at τ = 12: no gap penalty, no clip, neither
+Every run sees the same samples (2 ranks x batch 8 per step, the same
+windows of the corpus). The training loss of a step is the mean over ranks
+(DDP: per step; CO2: per round, as round_loss). Reports the mean loss over
+the last 100 steps and its gap to DDP, writes bench/co2_convergence.png;
+--record appends to bench/RESULTS.md.
+
+Usage: /usr/bin/python3 bench/co2_convergence.py [--steps 1200] [--record]"""
+import argparse
+import datetime
+import glob
+import json
+import os
+import sys
+import tempfile
+
+from clusterlib import BIN, ROOT, loomc, sh
+
+SPEC = "gpt:vocab=256,seq=64,dim=64,heads=4,layers=2,batch=8"
+
+
+def losses(metrics, tau):
+    """[(last step of a round or step, mean loss over ranks)]"""
+    rows = [json.loads(l) for l in open(metrics)]
+    summary = [r["summary"] for r in rows if "summary" in r][0]
+    steps = [r for r in rows if "summary" not in r]
+    if not tau:
+        return [(r["step"], r["loss"]) for r in steps]
+    # round_loss at step s is the round that ended at step s - tau; the last
+    # round's arrives with the summary.
+    out = [(r["step"] - tau, r["round_loss"]) for r in steps if "round_loss" in r]
+    out.append((steps[-1]["step"], summary["final_loss"]))
+    return out
+
+
+def tail_mean(points, steps, window=100):
+    """Mean loss over the last `window` steps (rounds weighted by length)."""
+    inside = [(s, l) for s, l in points if s > steps - window]
+    return sum(l for _, l in inside) / len(inside)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=1200)
+    ap.add_argument("--record", action="store_true")
+    args = ap.parse_args()
+    runs = [("DDP", 0, None), ("CO2 τ=4", 4, "local-steps=4"),
+            ("CO2 τ=12", 12, "local-steps=12"),
+            ("CO2 τ=12, no gap penalty", 12, "local-steps=12,gap-penalty=0"),
+            ("CO2 τ=12, no clip", 12, "local-steps=12,clip=0"),
+            ("CO2 τ=12, neither", 12, "local-steps=12,gap-penalty=0,clip=0")]
+    optimizer = ["--optimizer=adamw:lr=3e-3,beta1=0.9,beta2=0.95,wd=0.1",
+                 "--warmup-steps=20", f"--decay-steps={args.steps}", "--min-lr=3e-4"]
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = os.path.join(tmp, "corpus.txt")
+        with open(corpus, "wb") as out:
+            for path in sorted(glob.glob("/usr/share/common-licenses/*")):
+                if os.path.isfile(path):
+                    out.write(open(path, "rb").read())
+        for name, tau, co2 in runs:
+            art = os.path.join(tmp, "a")
+            flags = ["--dp=2", *optimizer] + ([f"--co2={co2}"] if co2 else [])
+            loomc(SPEC, art, *flags)
+            metrics = os.path.join(tmp, "m.jsonl")
+            sh([os.path.join(BIN, "loom-run"), art, "--ranks", "2", "--steps", str(args.steps),
+                "--data", "text:" + corpus, "--seed", "1", "--log-every", "0",
+                "--metrics", metrics])
+            points = losses(metrics, tau)
+            results.append((name, tau, points, tail_mean(points, args.steps)))
+            print(name, round(results[-1][3], 4), flush=True)
+    ddp = results[0][3]
+    lines = ["| run | mean loss, last 100 steps | vs DDP |", "|---|---|---|"]
+    for name, _, _, final in results:
+        lines.append(f"| {name} | {final:.4f} | {100 * (final - ddp) / ddp:+.2f}% |")
+    table = "\n".join(lines)
+    print(table)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    tokens_per_step = 2 * 8 * 64
+    plt.figure(figsize=(6.5, 4.2))
+    for name, tau, points, _ in results:
+        if not tau:  # DDP per step: average over 12-step windows, like the rounds
+            points = [(points[i + 11][0], sum(l for _, l in points[i:i + 12]) / 12)
+                      for i in range(0, len(points) - 11, 12)]
+        plt.plot([s * tokens_per_step for s, _ in points], [l for _, l in points],
+                 label=name, linewidth=1)
+    plt.xlabel("samples (tokens, both ranks)"); plt.ylabel("training loss (mean over ranks)")
+    plt.ylim(top=3.5); plt.grid(alpha=0.3); plt.legend(fontsize=8)
+    plt.title("GPT on text, 2 ranks: DDP against CO2"); plt.tight_layout()
+    plt.savefig(os.path.join(ROOT, "bench", "co2_convergence.png"))
+    if args.record:
+        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as out:
+            out.write(f"\n### CO2 convergence against DDP, {datetime.date.today()}\n\n")
+            out.write(f"`{SPEC}`, 2 local ranks, {args.steps} steps of AdamW "
+                      "(lr 3e-3, betas 0.9/0.95, wd 0.1, warmup 20, cosine to 3e-4) on "
+                      "/usr/share/common-licenses; same samples in every run.\n\n")
+            out.write(f"Command: `/usr/bin/python3 bench/co2_convergence.py --steps "
+                      f"{args.steps} --record`\n\n" + table + "\n\n"
+                      "![loss against samples](co2_convergence.png)\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
