@@ -1,7 +1,7 @@
 """CO2 convergence against DDP on text: the quickstart GPT and optimizer
 (scripts/quickstart.sh) on 2 local ranks for --steps steps, trained with
   - Loom synchronous DDP                            (loomc --dp=2)
-  - Loom CO2 with τ = 4 and τ = 12                  (defaults: β 0.2, λ 1, φ 1)
+  - Loom CO2 with τ = 4 and τ = 12                  (defaults: α 1, β 0.2, λ 4, φ 1)
   - ablations at τ = 12: no gap penalty, no clip, neither
 Every run sees the same samples (2 ranks x batch 8 per step, the same
 windows of the corpus). The training loss of a step is the mean over ranks
@@ -50,6 +50,7 @@ def main():
     args = ap.parse_args()
     runs = [("DDP", 0, None), ("CO2 τ=4", 4, "local-steps=4"),
             ("CO2 τ=12", 12, "local-steps=12"),
+            ("CO2 τ=4, outer-lr 0.5", 4, "local-steps=4,outer-lr=0.5"),
             ("CO2 τ=12, no gap penalty", 12, "local-steps=12,gap-penalty=0"),
             ("CO2 τ=12, no clip", 12, "local-steps=12,clip=0"),
             ("CO2 τ=12, neither", 12, "local-steps=12,gap-penalty=0,clip=0")]

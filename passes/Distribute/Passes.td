@@ -67,7 +67,7 @@ def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
            "Outer learning rate (alpha).">,
     Option<"outerMomentum", "outer-momentum", "double", /*default=*/"0.2",
            "Outer momentum (beta).">,
-    Option<"gapPenalty", "gap-penalty", "double", /*default=*/"1.0",
+    Option<"gapPenalty", "gap-penalty", "double", /*default=*/"4.0",
            "Staleness gap penalty strength (lambda; 0: off).">,
     Option<"clip", "clip", "double", /*default=*/"1.0",
            "Clip of the outer momentum, elementwise (phi; 0: off).">,

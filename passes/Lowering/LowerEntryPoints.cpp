@@ -313,7 +313,7 @@ struct LowerEntryPointsPass
     double clip = op.getClip().convertToDouble();
     Value alpha = cst(op.getOuterLr().convertToDouble());
     Value beta = cst(op.getOuterMomentum().convertToDouble());
-    Value lambda = cst(penalty), one = cst(1.0), tiny = cst(1e-12),
+    Value lambda = cst(penalty), one = cst(1.0), tiny = cst(1e-30),
           zero = cst(0.0), hi = cst(clip), lo = cst(-clip);
     return buildElementwise(
         b, loc, type, {x, op.getMean(), state[0], state[1], state[2]}, 4,
@@ -322,11 +322,17 @@ struct LowerEntryPointsPass
           Value d = arith::SubFOp::create(nb, l, pa, mean);
           Value scaled = d;
           if (penalty != 0) {
-            Value gap = math::AbsFOp::create(
-                nb, l, arith::SubFOp::create(nb, l, a, pa));
+            // The share of d the anchor already moved along: max(0, -gap*d)
+            // / d^2 (gap = a - p; the model moves along -d).
+            Value along = arith::MaximumFOp::create(
+                nb, l, zero,
+                arith::NegFOp::create(
+                    nb, l,
+                    arith::MulFOp::create(
+                        nb, l, arith::SubFOp::create(nb, l, a, pa), d)));
             Value rel = arith::DivFOp::create(
-                nb, l, gap,
-                arith::AddFOp::create(nb, l, math::AbsFOp::create(nb, l, d),
+                nb, l, along,
+                arith::AddFOp::create(nb, l, arith::MulFOp::create(nb, l, d, d),
                                       tiny));
             Value denom = arith::AddFOp::create(
                 nb, l, one, arith::MulFOp::create(nb, l, lambda, rel));

@@ -52,7 +52,7 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<double> co2OuterLr{*this, "co2-outer-lr", llvm::cl::init(1.0)};
   Option<double> co2OuterMomentum{*this, "co2-outer-momentum",
                                   llvm::cl::init(0.2)};
-  Option<double> co2GapPenalty{*this, "co2-gap-penalty", llvm::cl::init(1.0)};
+  Option<double> co2GapPenalty{*this, "co2-gap-penalty", llvm::cl::init(4.0)};
   Option<double> co2Clip{*this, "co2-clip", llvm::cl::init(1.0)};
   // The cost model of the overlap scheduler and of CO2's local steps
   // (loom/Analysis/MachineSpec.h).

@@ -84,7 +84,7 @@ static cl::opt<std::string> co2(
              "all-reduce overlapping the next local steps. SPEC: "
              "on (the defaults) or local-steps=N|auto (12), outer-lr (1.0), "
              "outer-momentum (0.2), "
-             "gap-penalty (1.0; 0 off), clip (1.0; 0 off), e.g. "
+             "gap-penalty (4.0; 0 off), clip (1.0; 0 off), e.g. "
              "--co2=local-steps=4 (docs/co2.md)"),
     cl::value_desc("SPEC"), cl::init(""), cl::cat(cat));
 static cl::opt<std::string> calibration(

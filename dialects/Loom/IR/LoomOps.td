@@ -635,7 +635,9 @@ def Loom_CO2OuterOp : Loom_Op<"co2_outer", [
     t >= 1:
       d    = p - mean                          stale pseudo-gradient
       gap  = a - p                             how far the anchor moved since
-      L    = 1 / (1 + gap_penalty * |gap| / (|d| + 1e-12))   (elementwise)
+      L    = 1 / (1 + gap_penalty * max(0, -gap * d) / (d^2 + 1e-30))
+                                               (elementwise: the share of d
+                                               the anchor already moved along)
       m    = clamp(outer_momentum * m + L * d, -clip, clip)
       p    = a
       a    = a - outer_lr * m

@@ -40,7 +40,7 @@ struct OptimizerSpec {
 /// (`--co2=...`; docs/co2.md). localSteps 0 is `auto`.
 struct CO2Spec {
   int64_t localSteps = 12;
-  double outerLr = 1.0, outerMomentum = 0.2, gapPenalty = 1.0, clip = 1.0;
+  double outerLr = 1.0, outerMomentum = 0.2, gapPenalty = 4.0, clip = 1.0;
 };
 
 /// Parse errors name the offending field, e.g.

@@ -27,7 +27,8 @@ def reference(x, mean, a, p, m, rnd, cfg):
         return a, a, a, m
     d = p - mean
     if cfg["gap_penalty"]:
-        d = d / (1 + cfg["gap_penalty"] * abs(a - p) / (abs(d) + 1e-12))
+        along = max(0.0, -(a - p) * d)
+        d = d / (1 + cfg["gap_penalty"] * along / (d * d + 1e-30))
     m = cfg["outer_momentum"] * m + d
     if cfg["clip"]:
         m = min(max(m, -cfg["clip"]), cfg["clip"])
