@@ -263,25 +263,32 @@ void MpiCommunicator::complete(std::vector<MPI_Request> &requests,
   }
 }
 
+/// Calls `piece(pointer, elements)` for every slice of at most kMaxPiece
+/// elements of `buf` (MPI counts are ints).
+template <typename Fn>
+void forEachPiece(void *buf, int64_t count, DType dtype, Fn piece) {
+  char *bytes = static_cast<char *>(buf);
+  const size_t elementSize = dtypeSize(dtype);
+  for (int64_t offset = 0; offset < count; offset += kMaxPiece)
+    piece(bytes + offset * elementSize,
+          static_cast<int>(std::min(kMaxPiece, count - offset)));
+}
+
 void MpiCommunicator::allReduce(void *buf, int64_t count, DType dtype,
                                 ReduceOp op) {
   Watched watched(*watchdog, "all_reduce");
-  char *bytes = static_cast<char *>(buf);
-  const size_t elementSize = dtypeSize(dtype);
   std::vector<MPI_Request> requests;
-  for (int64_t offset = 0; offset < count; offset += kMaxPiece) {
-    int piece = static_cast<int>(std::min(kMaxPiece, count - offset));
-    void *at = bytes + offset * elementSize;
-    if (!onCommThread()) {
+  const bool async = onCommThread();
+  forEachPiece(buf, count, dtype, [&](void *at, int piece) {
+    if (!async)
       check(MPI_Allreduce(MPI_IN_PLACE, at, piece, mpiType(dtype), mpiOp(op),
                           comm),
             "MPI_Allreduce");
-      continue;
-    }
-    check(MPI_Iallreduce(MPI_IN_PLACE, at, piece, mpiType(dtype), mpiOp(op),
-                         comm, &requests.emplace_back()),
-          "MPI_Iallreduce");
-  }
+    else
+      check(MPI_Iallreduce(MPI_IN_PLACE, at, piece, mpiType(dtype), mpiOp(op),
+                           comm, &requests.emplace_back()),
+            "MPI_Iallreduce");
+  });
   complete(requests, "MPI_Iallreduce");
   if (op == ReduceOp::Mean)
     divide(buf, count, dtype, mySize);
@@ -329,20 +336,16 @@ void MpiCommunicator::allGather(const void *send, void *recv, int64_t count,
 void MpiCommunicator::broadcast(void *buf, int64_t count, DType dtype,
                                 int root) {
   Watched watched(*watchdog, "broadcast");
-  char *bytes = static_cast<char *>(buf);
-  const size_t elementSize = dtypeSize(dtype);
   std::vector<MPI_Request> requests;
-  for (int64_t offset = 0; offset < count; offset += kMaxPiece) {
-    int piece = static_cast<int>(std::min(kMaxPiece, count - offset));
-    void *at = bytes + offset * elementSize;
-    if (!onCommThread()) {
+  const bool async = onCommThread();
+  forEachPiece(buf, count, dtype, [&](void *at, int piece) {
+    if (!async)
       check(MPI_Bcast(at, piece, mpiType(dtype), root, comm), "MPI_Bcast");
-      continue;
-    }
-    check(MPI_Ibcast(at, piece, mpiType(dtype), root, comm,
-                     &requests.emplace_back()),
-          "MPI_Ibcast");
-  }
+    else
+      check(MPI_Ibcast(at, piece, mpiType(dtype), root, comm,
+                       &requests.emplace_back()),
+            "MPI_Ibcast");
+  });
   complete(requests, "MPI_Ibcast");
 }
 
