@@ -49,7 +49,7 @@ def main():
         for rate in args.rates.split(","):
             calib = art("calib.json")
             calibrate(rate, calib)
-            over = loomc(args.spec, art("over"), "--dp=2", "--overlap", "--calibration=" + calib)
+            loomc(args.spec, art("over"), "--dp=2", "--overlap", "--calibration=" + calib)
             auto = loomc(args.spec, art("auto"), "--dp=2", "--co2=local-steps=auto",
                          "--calibration=" + calib)
             tau_auto = auto["co2"]["local_steps"]
