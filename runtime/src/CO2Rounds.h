@@ -1,17 +1,34 @@
 //===- CO2Rounds.h - CO2's outer rounds, run by the trainer -----*- C++ -*-===//
 //
 // Internal to the runtime. A CO2 artifact (loomc --co2) trains each rank's
-// model locally; every `local_steps` steps the trainer runs an outer step:
-//   1. wait for the previous round's all-reduce (the mean over ranks of the
-//      parameters at the previous outer step), which ran on the
-//      communication thread during this round's local steps;
-//   2. copy the current parameters into the round buffer and start their
-//      mean all-reduce (asynchronous: the next round's local steps hide it);
-//   3. call the compiled `outer_step(round, co2.mean:*)`, which applies the
-//      outer momentum to the stale mean (loom.co2_outer).
-// Before the first step, outer_step(round = -1) sets the anchors. Every rank
-// runs the same schedule (rounds are counted in steps), so the collectives
-// match. See docs/co2.md.
+// model locally; every `local_steps` steps the trainer runs an outer step.
+// Every rank runs the same schedule (rounds are counted in steps), so the
+// collectives match. See docs/co2.md.
+//
+// Replicated outer state (entry `outer_step`, every rank holds the anchors
+// and the outer momentum of every parameter). At outer step t:
+//   1. wait for round t-1's all-reduce (the mean over ranks of the
+//      parameters at outer step t-1), which ran on the communication thread
+//      during round t's local steps, and copy it into outer_step's inputs;
+//   2. copy the current parameters and this round's mean loss into the
+//      round buffer and start their mean all-reduce;
+//   3. call outer_step(t), which applies the outer momentum to the stale
+//      mean (loom.co2_outer) and sets the parameters to the new anchor.
+//
+// Sharded outer state (entry `outer_shard`, rank r holds slice r of the
+// flattened parameters' outer state, 1/N of it). The round's collective is
+// a chain: a reduce-scatter of the parameters gives each rank the mean of
+// its slice; the rank updates its slice (outer_shard, between two local
+// steps: poll()); an all-gather of the new anchor slices gives every rank
+// the whole new anchor. At outer step t the chain started at t-1 is
+// finished and its anchor becomes the parameters; the update it ran is the
+// one the replicated form runs at outer step t, on the same values, so the
+// two train the same model. Round 0 (no mean yet) gathers the first anchor
+// synchronously, once.
+//
+// Checkpoints: complete() finishes whatever is in flight, after which
+// stateTensors() holds everything the next outer step needs besides the
+// artifact's own params and state; restore() resumes from them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_SRC_CO2ROUNDS_H
@@ -24,37 +41,85 @@
 
 namespace loom::rt {
 
+class Communicator;
+
 class CO2Rounds {
 public:
-  /// `artifact` must be a CO2 artifact (manifest co2.local_steps > 0).
-  explicit CO2Rounds(Artifact &artifact);
+  /// `artifact` must be a CO2 artifact (manifest co2.local_steps > 0) and
+  /// `comm` the job's communicator (rank and size of the shards).
+  CO2Rounds(Artifact &artifact, Communicator &comm);
   /// Waits for a round still in flight.
   ~CO2Rounds();
 
   int64_t localSteps() const { return tau; }
-  /// Sets the anchors from the current parameters (round -1).
+  bool sharded() const { return isSharded; }
+  /// Sets the anchors from the current parameters (round -1). Not after
+  /// restore().
   void start();
   /// After step `step` (1-based): whether an outer step follows.
   bool isBoundary(int64_t step) const { return step % tau == 0; }
-  /// The outer step after step `step`. `lossSum` is this rank's loss summed
-  /// over the round's steps; it travels with the round's all-reduce (no
-  /// extra collective), so the mean over ranks and steps returned is the
-  /// previous round's (NaN at the first outer step).
-  double outerStep(int64_t step, double lossSum);
-  /// Waits for the round in flight, if any; returns its mean loss (or NaN).
-  double finish();
+  /// Adds this rank's loss of an inner step to the round's sum.
+  void addLoss(double loss);
+  /// The outer step after step `step`. The round's mean loss travels with
+  /// its collective (no extra one), so the mean over ranks and steps
+  /// returned is the previous round's (NaN at the first outer step).
+  double outerStep(int64_t step);
+  /// Between two inner steps: advances a sharded round whose reduce-scatter
+  /// is done (updates this rank's slice, starts the all-gather). Never
+  /// blocks; nothing to do for the replicated form.
+  void poll();
+  /// Waits for everything in flight; returns the mean loss of the last
+  /// round started (NaN if none). The round's result is kept for the next
+  /// outer step.
+  double complete();
+
+  /// What a checkpoint must hold besides the artifact's params and state,
+  /// valid after complete(): the round buffer, whether it holds a result,
+  /// the loss sum of the round under way and, sharded, this rank's slice of
+  /// the outer state. Names start with "co2.".
+  std::vector<Tensor *> stateTensors();
+  /// After stateTensors() were loaded from a checkpoint: resumes there.
+  void restore();
 
 private:
+  /// Where a round stands. Replicated: None -> AllReduce -> Done. Sharded:
+  /// None -> ReduceScatter -> (poll) AllGather -> Done.
+  enum class Phase { None, AllReduce, ReduceScatter, AllGather, Done };
+
+  double roundLossOfBuffer() const;
+  void setBufferLoss(double loss);
+  void outerReplicated(int64_t round);
+  void outerSharded(int64_t round);
+  /// Sharded: runs outer_shard for `round` and keeps its new state.
+  void updateShard(int64_t round);
+  /// Sharded: the reduce-scatter is done; update and start the all-gather.
+  void advanceShard();
+
   Artifact &artifact;
   int64_t tau;
+  bool isSharded;
+  int rank, ranks;
   Entry &outer;
-  /// The parameters, flat in manifest order, then the round's mean loss:
-  /// what the all-reduce averages.
-  std::vector<Tensor *> params;
+  DType dtype;
+  /// Replicated: outer_step's co2.mean:<param> inputs, in params' order
+  /// (declared first: the constructor fills both at once).
   std::vector<Tensor *> means;
-  std::vector<char> roundBuffer;
-  int64_t elements = 0; ///< of the parameters (the buffer has one more)
-  int64_t inFlight = 0; ///< handle of the round's all-reduce, 0: none
+  /// The parameters the outer step updates, flat in this order.
+  std::vector<Tensor *> params;
+  int64_t elements = 0; ///< of the parameters; the loss slot follows
+  /// Replicated: the parameters and the loss slot, all-reduced. Sharded:
+  /// ranks x shard elements, reduce-scattered, then all-gathered into.
+  Tensor roundBuffer;
+  /// 1 when roundBuffer holds a finished round for the next outer step.
+  Tensor roundDone{"co2.round_done", ArgRole::State, {}, DType::I64};
+  Tensor lossSum{"co2.round_loss_sum", ArgRole::State, {}, DType::F64};
+  Phase phase = Phase::None;
+  int64_t handle = 0;        ///< of the collective in flight
+  int64_t roundInFlight = 0; ///< sharded: the round whose chain runs
+  /// Sharded: outer_shard's inputs and outputs (artifact tensors).
+  int64_t shardElements = 0;
+  Tensor *shardMean = nullptr, *shardX = nullptr, *shardOut = nullptr;
+  std::vector<Tensor *> shardState, shardStateOut;
 };
 
 } // namespace loom::rt

@@ -21,6 +21,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <map>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -33,6 +34,18 @@ namespace {
 constexpr const char *kModelFile = "model.safetensors";
 constexpr const char *kOptimizerFile = "optimizer.safetensors";
 constexpr const char *kTrainerFile = "trainer.json";
+/// Per-rank checkpoints: rank-local tensors beyond params and state.
+constexpr const char *kRankStateFile = "co2.safetensors";
+/// trainer.json's "per_rank" value: what the rank directories hold.
+constexpr const char *kPerRankKind = "co2";
+
+std::string rankDir(int rank) { return "rank-" + std::to_string(rank); }
+
+/// A rank's files, relative to the checkpoint directory.
+std::vector<std::string> rankFiles(int rank) {
+  std::string dir = rankDir(rank) + "/";
+  return {dir + kModelFile, dir + kOptimizerFile, dir + kRankStateFile};
+}
 
 /// Saves started by this process, for LOOM_TEST_CRASH_IN_SAVE.
 int savesStarted = 0;
@@ -107,15 +120,15 @@ bool isCheckpointDir(const std::string &path) {
 /// F32 and F64. Shapes have been checked by the caller.
 void copyInto(Tensor &tensor, const SafeTensorView &view,
               const std::string &source) {
+  if (view.dtype && *view.dtype == tensor.dtype()) {
+    std::memcpy(tensor.data(), view.data, tensor.byteSize());
+    return;
+  }
   if (!view.dtype || !isFloat(*view.dtype) || !isFloat(tensor.dtype()))
     fail("%s: tensor '%s' has dtype %s but the artifact expects %s (only F32 "
          "and F64 can be loaded)",
          source.c_str(), view.name.c_str(), view.dtypeName.c_str(),
          dtypeSafeTensorsName(tensor.dtype()));
-  if (*view.dtype == tensor.dtype()) {
-    std::memcpy(tensor.data(), view.data, tensor.byteSize());
-    return;
-  }
   // The file's bytes need not be aligned for the element type.
   int64_t count = tensor.numElements();
   const char *bytes = static_cast<const char *>(view.data);
@@ -149,15 +162,15 @@ const SafeTensorView &matching(const SafeTensorsFile &file,
   return *view;
 }
 
-void verifyFile(const std::string &dir, const json &files, const char *name,
-                const std::string &trainerPath) {
+void verifyFile(const std::string &dir, const json &files,
+                const std::string &name, const std::string &trainerPath) {
   std::string path = dir + "/" + name;
   auto entry = files.find(name);
   if (entry == files.end() || !entry->is_object() ||
       !entry->contains("sha256") || !(*entry)["sha256"].is_string() ||
       !entry->contains("bytes") || !(*entry)["bytes"].is_number_unsigned())
     fail("%s: files.%s: missing sha256/bytes record", trainerPath.c_str(),
-         name);
+         name.c_str());
   std::error_code error;
   if (!fs::is_regular_file(path, error))
     fail("checkpoint file %s is missing", path.c_str());
@@ -189,7 +202,27 @@ T field(const json &object, const char *key, const std::string &source) {
   fail("%s: field '%s' is missing or has the wrong type", source.c_str(), key);
 }
 
-LoadResult loadFull(const std::string &dir, Artifact &artifact) {
+/// Copies every tensor of `tensors` from `file`, each of which must be
+/// there with its shape, after checking all of them.
+void loadTensors(const std::vector<Tensor *> &tensors, const std::string &path,
+                 ArgRole role, Artifact *artifact, const char *what) {
+  SafeTensorsFile file = SafeTensorsFile::read(path);
+  for (Tensor *tensor : tensors)
+    matching(file, *tensor, path);
+  if (artifact)
+    for (const SafeTensorView &view : file.tensors())
+      if (!artifact->findTensor(view.name) ||
+          artifact->findTensor(view.name)->role() != role)
+        fail("%s has tensor '%s', which the artifact%s does not have (%s)",
+             path.c_str(), view.name.c_str(), what,
+             role == ArgRole::Param ? "checkpoint of another model?"
+                                    : "saved with another optimizer?");
+  for (Tensor *tensor : tensors)
+    copyInto(*tensor, matching(file, *tensor, path), path);
+}
+
+LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
+                    const std::vector<Tensor *> &extra) {
   std::string trainerPath = dir + "/" + kTrainerFile;
   std::error_code error;
   if (!fs::exists(trainerPath, error))
@@ -210,8 +243,18 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact) {
          trainerPath.c_str(), static_cast<long long>(version),
          kCheckpointFormatVersion);
   json files = field<json>(trainer, "files", trainerPath);
-  verifyFile(dir, files, kModelFile, trainerPath);
-  verifyFile(dir, files, kOptimizerFile, trainerPath);
+  const bool perRank = trainer.contains("per_rank");
+  if (perRank && extra.empty())
+    fail("%s was saved by a job whose ranks train different models (CO2), "
+         "one directory per rank, and this artifact resumes a single "
+         "replicated model; start from the checkpoint's consensus weights "
+         "with --load %s/%s",
+         dir.c_str(), dir.c_str(), kModelFile);
+  if (!perRank && !extra.empty())
+    fail("%s holds one replicated model (saved without CO2) and this CO2 "
+         "artifact resumes per-rank checkpoints of a CO2 job; start from its "
+         "weights with --load %s/%s",
+         dir.c_str(), dir.c_str(), kModelFile);
 
   LoadResult result;
   result.full = true;
@@ -225,32 +268,24 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact) {
   if (trainer.contains("ranks"))
     result.state.ranks = field<int64_t>(trainer, "ranks", trainerPath);
 
-  std::string modelPath = dir + "/" + kModelFile;
-  std::string optimizerPath = dir + "/" + kOptimizerFile;
-  SafeTensorsFile model = SafeTensorsFile::read(modelPath);
-  SafeTensorsFile optimizer = SafeTensorsFile::read(optimizerPath);
-  // Check everything before copying anything, so a mismatch leaves the
-  // artifact's freshly initialised values intact.
-  for (Tensor *param : artifact.params())
-    matching(model, *param, modelPath);
-  for (Tensor *state : artifact.state())
-    matching(optimizer, *state, optimizerPath);
-  for (const SafeTensorView &view : model.tensors())
-    if (!artifact.findTensor(view.name) ||
-        artifact.findTensor(view.name)->role() != ArgRole::Param)
-      fail("%s has tensor '%s', which the artifact does not have (checkpoint "
-           "of another model?)",
-           modelPath.c_str(), view.name.c_str());
-  for (const SafeTensorView &view : optimizer.tensors())
-    if (!artifact.findTensor(view.name) ||
-        artifact.findTensor(view.name)->role() != ArgRole::State)
-      fail("%s has tensor '%s', which the artifact's optimizer does not have "
-           "(saved with another optimizer?)",
-           optimizerPath.c_str(), view.name.c_str());
-  for (Tensor *param : artifact.params())
-    copyInto(*param, matching(model, *param, modelPath), modelPath);
-  for (Tensor *state : artifact.state())
-    copyInto(*state, matching(optimizer, *state, optimizerPath), optimizerPath);
+  std::vector<std::string> names{kModelFile, kOptimizerFile};
+  if (perRank) {
+    // A job with more ranks than saved it: the caller says so.
+    if (rank >= result.state.ranks)
+      return result;
+    names = rankFiles(rank);
+    verifyFile(dir, files, kModelFile, trainerPath);
+  }
+  for (const std::string &name : names)
+    verifyFile(dir, files, name, trainerPath);
+  // Each file is checked whole before it is copied; a later file's mismatch
+  // can still leave earlier tensors loaded, and the caller then fails.
+  loadTensors(artifact.params(), dir + "/" + names[0], ArgRole::Param,
+              &artifact, "");
+  loadTensors(artifact.state(), dir + "/" + names[1], ArgRole::State, &artifact,
+              "'s optimizer");
+  if (perRank)
+    loadTensors(extra, dir + "/" + names[2], ArgRole::State, nullptr, "");
   return result;
 }
 
@@ -324,6 +359,75 @@ void writeCheckpointFiles(const std::string &dir, Artifact &artifact,
   syncDirectory(dir);
 }
 
+std::string beginPerRankCheckpoint(const std::string &path) {
+  checkSaveTarget(path);
+  std::string tmp = checkpointTempPath(trimSlashes(path));
+  std::error_code error;
+  if (fs::exists(tmp, error))
+    removeOrFail(tmp); // a save that died earlier
+  fs::create_directories(tmp, error);
+  if (error)
+    fail("cannot create checkpoint directory %s: %s", tmp.c_str(),
+         error.message().c_str());
+  return tmp;
+}
+
+void writeRankCheckpointFiles(const std::string &tmpDir, int rank,
+                              Artifact &artifact,
+                              const std::vector<Tensor *> &extra) {
+  ++savesStarted;
+  std::string dir = tmpDir + "/" + rankDir(rank);
+  std::error_code error;
+  fs::create_directories(dir, error);
+  if (error)
+    fail("cannot create checkpoint directory %s: %s", dir.c_str(),
+         error.message().c_str());
+  std::vector<std::string> names = rankFiles(rank);
+  const std::map<std::string, std::string> meta = {{"format", "pt"},
+                                                   {"generator", "loom"}};
+  writeSafeTensors(tmpDir + "/" + names[0], views(artifact.params()), meta);
+  crashPointForTests("write");
+  writeSafeTensors(tmpDir + "/" + names[1], views(artifact.state()), meta);
+  writeSafeTensors(tmpDir + "/" + names[2], views(extra), meta);
+  syncDirectory(dir);
+}
+
+void finishPerRankCheckpoint(const std::string &tmpDir, Artifact &artifact,
+                             const std::vector<Tensor *> &consensus,
+                             const TrainerState &state) {
+  writeSafeTensors(tmpDir + "/" + kModelFile, views(consensus),
+                   {{"format", "pt"}, {"generator", "loom"}});
+  json files = json::object();
+  std::vector<std::string> names{kModelFile};
+  for (int r = 0; r < state.ranks; ++r)
+    for (const std::string &name : rankFiles(r))
+      names.push_back(name);
+  std::error_code error;
+  for (const std::string &name : names) {
+    std::string path = tmpDir + "/" + name;
+    if (!fs::is_regular_file(path, error))
+      fail("%s is missing: every rank writes its part of a per-rank "
+           "checkpoint into %s, so the save path must be on a filesystem "
+           "all ranks share",
+           path.c_str(), tmpDir.c_str());
+    files[name] = {{"sha256", sha256FileHex(path)},
+                   {"bytes", fs::file_size(path)}};
+  }
+  nlohmann::ordered_json trainer = {
+      {"format_version", kCheckpointFormatVersion},
+      {"step", state.step},
+      {"data_position", state.dataPosition},
+      {"seed", state.seed},
+      {"shuffle", state.shuffle},
+      {"data", state.data},
+      {"ranks", state.ranks},
+      {"per_rank", kPerRankKind},
+      {"model", fingerprint(artifact.params())},
+      {"files", files}};
+  writeFileDurable(tmpDir + "/" + kTrainerFile, trainer.dump(2) + "\n");
+  syncDirectory(tmpDir);
+}
+
 void commitCheckpoint(const std::string &tmpDir, const std::string &path) {
   std::string target = trimSlashes(path);
   std::string old = oldPath(target);
@@ -365,17 +469,18 @@ void saveCheckpoint(const std::string &path, Artifact &artifact,
   commitCheckpoint(tmp, target);
 }
 
-LoadResult loadCheckpoint(const std::string &path, Artifact &artifact) {
+LoadResult loadCheckpoint(const std::string &path, Artifact &artifact, int rank,
+                          const std::vector<Tensor *> &extra) {
   std::string target = trimSlashes(path);
   std::error_code error;
   if (fs::is_regular_file(target, error))
     return loadWeights(target, artifact);
   if (fs::is_directory(target, error))
-    return loadFull(target, artifact);
+    return loadFull(target, artifact, rank, extra);
   std::string old = oldPath(target);
   if (!fs::exists(target, error) && fs::is_directory(old, error)) {
     // A save died between moving PATH aside and moving the new one in.
-    LoadResult result = loadFull(old, artifact);
+    LoadResult result = loadFull(old, artifact, rank, extra);
     result.note = target + " is missing; loaded the previous checkpoint " +
                   old + " left by an interrupted save";
     return result;

@@ -288,6 +288,24 @@ public:
     CO2Spec co2;
     co2.localSteps = integer(require(value, path, "local_steps"),
                              join(path, "local_steps"), 1);
+    if (const json *sharded = optional(value, "sharded")) {
+      if (!sharded->is_boolean())
+        error(join(path, "sharded"), "expected true or false");
+      co2.sharded = sharded->get<bool>();
+    }
+    if (!co2.sharded)
+      return co2;
+    co2.shardElements = integer(require(value, path, "shard_elements"),
+                                join(path, "shard_elements"), 1);
+    std::string listPath = join(path, "params");
+    const json &list = expectArray(require(value, path, "params"), listPath);
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string())
+        error(listPath + "[" + std::to_string(i) + "]", "expected a name");
+      co2.params.push_back(list[i].get<std::string>());
+    }
+    if (co2.params.empty())
+      error(listPath, "a sharded CO2 artifact updates at least one param");
     return co2;
   }
 

@@ -11,16 +11,25 @@
 #define LOOM_RUNTIME_SRC_REPLICAS_H
 
 #include <string>
+#include <vector>
 
 namespace loom::rt {
 
 class Artifact;
+class Tensor;
 class Communicator;
 
 /// Collective. "" if every rank's params and state are bitwise equal to rank
 /// 0's; otherwise a message naming the first rank that differs (the same
 /// message on every rank).
 std::string compareReplicas(Communicator &comm, Artifact &artifact);
+
+/// The same check for `tensors` only (CO2: the replicated outer state, which
+/// every rank computes from the same means while the local models differ).
+/// `what` names them in the message.
+std::string compareReplicas(Communicator &comm,
+                            const std::vector<Tensor *> &tensors,
+                            const char *what);
 
 } // namespace loom::rt
 

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -74,6 +75,9 @@ struct Trainer::Setup {
   std::unique_ptr<DataSource> data;
   BatchBuffers batch;
   MetricsWriter metrics;
+  /// CO2: local steps, and an outer step every local_steps steps whose
+  /// collective stays in flight across steps (CO2Rounds.h).
+  std::unique_ptr<CO2Rounds> co2;
 };
 
 Trainer::Trainer(Artifact &artifact, const TrainOptions &options,
@@ -86,11 +90,6 @@ void Trainer::prepare(Setup &setup) {
   checkJobMatchesMesh(manifest.mesh, comm.size(), options.externalLauncher);
   if (options.saveEvery > 0 && options.savePath.empty())
     fail("--save-every needs --save PATH");
-  if (manifest.co2.localSteps > 0 && !options.savePath.empty())
-    fail("checkpoints of CO2 artifacts are not supported yet: each rank's "
-         "local model and inner optimizer state differ between outer steps, "
-         "and a checkpoint holds one copy (train without --save, or compile "
-         "without --co2)");
   if (!options.savePath.empty())
     checkSaveTarget(options.savePath);
   if (!artifact.hasEntry("train_step"))
@@ -109,8 +108,14 @@ void Trainer::prepare(Setup &setup) {
   state.data = options.data;
   state.ranks = comm.size();
   artifact.initialize(options.seed);
+  if (manifest.co2.localSteps > 0)
+    setup.co2 = std::make_unique<CO2Rounds>(artifact, comm);
+  bool resumed = false;
   if (!options.loadPath.empty()) {
-    LoadResult loaded = loadCheckpoint(options.loadPath, artifact);
+    // CO2 ranks resume from their own part of a per-rank checkpoint.
+    LoadResult loaded = loadCheckpoint(options.loadPath, artifact, comm.rank(),
+                                       setup.co2 ? setup.co2->stateTensors()
+                                                 : std::vector<Tensor *>{});
     if (root && !loaded.note.empty())
       log << "note: " << loaded.note << "\n";
     if (loaded.full) {
@@ -125,11 +130,7 @@ void Trainer::prepare(Setup &setup) {
              loaded.path.c_str(), static_cast<long long>(loaded.state.ranks),
              comm.size(), options.externalLauncher ? "-np" : "--ranks",
              static_cast<long long>(loaded.state.ranks), loaded.path.c_str());
-      if (manifest.co2.localSteps > 0)
-        fail("resuming a CO2 artifact from a full checkpoint is not "
-             "supported yet; start from its weights only with --load "
-             "%s/model.safetensors",
-             loaded.path.c_str());
+      resumed = true;
       state.step = loaded.state.step;
       state.dataPosition = loaded.state.dataPosition;
       if (!options.seedGiven)
@@ -155,6 +156,12 @@ void Trainer::prepare(Setup &setup) {
     }
   }
 
+  // The anchors come from the checkpoint, or from the starting weights.
+  if (setup.co2 && resumed)
+    setup.co2->restore();
+  else if (setup.co2)
+    setup.co2->start();
+
   DataOptions dataOptions;
   dataOptions.spec = options.data;
   dataOptions.seed = state.seed;
@@ -169,7 +176,9 @@ void Trainer::prepare(Setup &setup) {
     checkTraceWritable(options.tracePath, comm.rank());
 }
 
-void Trainer::save(TrainerState &state) {
+void Trainer::save(TrainerState &state, CO2Rounds *co2) {
+  if (co2)
+    return savePerRank(state, *co2);
   // Ranks must agree on what they save: a check, then rank 0 writes.
   std::string failure = compareReplicas(comm, artifact);
   if (!failure.empty())
@@ -186,6 +195,66 @@ void Trainer::save(TrainerState &state) {
   // The other ranks wait for rank 0's write, however long it takes; a rank
   // that dies meanwhile is still noticed, and rank 0 itself waits for the
   // others with the normal timeout.
+  std::optional<ScopedCollectiveTimeout> unlimited;
+  if (!comm.isRoot())
+    unlimited.emplace(comm, 0);
+  agreeOnFailure(comm, failure);
+}
+
+void Trainer::savePerRank(TrainerState &state, CO2Rounds &co2) {
+  // The round in flight is part of the state: finish it (its result waits
+  // for the next outer step as usual). Nothing is queued afterwards, so
+  // the trainer's own collectives below cannot race the comm thread.
+  co2.complete();
+  std::string failure;
+  if (!co2.sharded()) {
+    std::vector<Tensor *> outer;
+    for (Tensor *t : artifact.state())
+      if (t->name().find(".co2_") != std::string::npos)
+        outer.push_back(t);
+    failure = compareReplicas(comm, outer,
+                              "CO2 outer state (anchors, "
+                              "outer momentum)");
+    if (!failure.empty())
+      failTogether(comm, failure);
+  }
+  // The consensus model for export: the mean of the ranks' models.
+  std::vector<std::unique_ptr<Tensor>> consensus;
+  std::vector<Tensor *> consensusList;
+  for (const Tensor *p : artifact.params()) {
+    consensus.push_back(std::make_unique<Tensor>(p->name(), ArgRole::Param,
+                                                 p->shape(), p->dtype()));
+    std::memcpy(consensus.back()->data(), p->data(), p->byteSize());
+    comm.allReduce(consensus.back()->data(), p->numElements(), p->dtype(),
+                   ReduceOp::Mean);
+    consensusList.push_back(consensus.back().get());
+  }
+  // Rank 0 prepares the temp dir, every rank writes its part, rank 0
+  // indexes and commits; each stage ends with every rank agreeing.
+  std::string tmp;
+  try {
+    tmp = comm.isRoot() ? beginPerRankCheckpoint(options.savePath)
+                        : checkpointTempPath(options.savePath);
+  } catch (const std::exception &e) {
+    failure = e.what();
+  }
+  agreeOnFailure(comm, failure);
+  try {
+    writeRankCheckpointFiles(tmp, comm.rank(), artifact, co2.stateTensors());
+  } catch (const std::exception &e) {
+    failure = e.what();
+  }
+  agreeOnFailure(comm, failure);
+  if (comm.isRoot()) {
+    try {
+      finishPerRankCheckpoint(tmp, artifact, consensusList, state);
+      commitCheckpoint(tmp, options.savePath);
+      log << "saved checkpoint " << options.savePath << " (step " << state.step
+          << ", " << comm.size() << " ranks' local models)\n";
+    } catch (const std::exception &e) {
+      failure = e.what();
+    }
+  }
   std::optional<ScopedCollectiveTimeout> unlimited;
   if (!comm.isRoot())
     unlimited.emplace(comm, 0);
@@ -228,18 +297,13 @@ TrainResult Trainer::run() {
 
   ProgressReporter progress(firstStep, lastStep, options.logEvery,
                             tokensPerStep);
-  // CO2: local steps, and an outer step every local_steps steps whose
-  // all-reduce stays in flight across steps (CO2Rounds.h).
-  std::unique_ptr<CO2Rounds> co2;
-  if (manifest.co2.localSteps > 0) {
-    co2 = std::make_unique<CO2Rounds>(artifact);
-    co2->start();
-    if (root)
-      log << "co2: an outer step every " << co2->localSteps()
-          << " steps, its all-reduce overlapping the next " << co2->localSteps()
-          << "\n";
-  }
-  double roundLossSum = 0;
+  CO2Rounds *co2 = setup.co2.get();
+  if (co2 && root)
+    log << "co2: an outer step every " << co2->localSteps() << " steps, its "
+        << (co2->sharded() ? "reduce-scatter, update of this rank's shard "
+                             "and all-gather"
+                           : "all-reduce")
+        << " overlapping the next " << co2->localSteps() << "\n";
   RunSummary summary;
   summary.rank = comm.rank();
   double totalStepSeconds = 0;
@@ -261,11 +325,12 @@ TrainResult Trainer::run() {
     double roundLoss = NAN;
     if (!co2) {
       waitForAllCollectives();
-    } else if (co2->isBoundary(step)) {
-      roundLoss = co2->outerStep(step, roundLossSum + rankLoss);
-      roundLossSum = 0;
     } else {
-      roundLossSum += rankLoss;
+      co2->addLoss(rankLoss);
+      if (co2->isBoundary(step))
+        roundLoss = co2->outerStep(step);
+      else
+        co2->poll();
     }
     double stepSeconds = secondsSince(stepStart);
     double commSeconds = collectiveSeconds() - commBefore;
@@ -323,18 +388,18 @@ TrainResult Trainer::run() {
 
     if (!options.savePath.empty() && options.saveEvery > 0 &&
         step % options.saveEvery == 0) {
-      save(state);
+      save(state, co2);
       lastSaved = state.step;
     }
   }
   if (co2) {
     // The last round's mean loss arrives with its all-reduce.
-    double last = co2->finish();
+    double last = co2->complete();
     if (std::isfinite(last))
       summary.finalLoss = last;
   }
   if (!options.savePath.empty() && lastSaved != state.step)
-    save(state);
+    save(state, co2);
 
   summary.meanStepTimeS = summary.steps ? totalStepSeconds / summary.steps : 0;
   summary.tokensPerS = totalStepSeconds > 0

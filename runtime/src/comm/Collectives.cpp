@@ -160,6 +160,20 @@ void waitForAllCollectives() {
     blockOn(*q, q->issued());
 }
 
+bool collectiveFinished(int64_t handle) {
+  CommQueue *q = queue.load();
+  return !q || q->completed() >= handle;
+}
+
+int64_t reduceScatterStartInPlace(const void *send, void *recv, int64_t count,
+                                  DType dtype, ReduceOp op) {
+  return collective("loom_rt_reduce_scatter", 0, count,
+                    static_cast<int32_t>(dtype), reduceOpName(op),
+                    /*async=*/true, [=](Communicator &comm, DType type) {
+                      comm.reduceScatter(send, recv, count, type, op);
+                    });
+}
+
 void abortJob(const std::string &message, Communicator *comm) {
   Communicator &target = comm ? *comm : currentCommunicator();
   if (target.size() > 1)

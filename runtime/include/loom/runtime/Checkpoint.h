@@ -16,6 +16,20 @@
 // In a multi-rank job only rank 0 saves (data-parallel ranks hold identical
 // models) and every rank loads and verifies the checkpoint itself.
 //
+// Per-rank checkpoints (CO2, whose ranks train different local models
+// between outer steps) add one directory per rank, written by that rank
+// into the same temp dir before rank 0 commits it (so PATH must be on a
+// filesystem every rank sees):
+//   model.safetensors              the consensus model: the mean over ranks
+//                                  of the params (loads into PyTorch, and
+//                                  with --load PATH/model.safetensors)
+//   rank-<r>/model.safetensors     rank r's params
+//   rank-<r>/optimizer.safetensors rank r's optimizer state
+//   rank-<r>/co2.safetensors       rank r's CO2 round state (CO2Rounds.h)
+//   trainer.json                   as above, with "per_rank": "co2" and the
+//                                  sha256 of every file of every rank
+// Each rank resumes from its own directory.
+//
 // Test hook: LOOM_TEST_CRASH_IN_SAVE=N kills the process with SIGKILL in its
 // N-th save after half the temp dir is written (model.safetensors only);
 // LOOM_TEST_CRASH_IN_SAVE=N:swap right after PATH was moved to PATH.old. The
@@ -27,10 +41,12 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace loom::rt {
 
 class Artifact;
+class Tensor;
 
 constexpr int kCheckpointFormatVersion = 1;
 
@@ -67,10 +83,23 @@ void commitCheckpoint(const std::string &tmpDir, const std::string &path);
 /// The temp dir saveCheckpoint writes into before the swap.
 std::string checkpointTempPath(const std::string &path);
 
+/// Per-rank checkpoints, in the order a job calls them: rank 0 empties the
+/// temp dir (beginPerRankCheckpoint returns it), every rank writes its own
+/// files, then rank 0 writes the consensus model and trainer.json
+/// (finishPerRankCheckpoint, which checks every rank's files are there) and
+/// commits. `extra` are rank-local tensors beyond params and state.
+std::string beginPerRankCheckpoint(const std::string &path);
+void writeRankCheckpointFiles(const std::string &tmpDir, int rank,
+                              Artifact &artifact,
+                              const std::vector<Tensor *> &extra);
+void finishPerRankCheckpoint(const std::string &tmpDir, Artifact &artifact,
+                             const std::vector<Tensor *> &consensus,
+                             const TrainerState &state);
+
 struct LoadResult {
   /// True for a directory checkpoint (params, state and trainer state were
-  /// restored); false for a weights-only .safetensors file (params restored,
-  /// state untouched, trainer state zero).
+  /// restored; per-rank: this rank's and `extra`); false for a weights-only
+  /// .safetensors file (params restored, state untouched, trainer state zero).
   bool full = false;
   TrainerState state;
   /// The path actually read (PATH or PATH.old).
@@ -83,8 +112,13 @@ struct LoadResult {
 /// Loads `path` into the artifact: a directory is a full checkpoint (sha256s
 /// verified, fingerprint must match), a file is a safetensors weights file
 /// (every param by name and shape; F32/F64 converted; extras ignored).
-/// Throws Error naming the file and the first problem.
-LoadResult loadCheckpoint(const std::string &path, Artifact &artifact);
+/// A per-rank checkpoint loads rank `rank`'s files and `extra` (which must
+/// be given exactly then; nothing is loaded when the checkpoint has fewer
+/// ranks, the caller reports the rank count). Throws Error naming the file
+/// and the first problem.
+LoadResult loadCheckpoint(const std::string &path, Artifact &artifact,
+                          int rank = 0,
+                          const std::vector<Tensor *> &extra = {});
 
 } // namespace loom::rt
 

@@ -17,6 +17,9 @@
 #ifndef LOOM_RUNTIME_COLLECTIVES_H
 #define LOOM_RUNTIME_COLLECTIVES_H
 
+#include "loom/runtime/Communicator.h"
+
+#include <cstdint>
 #include <string>
 
 namespace loom::rt {
@@ -57,6 +60,17 @@ double blockedCollectiveSeconds();
 /// Blocks until every collective issued so far has finished (counted as
 /// blocked time); returns at once without a communication thread.
 void waitForAllCollectives();
+
+/// Whether the asynchronous collective `handle` (from a loom_rt_*_start
+/// call) has finished. Never blocks: for work that advances between steps.
+bool collectiveFinished(int64_t handle);
+
+/// loom_rt_reduce_scatter_start without its copy of `send`: the caller keeps
+/// `send` (count * ranks elements) untouched until the collective is done.
+/// For a buffer as large as the model (CO2's sharded rounds), where the copy
+/// would cost another model's worth of memory.
+int64_t reduceScatterStartInPlace(const void *send, void *recv, int64_t count,
+                                  DType dtype, ReduceOp op);
 
 /// Prints `<tool>: error: [rank R: ]message` to stderr and ends the job
 /// through `comm` (default: the current communicator): every rank of a

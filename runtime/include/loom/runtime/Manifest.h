@@ -88,13 +88,20 @@ struct MeshSpec {
   std::string describe() const;
 };
 
-/// CO2 (manifest "co2"): the trainer calls entry `outer_step` every
-/// `localSteps` steps, feeding it the mean over ranks of the parameters as
-/// they were at the previous call, all-reduced on the communication thread
-/// meanwhile (docs/co2.md). The outer hyperparameters are compiled into
-/// `outer_step`. 0: not a CO2 artifact.
+/// CO2 (manifest "co2"): every `localSteps` steps the trainer runs an outer
+/// step, fed by the mean over ranks of the parameters as they were at the
+/// previous one, which the communication thread computed meanwhile
+/// (docs/co2.md). Replicated: entry `outer_step` updates every parameter
+/// from `co2.mean:<param>` inputs. Sharded: each rank keeps `shardElements`
+/// elements of the outer state, a slice of the parameters `params`
+/// flattened in that order followed by one loss slot and zero padding, and
+/// entry `outer_shard` updates that slice. The outer hyperparameters are
+/// compiled into the entry. localSteps 0: not a CO2 artifact.
 struct CO2Spec {
   int64_t localSteps = 0;
+  bool sharded = false;
+  int64_t shardElements = 0;
+  std::vector<std::string> params;
 };
 
 struct Manifest {

@@ -25,6 +25,7 @@
 namespace loom::rt {
 
 class Artifact;
+class CO2Rounds;
 class Communicator;
 
 struct TrainOptions {
@@ -71,7 +72,9 @@ private:
   struct Setup;
   /// Everything before the first step; throws Error.
   void prepare(Setup &setup);
-  void save(TrainerState &state);
+  /// Saves a checkpoint; with CO2 every rank writes its own part.
+  void save(TrainerState &state, CO2Rounds *co2);
+  void savePerRank(TrainerState &state, CO2Rounds &co2);
 
   Artifact &artifact;
   TrainOptions options;
