@@ -1,10 +1,12 @@
 //===- Artifact.cpp - A loaded artifact and its buffers ---------*- C++ -*-===//
 //
-// dlopen + symbol lookup + buffer allocation + argument arrays.
+// dlopen + symbol lookup + buffer allocation + argument arrays, and for a
+// cuda artifact the device buffers and the host/device sync points.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Artifact.h"
+#include "device/Device.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Init.h"
 
@@ -54,6 +56,8 @@ Tensor &Artifact::addTensor(const std::string &name, ArgRole role,
                             const Shape &shape, DType dtype) {
   auto tensor = std::make_unique<Tensor>(name, role, shape, dtype);
   Tensor &result = *tensor;
+  if (device)
+    attachDevice(result);
   tensors.emplace(name, std::move(tensor));
   return result;
 }
@@ -73,7 +77,51 @@ static void exportRuntimeSymbols() {
   (void)once;
 }
 
-std::unique_ptr<Artifact> Artifact::load(const std::string &dir) {
+namespace {
+
+/// Refuses to run `manifest` on `wanted`, saying how to get an artifact that
+/// runs there; and refuses what the runtime cannot yet do on a GPU.
+void checkTarget(const Manifest &manifest, const std::string &dir,
+                 std::optional<Target> wanted) {
+  Target compiled = manifest.target;
+  if (wanted && *wanted != compiled)
+    fail("%s was compiled for %s, not %s; recompile it with `loomc "
+         "--target=%s` or run it with --device %s",
+         dir.c_str(), targetName(compiled), targetName(*wanted),
+         targetName(*wanted), targetName(compiled));
+  if (compiled == Target::CUDA && manifest.co2.localSteps > 0)
+    fail("%s: CO2 artifacts (loomc --co2) are not supported on cuda yet: "
+         "their outer rounds copy host buffers between steps; compile with "
+         "--target=cpu or without --co2",
+         manifest.source.c_str());
+}
+
+/// The GPU a cuda artifact runs on, checked against the architecture its
+/// kernels were compiled for.
+Device &openDeviceFor(const Manifest &manifest, const std::string &dir) {
+  Device *device = nullptr;
+  try {
+    device = &openCudaDevice();
+  } catch (const Error &e) {
+    fail("cannot run %s (compiled for cuda): %s", dir.c_str(), e.what());
+  }
+  // A cubin runs on its own major architecture from its minor version up;
+  // nothing runs on an older GPU. (A newer major version is left to the
+  // module load, which succeeds when the artifact carries PTX.)
+  const CudaSpec &chip = manifest.cuda;
+  int major = device->computeMajor(), minor = device->computeMinor();
+  if (major < chip.major || (major == chip.major && minor < chip.minor))
+    fail("%s was compiled for %s, which %s cannot run (it is sm_%d%d); "
+         "recompile it for sm_%d%d",
+         dir.c_str(), chip.chip.c_str(), device->describe().c_str(), major,
+         minor, major, minor);
+  return *device;
+}
+
+} // namespace
+
+std::unique_ptr<Artifact> Artifact::load(const std::string &dir,
+                                         const ArtifactOptions &options) {
   struct stat info;
   if (::stat(dir.c_str(), &info) != 0)
     fail("artifact directory %s does not exist", dir.c_str());
@@ -86,6 +134,7 @@ std::unique_ptr<Artifact> Artifact::load(const std::string &dir) {
   artifact->dir = dir;
   artifact->man = readManifest(dir);
   const Manifest &manifest = artifact->man;
+  checkTarget(manifest, dir, options.target);
 
   std::string library = manifest.library;
   if (library.empty() || library[0] != '/')
@@ -93,12 +142,27 @@ std::unique_ptr<Artifact> Artifact::load(const std::string &dir) {
   if (::stat(library.c_str(), &info) != 0)
     fail("%s: library: %s does not exist", manifest.source.c_str(),
          library.c_str());
+  // A cuda artifact's global constructors load its kernels (mgpuModuleLoad),
+  // so the GPU is opened, and libLoomCuda.so's services made global, before
+  // the library is.
+  if (manifest.target == Target::CUDA) {
+    Device &device = openDeviceFor(manifest, dir);
+    device.takeDeferredError(); // not this artifact's
+    artifact->device = &device;
+    retainActiveDevice(device);
+  }
   exportRuntimeSymbols();
   // RTLD_NOW: an artifact that needs a runtime service this library does not
   // provide fails here, with the symbol's name, not mid-training.
   artifact->handle = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!artifact->handle)
     fail("cannot load %s: %s", library.c_str(), ::dlerror());
+  if (artifact->device) {
+    std::string deferred = artifact->device->takeDeferredError();
+    if (!deferred.empty())
+      fail("cannot load %s: %s", library.c_str(), deferred.c_str());
+    artifact->attachDevice(artifact->stepValue);
+  }
 
   for (const TensorSpec &spec : manifest.params)
     artifact->paramList.push_back(&artifact->addTensor(
@@ -110,6 +174,10 @@ std::unique_ptr<Artifact> Artifact::load(const std::string &dir) {
     artifact->inputList.push_back(&artifact->addTensor(
         spec.name, ArgRole::Input, spec.shape, spec.dtype));
 
+  // Entries of a cuda artifact get the device buffers (abi.h).
+  auto argument = [&](Tensor &tensor) {
+    return artifact->device ? tensor.deviceData() : tensor.data();
+  };
   for (const auto &[name, spec] : manifest.entries) {
     Entry entry;
     entry.entrySpec = &spec;
@@ -120,15 +188,16 @@ std::unique_ptr<Artifact> Artifact::load(const std::string &dir) {
            manifest.source.c_str(), name.c_str(), library.c_str(),
            spec.symbol.c_str());
     entry.fn = reinterpret_cast<loom_entry_fn>(symbol);
+    entry.device = artifact->device;
     for (const EntryArg &arg : spec.args) {
       if (arg.role == ArgRole::Step) {
-        entry.args.push_back(artifact->stepValue.data());
+        entry.args.push_back(argument(artifact->stepValue));
         continue;
       }
       Tensor *tensor = artifact->findTensor(arg.name);
       if (!tensor) // Outputs are allocated on first mention.
         tensor = &artifact->addTensor(arg.name, arg.role, arg.shape, arg.dtype);
-      entry.args.push_back(tensor->data());
+      entry.args.push_back(argument(*tensor));
     }
     artifact->entries.emplace(name, std::move(entry));
   }
@@ -136,8 +205,92 @@ std::unique_ptr<Artifact> Artifact::load(const std::string &dir) {
 }
 
 Artifact::~Artifact() {
+  if (device) {
+    // Nothing may still run on buffers about to be reused, or in the
+    // kernels the library's destructor unloads; a failure was reported by
+    // whoever synchronized last.
+    try {
+      device->synchronize();
+    } catch (const std::exception &) {
+    }
+  }
   if (handle)
     ::dlclose(handle);
+  if (device) {
+    for (auto &[name, tensor] : tensors)
+      device->release(tensor->deviceBuffer);
+    device->release(stepValue.deviceBuffer);
+    releaseActiveDevice();
+  }
+}
+
+void Artifact::attachDevice(Tensor &tensor) {
+  tensor.deviceBuffer = device->allocate(tensor.byteSize());
+}
+
+void Artifact::synchronizeFor(const char *what) {
+  try {
+    device->synchronize();
+  } catch (const Error &e) {
+    fail("%s (%s): %s", what, dir.c_str(), e.what());
+  }
+}
+
+void Artifact::upload(Tensor &tensor) {
+  if (device)
+    device->upload(tensor.deviceBuffer, tensor.data(), tensor.byteSize());
+}
+
+void Artifact::uploadInputs() {
+  if (!device)
+    return;
+  for (Tensor *input : inputList)
+    upload(*input);
+  upload(stepValue);
+}
+
+void Artifact::uploadModel() {
+  if (!device)
+    return;
+  for (auto *list : {&paramList, &stateList})
+    for (Tensor *tensor : *list)
+      upload(*tensor);
+}
+
+void Artifact::downloadOutputs(std::initializer_list<Tensor *> outputs) {
+  if (!device)
+    return;
+  for (Tensor *tensor : outputs)
+    if (tensor)
+      device->download(tensor->data(), tensor->deviceBuffer,
+                       tensor->byteSize());
+  synchronizeFor("the GPU failed while running the artifact");
+}
+
+void Artifact::downloadModel() {
+  if (!device)
+    return;
+  for (auto *list : {&paramList, &stateList})
+    for (Tensor *tensor : *list)
+      device->download(tensor->data(), tensor->deviceBuffer,
+                       tensor->byteSize());
+  synchronizeFor("the GPU failed while running the artifact");
+}
+
+void Artifact::download(Tensor &tensor) { downloadOutputs({&tensor}); }
+
+void Artifact::synchronize() {
+  if (device)
+    synchronizeFor("the GPU failed while running the artifact");
+}
+
+void Entry::call() {
+  if (!device) {
+    fn(args.data());
+    return;
+  }
+  DeviceCallScope scope(device);
+  fn(args.data());
 }
 
 bool Artifact::hasEntry(const std::string &name) const {
@@ -175,6 +328,7 @@ void Artifact::initialize(uint64_t seed) {
              stateList[i]->numElements(), man.state[i].init, seed,
              man.state[i].name);
   step() = 0;
+  uploadModel();
 }
 
 } // namespace loom::rt

@@ -98,15 +98,10 @@ CO2Rounds::CO2Rounds(Artifact &artifact, Communicator &comm)
          manifest.source.c_str(), static_cast<long long>(shardElements), ranks,
          static_cast<long long>(elements));
   shardMean = &needTensor(artifact, "co2.shard_mean", "outer_shard");
-  shardX = &needTensor(artifact, "co2.shard_x", "outer_shard");
   shardOut = &needTensor(artifact, "co2.shard_out", "outer_shard");
-  for (const char *name : {"anchor", "prev_anchor", "momentum"}) {
-    shardState.push_back(
-        &needTensor(artifact, std::string("co2.shard_") + name, "outer_shard"));
-    shardStateOut.push_back(&needTensor(
-        artifact, std::string("co2.shard_") + name + "_out", "outer_shard"));
-  }
-  for (Tensor *t : {shardMean, shardX, shardOut})
+  shardPrevAnchor =
+      &needTensor(artifact, "co2.shard.co2_prev_anchor", "outer_shard");
+  for (Tensor *t : {shardMean, shardOut, shardPrevAnchor})
     if (t->numElements() != shardElements || t->dtype() != dtype)
       fail("%s: outer_shard's %s must have co2.shard_elements elements of "
            "the parameters' dtype",
@@ -138,17 +133,18 @@ void CO2Rounds::start() {
     outer.call();
     return;
   }
-  // This rank's slice of the flattened parameters becomes its anchors.
+  // This rank's slice of the flattened parameters becomes its anchors (at
+  // round -1 outer_shard reads it from its mean input).
   char *flat = static_cast<char *>(roundBuffer.data());
   std::memset(flat, 0, roundBuffer.byteSize());
   for (const Tensor *p : params) {
     std::memcpy(flat, p->data(), p->byteSize());
     flat += p->byteSize();
   }
-  std::memcpy(shardX->data(),
+  std::memcpy(shardMean->data(),
               static_cast<char *>(roundBuffer.data()) +
-                  rank * shardX->byteSize(),
-              shardX->byteSize());
+                  rank * shardMean->byteSize(),
+              shardMean->byteSize());
   updateShard(-1);
 }
 
@@ -247,9 +243,6 @@ void CO2Rounds::outerSharded(int64_t round) {
 void CO2Rounds::updateShard(int64_t round) {
   artifact.tensor("co2.round").set(0, static_cast<double>(round));
   outer.call();
-  for (size_t i = 0; i < shardState.size(); ++i)
-    std::memcpy(shardState[i]->data(), shardStateOut[i]->data(),
-                shardState[i]->byteSize());
 }
 
 void CO2Rounds::advanceShard() {
@@ -261,21 +254,19 @@ void CO2Rounds::advanceShard() {
   double loss = 0;
   if (rank == owner) {
     loss = shardMean->get(slot);
-    shardMean->set(slot, shardState[1]->get(slot)); // d = p - mean = 0
+    shardMean->set(slot, shardPrevAnchor->get(slot)); // d = p - mean = 0
   }
   updateShard(roundInFlight);
   if (rank == owner)
     shardOut->set(slot, loss);
-  handle = loom_rt_all_gather_start(0, shardOut->data(), roundBuffer.data(),
-                                    shardElements, static_cast<int32_t>(dtype));
+  // outer_shard writes shardOut again only after this gather is done.
+  handle = allGatherStartInPlace(shardOut->data(), roundBuffer.data(),
+                                 shardElements, dtype);
   phase = Phase::AllGather;
 }
 
 std::vector<Tensor *> CO2Rounds::stateTensors() {
-  std::vector<Tensor *> tensors{&roundBuffer, &roundDone, &lossSum};
-  for (Tensor *t : shardState)
-    tensors.push_back(t);
-  return tensors;
+  return {&roundBuffer, &roundDone, &lossSum};
 }
 
 void CO2Rounds::restore() {

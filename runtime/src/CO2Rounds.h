@@ -26,6 +26,11 @@
 // two train the same model. Round 0 (no mean yet) gathers the first anchor
 // synchronously, once.
 //
+// Memory per rank beyond the model: replicated, the outer state (3 models)
+// plus outer_step's mean inputs and the round buffer (a model each);
+// sharded, the round buffer plus 5 slices of 1/N of a model (outer_shard's
+// state, its input and its output).
+//
 // Checkpoints: complete() finishes whatever is in flight, after which
 // stateTensors() holds everything the next outer step needs besides the
 // artifact's own params and state; restore() resumes from them.
@@ -75,8 +80,8 @@ public:
 
   /// What a checkpoint must hold besides the artifact's params and state,
   /// valid after complete(): the round buffer, whether it holds a result,
-  /// the loss sum of the round under way and, sharded, this rank's slice of
-  /// the outer state. Names start with "co2.".
+  /// and the loss sum of the round under way (the outer state is artifact
+  /// state). Names start with "co2.".
   std::vector<Tensor *> stateTensors();
   /// After stateTensors() were loaded from a checkpoint: resumes there.
   void restore();
@@ -90,7 +95,7 @@ private:
   void setBufferLoss(double loss);
   void outerReplicated(int64_t round);
   void outerSharded(int64_t round);
-  /// Sharded: runs outer_shard for `round` and keeps its new state.
+  /// Sharded: runs outer_shard for `round` (it updates its state in place).
   void updateShard(int64_t round);
   /// Sharded: the reduce-scatter is done; update and start the all-gather.
   void advanceShard();
@@ -116,10 +121,11 @@ private:
   Phase phase = Phase::None;
   int64_t handle = 0;        ///< of the collective in flight
   int64_t roundInFlight = 0; ///< sharded: the round whose chain runs
-  /// Sharded: outer_shard's inputs and outputs (artifact tensors).
+  /// Sharded: outer_shard's input, output and the state it keeps in place
+  /// (artifact state, saved with the optimizer's).
   int64_t shardElements = 0;
-  Tensor *shardMean = nullptr, *shardX = nullptr, *shardOut = nullptr;
-  std::vector<Tensor *> shardState, shardStateOut;
+  Tensor *shardMean = nullptr, *shardOut = nullptr;
+  Tensor *shardPrevAnchor = nullptr;
 };
 
 } // namespace loom::rt

@@ -7,6 +7,10 @@
 // An element passes when |numeric - analytic| <= atol + rtol * max(|numeric|,
 // |analytic|), as numpy.isclose.
 //
+// For a cuda artifact the entries run on the GPU: the batch is uploaded once,
+// each perturbed param after each change, and the loss and gradients are
+// downloaded after the calls (Artifact.h's sync points; no-ops on cpu).
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/GradCheck.h"
@@ -94,8 +98,12 @@ GradCheckResult runGradCheck(Artifact &artifact,
   std::unique_ptr<DataSource> data =
       makeDataSource(dataOptions, artifact.manifest().task);
   data->fill(0, BatchBuffers::forArtifact(artifact));
+  artifact.uploadInputs();
 
   gradEntry.call();
+  artifact.downloadOutputs({&loss});
+  for (Tensor *grad : grads)
+    artifact.download(*grad);
   double gradLoss = loss.get(0);
   std::vector<std::vector<double>> analytic;
   for (Tensor *grad : grads) {
@@ -105,6 +113,7 @@ GradCheckResult runGradCheck(Artifact &artifact,
     analytic.push_back(std::move(values));
   }
   lossEntry.call();
+  artifact.downloadOutputs({&loss});
   double baseLoss = loss.get(0);
   if (!std::isfinite(baseLoss))
     fail("the loss entry returned %g at the initial params; cannot check "
@@ -126,13 +135,18 @@ GradCheckResult runGradCheck(Artifact &artifact,
       double original = param.get(index);
       param.set(index, original + options.eps);
       double plus = param.get(index);
+      artifact.upload(param);
       lossEntry.call();
+      artifact.downloadOutputs({&loss});
       double lossPlus = loss.get(0);
       param.set(index, original - options.eps);
       double minus = param.get(index);
+      artifact.upload(param);
       lossEntry.call();
+      artifact.downloadOutputs({&loss});
       double lossMinus = loss.get(0);
       param.set(index, original);
+      artifact.upload(param);
       if (plus == minus)
         fail("--eps %g vanishes when added to element %lld of '%s' (value "
              "%g, dtype %s); use a larger --eps",

@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <set>
 
 using nlohmann::json;
@@ -283,6 +284,31 @@ public:
     return task;
   }
 
+  CudaSpec cuda(const json &value, const std::string &path) {
+    expectObject(value, path);
+    CudaSpec cuda;
+    std::string chipPath = join(path, "chip");
+    cuda.chip = string(require(value, path, "chip"), chipPath);
+    // "sm_<major><minor>" with an optional feature suffix ("sm_90a"); the
+    // last digit is the minor version, as in nvcc's and ptxas's spelling.
+    size_t digits = 0;
+    bool prefixed = cuda.chip.rfind("sm_", 0) == 0;
+    if (prefixed)
+      while (3 + digits < cuda.chip.size() &&
+             std::isdigit(static_cast<unsigned char>(cuda.chip[3 + digits])))
+        ++digits;
+    std::string suffix = prefixed ? cuda.chip.substr(3 + digits) : "";
+    if (!prefixed || digits < 2 || digits > 3 || suffix.size() > 1 ||
+        (suffix.size() == 1 &&
+         !std::islower(static_cast<unsigned char>(suffix[0]))))
+      error(chipPath, "expected a CUDA architecture such as \"sm_90\", got " +
+                          describe(value.at("chip")));
+    int number = std::stoi(cuda.chip.substr(3, digits));
+    cuda.major = number / 10;
+    cuda.minor = number % 10;
+    return cuda;
+  }
+
   CO2Spec co2(const json &value, const std::string &path) {
     expectObject(value, path);
     CO2Spec co2;
@@ -542,6 +568,24 @@ Manifest parseManifest(const std::string &text, const std::string &source) {
     manifest.generator = parser.string(*generator, "generator", true);
   manifest.library =
       parser.string(parser.require(root, "", "library"), "library");
+  if (const json *target = parser.optional(root, "target")) {
+    std::string name = parser.string(*target, "target");
+    std::optional<Target> parsed = parseTargetName(name);
+    if (!parsed)
+      parser.error("target",
+                   "unknown target \"" + name + "\" (expected cpu or cuda)");
+    manifest.target = *parsed;
+  }
+  if (const json *cuda = parser.optional(root, "cuda")) {
+    if (manifest.target != Target::CUDA)
+      parser.error("cuda", "only a cuda artifact (\"target\": \"cuda\") "
+                           "has this field");
+    manifest.cuda = parser.cuda(*cuda, "cuda");
+  } else if (manifest.target == Target::CUDA) {
+    parser.error("cuda", "missing required field (a cuda artifact names the "
+                         "GPU architecture of its kernels: \"cuda\": "
+                         "{\"chip\": \"sm_90\"})");
+  }
   if (const json *dtype = parser.optional(root, "dtype")) {
     manifest.dtype = parser.dtype(*dtype, "dtype");
     if (!isFloat(manifest.dtype))
@@ -587,11 +631,14 @@ Manifest parseManifest(const std::string &text, const std::string &source) {
     for (size_t i = 0; i < state->size(); ++i) {
       std::string path = Parser::index("state", i);
       TensorSpec spec = parser.tensor((*state)[i], path, /*needsInit=*/false);
-      spec.param = parser.string(parser.require((*state)[i], path, "param"),
-                                 path + ".param");
-      if (!manifest.findParam(spec.param))
-        parser.error(path + ".param",
-                     "names '" + spec.param + "', which is not a param");
+      // Optimizer state names its param; CO2's sharded outer state
+      // (a slice of all of them) has none.
+      if (const json *param = parser.optional((*state)[i], "param")) {
+        spec.param = parser.string(*param, path + ".param");
+        if (!manifest.findParam(spec.param))
+          parser.error(path + ".param",
+                       "names '" + spec.param + "', which is not a param");
+      }
       addName(spec, path);
       manifest.state.push_back(std::move(spec));
     }

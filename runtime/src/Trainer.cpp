@@ -156,6 +156,8 @@ void Trainer::prepare(Setup &setup) {
     }
   }
 
+  artifact.uploadModel(); // a cuda artifact's copy of what was loaded
+
   // The anchors come from the checkpoint, or from the starting weights.
   if (setup.co2 && resumed)
     setup.co2->restore();
@@ -179,6 +181,7 @@ void Trainer::prepare(Setup &setup) {
 void Trainer::save(TrainerState &state, CO2Rounds *co2) {
   if (co2)
     return savePerRank(state, *co2);
+  artifact.downloadModel(); // a cuda artifact's params and state
   // Ranks must agree on what they save: a check, then rank 0 writes.
   std::string failure = compareReplicas(comm, artifact);
   if (!failure.empty())
@@ -316,7 +319,10 @@ TrainResult Trainer::run() {
     Clock::time_point stepStart = Clock::now();
     setup.data->fill(state.dataPosition, setup.batch);
     artifact.step() = step;
+    artifact.uploadInputs(); // a cuda artifact's copy of the batch and step
     trainStep.call();
+    artifact.downloadOutputs(
+        {setup.lossOut, setup.lrOut, setup.gradNormOut}); // and of results
     // Compiled code waits for what it starts; this also keeps the
     // trainer's own reductions below out of the communication thread's way.
     // CO2's round stays in flight: its inner steps do not communicate and

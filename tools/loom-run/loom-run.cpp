@@ -8,6 +8,9 @@
 //     itself without --ranks and reports how the job ended;
 //   - rank (started by mpirun/srun/..., or by the launcher): joins the MPI
 //     job and trains its slice (or takes part in the measurements).
+// A cuda artifact (loomc --target=cuda) trains on this rank's GPU; the
+// runtime loads its CUDA plugin for it (docs/gpu.md), and --device only
+// states or checks the target.
 // Every failure is one line `loom-run: error: ...` and a non-zero exit status
 // (2 for command-line mistakes, 1 for everything else, or the status of a
 // failed job).
@@ -22,12 +25,14 @@
 #include "loom/runtime/Flags.h"
 #include "loom/runtime/Launcher.h"
 #include "loom/runtime/Manifest.h"
+#include "loom/runtime/Target.h"
 #include "loom/runtime/Trainer.h"
 #include "loom/runtime/World.h"
 
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <optional>
 #include <unistd.h>
 
 using namespace loom::rt;
@@ -53,6 +58,11 @@ options:
                     the file in order
   --seed S          seed for parameter init, synthetic data and shuffling
                     (default: 0; on resume, the checkpoint's seed)
+  --device D        cpu or cuda: where to train (default: the target the
+                    artifact was compiled for, loomc --target); an artifact
+                    runs only on its own target, so another value is an error.
+                    cuda trains on the rank's GPU (its local rank modulo the
+                    GPUs it sees)
   --threads N       OpenBLAS threads per rank (default: 1)
   --log-every K     progress line every K steps, plus the first and last
                     (default: 10; 0: first and last only)
@@ -133,6 +143,15 @@ communication:
 environment:
   LOOM_MPIEXEC      the MPI launcher --ranks runs (default: the mpiexec of the
                     MPI loom-run was built with)
+  LOOM_MPI_PLUGIN, LOOM_CUDA_PLUGIN
+                    the runtime's MPI and CUDA plugins (default:
+                    libLoomMpi.so and libLoomCuda.so beside libLoomRuntime.so)
+  LOOM_NCCL_LIBRARY the libnccl.so.2 for GPU collectives (default: searched;
+                    see docs/gpu.md)
+  LOOM_CUDA_SYNC=1  wait for the GPU after every kernel, GEMM and collective,
+                    so that an error names the one that failed (slow)
+  LOOM_CUDA_TF32=1  let FP32 GEMMs use TF32 tensor cores (faster, about 3
+                    decimal digits; default: full FP32)
 
 examples:
   loom-run out/ --steps 1000 --data text:corpus.txt --metrics m.jsonl \
@@ -152,6 +171,8 @@ struct Command {
   std::string calibratePath;
   int64_t threads = 1;
   int64_t ranks = 0; // 0: not given
+  /// --device; empty: the artifact's target.
+  std::optional<Target> device;
   double collectiveTimeout = 60;
   /// argv without --ranks and its value, for the ranks the launcher starts.
   std::vector<std::string> rankArgs;
@@ -191,6 +212,10 @@ Command parse(int argc, char **argv) {
     } else if (args.value("--seed", value)) {
       options.seed = parseSeedFlag("--seed", value);
       options.seedGiven = true;
+    } else if (args.value("--device", value)) {
+      command.device = parseTargetName(value);
+      if (!command.device)
+        throw UsageError("--device: expected cpu or cuda, got '" + value + "'");
     } else if (args.value("--threads", value)) {
       command.threads = parseIntFlag("--threads", value, 1);
     } else if (args.value("--log-every", value)) {
@@ -315,11 +340,25 @@ int train(Command &command, const JobInfo &job) {
     std::unique_ptr<Artifact> artifact;
     std::string failure;
     try {
-      artifact = Artifact::load(command.artifactDir);
+      // An explicit --device cuda is checked first: on a machine without a
+      // GPU that is the thing to fix, whatever the artifact.
+      if (command.device == Target::CUDA) {
+        try {
+          requireTarget(Target::CUDA);
+        } catch (const Error &e) {
+          throw Error(std::string("--device cuda: ") + e.what());
+        }
+      }
+      ArtifactOptions options;
+      options.target = command.device;
+      artifact = Artifact::load(command.artifactDir, options);
     } catch (const std::exception &e) {
       failure = e.what();
     }
     agreeOnFailure(comm, failure);
+    if (artifact->onDevice() && comm.isRoot())
+      std::cerr << "device: " << describeTarget(Target::CUDA)
+                << (comm.size() > 1 ? " (rank 0)" : "") << std::endl;
     Trainer(*artifact, command.options, comm, std::cerr, std::cout).run();
   });
 }

@@ -15,11 +15,21 @@
 // communication that compute did not hide. A one-rank world has no
 // thread: collectives run inline and *_start returns a handle already done.
 //
+// Called from a cuda artifact's entry point, compiled code passes device
+// buffers, and every collective goes to the device communicator instead
+// (NCCL, connected by ScopedCurrentCommunicator while a cuda artifact is
+// loaded; src/device/Device.h): the calls only
+// enqueue work on the GPU's communication stream, the handles are its
+// tickets, and loom_rt_wait makes the compute stream wait, so no thread and
+// no host blocking is involved. The host communicator stays current for the
+// runtime's own (host-buffer) reductions and for stopping the job.
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Collectives.h"
 #include "CommQueue.h"
 #include "Export.h"
+#include "device/Device.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Trace.h"
@@ -33,6 +43,7 @@
 #include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 namespace loom::rt {
 
@@ -46,6 +57,8 @@ std::atomic<int64_t> nanosBlocked{0};
 std::atomic<int64_t> handlesIssued{0};
 /// The communication thread of the current multi-rank communicator.
 std::atomic<CommQueue *> queue{nullptr};
+/// The device communicator installed by ScopedCurrentCommunicator.
+std::atomic<DeviceCommunicator *> deviceComm{nullptr};
 
 using Clock = std::chrono::steady_clock;
 
@@ -69,14 +82,9 @@ void blockOn(CommQueue &q, int64_t handle) {
     recordTrace({"wait", TraceLane::Compute, startNs, waited, -1, ""});
 }
 
-/// Runs one collective: validates the common arguments, then runs `body`
-/// timed, turning any exception into a job abort naming the entry point:
-/// inline without a queue, else on the communication thread. Returns the
-/// handle (an async start does not wait for it).
-int64_t collective(const char *name, int64_t group, int64_t count,
-                   int32_t dtype, const char *op, bool async,
-                   std::function<void(Communicator &, DType)> body) {
-  Communicator &comm = currentCommunicator();
+/// Validates the arguments every collective has; returns the dtype.
+DType checkedType(const char *name, int64_t group, int64_t count,
+                  int32_t dtype) {
   if (group != 0)
     abortJob(formatString("%s: group %lld is not defined (this runtime knows "
                           "only group 0, all ranks)",
@@ -87,7 +95,18 @@ int64_t collective(const char *name, int64_t group, int64_t count,
   if (dtype < LOOM_F32 || dtype > LOOM_I64)
     abortJob(formatString("%s: unknown dtype %d (abi.h loom_dtype)", name,
                           static_cast<int>(dtype)));
-  DType type = static_cast<DType>(dtype);
+  return static_cast<DType>(dtype);
+}
+
+/// Runs one collective: validates the common arguments, then runs `body`
+/// timed, turning any exception into a job abort naming the entry point:
+/// inline without a queue, else on the communication thread. Returns the
+/// handle (an async start does not wait for it).
+int64_t collective(const char *name, int64_t group, int64_t count,
+                   int32_t dtype, const char *op, bool async,
+                   std::function<void(Communicator &, DType)> body) {
+  Communicator &comm = currentCommunicator();
+  DType type = checkedType(name, group, count, dtype);
   int64_t bytes = count * static_cast<int64_t>(dtypeSize(type));
   auto run = [&comm, name, type, bytes, op, body = std::move(body)] {
     int64_t startNs = traceNowNanos();
@@ -121,6 +140,44 @@ int64_t collective(const char *name, int64_t group, int64_t count,
   return handle;
 }
 
+/// The device communicator when the caller is a cuda artifact's entry
+/// point, else nullptr (host buffers). Without one installed (no trainer
+/// around the calls: loom-gradcheck, tests), a one-rank device communicator
+/// made on first use.
+DeviceCommunicator *deviceCollectives(const char *name) {
+  Device *device = deviceOfCall();
+  if (!device)
+    return nullptr;
+  if (DeviceCommunicator *installed = deviceComm.load())
+    return installed;
+  static std::mutex mutex;
+  static DeviceCommunicator *alone = nullptr; // lives as long as the process
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!alone) {
+    try {
+      alone = device->connect(localWorld).release();
+    } catch (const std::exception &e) {
+      abortJob(formatString("%s: %s", name, e.what()));
+    }
+  }
+  return alone;
+}
+
+/// Runs one collective on the device communicator: validates the common
+/// arguments, then enqueues it through `body`, which returns its ticket (0
+/// for the synchronous forms). Any failure stops the job.
+int64_t
+onDevice(DeviceCommunicator &comm, const char *name, int64_t group,
+         int64_t count, int32_t dtype,
+         const std::function<int64_t(DeviceCommunicator &, DType)> &body) {
+  DType type = checkedType(name, group, count, dtype);
+  try {
+    return body(comm, type);
+  } catch (const std::exception &e) {
+    abortJob(formatString("%s: %s", name, e.what()));
+  }
+}
+
 ReduceOp checkedOp(const char *name, int32_t op) {
   if (op < LOOM_SUM || op > LOOM_MAX)
     abortJob(formatString("%s: unknown reduce op %d (abi.h loom_reduce_op)",
@@ -136,8 +193,19 @@ Communicator &currentCommunicator() {
 }
 
 ScopedCurrentCommunicator::ScopedCurrentCommunicator(Communicator &comm)
-    : previous(current.exchange(&comm)), previousQueue(queue.load()) {
-  if (comm.size() > 1 && comm.supportsCommThread()) {
+    : previous(current.exchange(&comm)), previousQueue(queue.load()),
+      previousDevice(deviceComm.load()) {
+  if (Device *device = activeDevice()) {
+    // Device collectives are enqueued, not run: no thread is needed.
+    try {
+      ownDevice = device->connect(comm).release();
+    } catch (...) {
+      current.store(previous);
+      throw;
+    }
+    deviceComm.store(ownDevice);
+    queue.store(nullptr);
+  } else if (comm.size() > 1 && comm.supportsCommThread()) {
     ownQueue = new CommQueue();
     queue.store(ownQueue);
   } else {
@@ -146,6 +214,10 @@ ScopedCurrentCommunicator::ScopedCurrentCommunicator(Communicator &comm)
 }
 
 ScopedCurrentCommunicator::~ScopedCurrentCommunicator() {
+  if (ownDevice) {
+    deviceComm.store(previousDevice);
+    delete ownDevice; // finishes what is in flight
+  }
   queue.store(previousQueue);
   delete ownQueue; // runs what is still queued
   current.store(previous);
@@ -156,6 +228,16 @@ double collectiveSeconds() { return nanosInCollectives.load() * 1e-9; }
 double blockedCollectiveSeconds() { return nanosBlocked.load() * 1e-9; }
 
 void waitForAllCollectives() {
+  if (DeviceCommunicator *device = deviceComm.load()) {
+    int64_t startNs = traceNowNanos();
+    Clock::time_point start = Clock::now();
+    device->drain();
+    int64_t waited = nanosSince(start);
+    nanosBlocked += waited;
+    if (tracingEnabled())
+      recordTrace({"wait", TraceLane::Compute, startNs, waited, -1, ""});
+    return;
+  }
   if (CommQueue *q = queue.load())
     blockOn(*q, q->issued());
 }
@@ -171,6 +253,15 @@ int64_t reduceScatterStartInPlace(const void *send, void *recv, int64_t count,
                     static_cast<int32_t>(dtype), reduceOpName(op),
                     /*async=*/true, [=](Communicator &comm, DType type) {
                       comm.reduceScatter(send, recv, count, type, op);
+                    });
+}
+
+int64_t allGatherStartInPlace(const void *send, void *recv, int64_t count,
+                              DType dtype) {
+  return collective("loom_rt_all_gather", 0, count, static_cast<int32_t>(dtype),
+                    "gather", /*async=*/true,
+                    [=](Communicator &comm, DType type) {
+                      comm.allGather(send, recv, count, type);
                     });
 }
 
@@ -195,8 +286,17 @@ extern "C" {
 LOOM_RT_ABI_EXPORT void loom_rt_all_reduce(int64_t group, void *buf,
                                            int64_t count, int32_t dtype,
                                            int32_t op) {
-  ReduceOp reduce = checkedOp("loom_rt_all_reduce", op);
-  collective("loom_rt_all_reduce", group, count, dtype, reduceOpName(reduce),
+  const char *name = "loom_rt_all_reduce";
+  ReduceOp reduce = checkedOp(name, op);
+  if (DeviceCommunicator *device = deviceCollectives(name)) {
+    onDevice(*device, name, group, count, dtype,
+             [=](DeviceCommunicator &comm, DType type) {
+               comm.allReduce(buf, count, type, reduce);
+               return int64_t(0);
+             });
+    return;
+  }
+  collective(name, group, count, dtype, reduceOpName(reduce),
              /*async=*/false, [=](Communicator &comm, DType type) {
                comm.allReduce(buf, count, type, reduce);
              });
@@ -205,10 +305,18 @@ LOOM_RT_ABI_EXPORT void loom_rt_all_reduce(int64_t group, void *buf,
 LOOM_RT_ABI_EXPORT void loom_rt_reduce_scatter(int64_t group, const void *send,
                                                void *recv, int64_t count,
                                                int32_t dtype, int32_t op) {
-  ReduceOp reduce = checkedOp("loom_rt_reduce_scatter", op);
-  collective("loom_rt_reduce_scatter", group, count, dtype,
-             reduceOpName(reduce), /*async=*/false,
-             [=](Communicator &comm, DType type) {
+  const char *name = "loom_rt_reduce_scatter";
+  ReduceOp reduce = checkedOp(name, op);
+  if (DeviceCommunicator *device = deviceCollectives(name)) {
+    onDevice(*device, name, group, count, dtype,
+             [=](DeviceCommunicator &comm, DType type) {
+               comm.reduceScatter(send, recv, count, type, reduce);
+               return int64_t(0);
+             });
+    return;
+  }
+  collective(name, group, count, dtype, reduceOpName(reduce),
+             /*async=*/false, [=](Communicator &comm, DType type) {
                comm.reduceScatter(send, recv, count, type, reduce);
              });
 }
@@ -216,7 +324,16 @@ LOOM_RT_ABI_EXPORT void loom_rt_reduce_scatter(int64_t group, const void *send,
 LOOM_RT_ABI_EXPORT void loom_rt_all_gather(int64_t group, const void *send,
                                            void *recv, int64_t count,
                                            int32_t dtype) {
-  collective("loom_rt_all_gather", group, count, dtype, "gather",
+  const char *name = "loom_rt_all_gather";
+  if (DeviceCommunicator *device = deviceCollectives(name)) {
+    onDevice(*device, name, group, count, dtype,
+             [=](DeviceCommunicator &comm, DType type) {
+               comm.allGather(send, recv, count, type);
+               return int64_t(0);
+             });
+    return;
+  }
+  collective(name, group, count, dtype, "gather",
              /*async=*/false, [=](Communicator &comm, DType type) {
                comm.allGather(send, recv, count, type);
              });
@@ -237,8 +354,17 @@ void checkRoot(int32_t root) {
 LOOM_RT_ABI_EXPORT void loom_rt_broadcast(int64_t group, void *buf,
                                           int64_t count, int32_t dtype,
                                           int32_t root) {
+  const char *name = "loom_rt_broadcast";
   checkRoot(root);
-  collective("loom_rt_broadcast", group, count, dtype, "broadcast",
+  if (DeviceCommunicator *device = deviceCollectives(name)) {
+    onDevice(*device, name, group, count, dtype,
+             [=](DeviceCommunicator &comm, DType type) {
+               comm.broadcast(buf, count, type, root);
+               return int64_t(0);
+             });
+    return;
+  }
+  collective(name, group, count, dtype, "broadcast",
              /*async=*/false, [=](Communicator &comm, DType type) {
                comm.broadcast(buf, count, type, root);
              });
@@ -248,6 +374,12 @@ LOOM_RT_ABI_EXPORT int64_t loom_rt_all_reduce_start(int64_t group, void *buf,
                                                     int64_t count,
                                                     int32_t dtype, int32_t op) {
   ReduceOp reduce = checkedOp("loom_rt_all_reduce_start", op);
+  if (DeviceCommunicator *device =
+          deviceCollectives("loom_rt_all_reduce_start"))
+    return onDevice(*device, "loom_rt_all_reduce_start", group, count, dtype,
+                    [=](DeviceCommunicator &comm, DType type) {
+                      return comm.startAllReduce(buf, count, type, reduce);
+                    });
   return collective("loom_rt_all_reduce", group, count, dtype,
                     reduceOpName(reduce), /*async=*/true,
                     [=](Communicator &comm, DType type) {
@@ -259,6 +391,11 @@ LOOM_RT_ABI_EXPORT int64_t loom_rt_broadcast_start(int64_t group, void *buf,
                                                    int64_t count, int32_t dtype,
                                                    int32_t root) {
   checkRoot(root);
+  if (DeviceCommunicator *device = deviceCollectives("loom_rt_broadcast_start"))
+    return onDevice(*device, "loom_rt_broadcast_start", group, count, dtype,
+                    [=](DeviceCommunicator &comm, DType type) {
+                      return comm.startBroadcast(buf, count, type, root);
+                    });
   return collective("loom_rt_broadcast", group, count, dtype, "broadcast",
                     /*async=*/true, [=](Communicator &comm, DType type) {
                       comm.broadcast(buf, count, type, root);
@@ -289,6 +426,14 @@ LOOM_RT_ABI_EXPORT int64_t
 loom_rt_reduce_scatter_start(int64_t group, const void *send, void *recv,
                              int64_t count, int32_t dtype, int32_t op) {
   ReduceOp reduce = checkedOp("loom_rt_reduce_scatter_start", op);
+  // The device communicator stages `send` on the GPU itself.
+  if (DeviceCommunicator *device =
+          deviceCollectives("loom_rt_reduce_scatter_start"))
+    return onDevice(*device, "loom_rt_reduce_scatter_start", group, count,
+                    dtype, [=](DeviceCommunicator &comm, DType type) {
+                      return comm.startReduceScatter(send, recv, count, type,
+                                                     reduce);
+                    });
   int64_t bytes =
       count > 0 ? count * currentCommunicator().size() * elementBytes(dtype)
                 : 0;
@@ -304,6 +449,12 @@ LOOM_RT_ABI_EXPORT int64_t loom_rt_all_gather_start(int64_t group,
                                                     const void *send,
                                                     void *recv, int64_t count,
                                                     int32_t dtype) {
+  if (DeviceCommunicator *device =
+          deviceCollectives("loom_rt_all_gather_start"))
+    return onDevice(*device, "loom_rt_all_gather_start", group, count, dtype,
+                    [=](DeviceCommunicator &comm, DType type) {
+                      return comm.startAllGather(send, recv, count, type);
+                    });
   std::shared_ptr<void> staged =
       stage(send, count > 0 ? count * elementBytes(dtype) : 0);
   return collective("loom_rt_all_gather", group, count, dtype, "gather",
@@ -313,12 +464,23 @@ LOOM_RT_ABI_EXPORT int64_t loom_rt_all_gather_start(int64_t group,
 }
 
 LOOM_RT_ABI_EXPORT void loom_rt_wait(int64_t handle) {
+  DeviceCommunicator *device = deviceCollectives("loom_rt_wait");
   CommQueue *q = queue.load();
-  int64_t issued = q ? q->issued() : handlesIssued.load();
+  int64_t issued = device ? device->issued()
+                   : q    ? q->issued()
+                          : handlesIssued.load();
   if (handle <= 0 || handle > issued)
     abortJob(formatString("loom_rt_wait: %lld is not a handle returned by a "
                           "loom_rt_*_start call",
                           static_cast<long long>(handle)));
+  if (device) {
+    try {
+      device->wait(handle);
+    } catch (const std::exception &e) {
+      abortJob(formatString("loom_rt_wait: %s", e.what()));
+    }
+    return;
+  }
   if (q)
     blockOn(*q, handle);
 }

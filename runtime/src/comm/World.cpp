@@ -11,12 +11,40 @@
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Manifest.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <initializer_list>
 
 namespace loom::rt {
 
+namespace {
+
+/// The first of `vars` that holds a non-negative integer, or -1.
+int firstInteger(std::initializer_list<const char *> vars) {
+  for (const char *var : vars) {
+    const char *value = std::getenv(var);
+    if (!value || !*value)
+      continue;
+    char *end = nullptr;
+    long number = std::strtol(value, &end, 10);
+    if (!*end && number >= 0 && number < (1 << 20))
+      return static_cast<int>(number);
+  }
+  return -1;
+}
+
+} // namespace
+
 JobInfo detectJob() {
   JobInfo job;
+  // torchrun/srun-style, Open MPI, MPICH's hydra, Slurm, MVAPICH.
+  job.localRank = firstInteger({"LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK",
+                                "MPI_LOCALRANKID", "SLURM_LOCALID",
+                                "MV2_COMM_WORLD_LOCAL_RANK"});
+  job.localSize = std::max(
+      0, firstInteger({"LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                       "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE",
+                       "MV2_COMM_WORLD_LOCAL_SIZE"}));
   // In order of how much they tell: OpenMPI and PMI give the size, PMIx
   // (without OpenMPI's variables) only the rank.
   for (const char *var : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK"}) {

@@ -230,3 +230,52 @@ TEST(Manifest, RejectsBadMeshes) {
   m["mesh"] = {{"axes", {"dp"}}, {"shape", {1 << 21}}};
   EXPECT_TRUE(rejects(m, {"mesh.shape[0]:", "implausibly large"}));
 }
+
+TEST(Manifest, ParsesTheTarget) {
+  json m = softmaxManifest();
+  Manifest parsed = parseManifest(m.dump(), "m.json");
+  EXPECT_EQ(parsed.target, Target::CPU); // absent: cpu
+  m["target"] = "cpu";
+  EXPECT_EQ(parseManifest(m.dump(), "m.json").target, Target::CPU);
+  m["target"] = "cuda";
+  m["cuda"] = {{"chip", "sm_90"}};
+  parsed = parseManifest(m.dump(), "m.json");
+  EXPECT_EQ(parsed.target, Target::CUDA);
+  EXPECT_EQ(parsed.cuda.chip, "sm_90");
+  EXPECT_EQ(parsed.cuda.major, 9);
+  EXPECT_EQ(parsed.cuda.minor, 0);
+  m["cuda"] = {{"chip", "sm_86"}};
+  parsed = parseManifest(m.dump(), "m.json");
+  EXPECT_EQ(parsed.cuda.major, 8);
+  EXPECT_EQ(parsed.cuda.minor, 6);
+  m["cuda"] = {{"chip", "sm_90a"}}; // arch-specific features
+  EXPECT_EQ(parseManifest(m.dump(), "m.json").cuda.major, 9);
+  m["cuda"] = {{"chip", "sm_100"}};
+  parsed = parseManifest(m.dump(), "m.json");
+  EXPECT_EQ(parsed.cuda.major, 10);
+  EXPECT_EQ(parsed.cuda.minor, 0);
+}
+
+TEST(Manifest, RejectsBadTargets) {
+  json m = softmaxManifest();
+  m["target"] = "tpu";
+  EXPECT_TRUE(rejects(m, {"m.json: target:", "unknown target \"tpu\"",
+                          "expected cpu or cuda"}));
+  m["target"] = 1;
+  EXPECT_TRUE(rejects(m, {"target:", "expected a string"}));
+  m["target"] = "cuda";
+  EXPECT_TRUE(rejects(m, {"cuda: missing required field", "sm_90"}));
+  m["cuda"] = {{"chip", "90"}};
+  EXPECT_TRUE(rejects(m, {"cuda.chip:", "such as \"sm_90\"", "\"90\""}));
+  m["cuda"] = {{"chip", "sm_9"}};
+  EXPECT_TRUE(rejects(m, {"cuda.chip:"}));
+  m["cuda"] = {{"chip", "sm_90xy"}};
+  EXPECT_TRUE(rejects(m, {"cuda.chip:"}));
+  m["cuda"] = json::object();
+  EXPECT_TRUE(rejects(m, {"cuda.chip: missing required field"}));
+  m["cuda"] = "sm_90";
+  EXPECT_TRUE(rejects(m, {"cuda:", "expected an object"}));
+  m = softmaxManifest();
+  m["cuda"] = {{"chip", "sm_90"}};
+  EXPECT_TRUE(rejects(m, {"cuda:", "only a cuda artifact"}));
+}

@@ -6,6 +6,22 @@
 // afterwards is a single indirect call with no allocation, which is what the
 // training loop needs.
 //
+// A cuda artifact (manifest "target": "cuda") runs on this rank's GPU: the
+// loader opens it first (src/device/Device.h), and every tensor gets a
+// device buffer besides its host buffer. Entries see only the device
+// buffers; the rest of the runtime (data loaders, init, checkpoints, the
+// trainer's loss) reads and writes the host buffers, and the sync points
+// below copy between the two. For a cpu artifact they do nothing, so callers
+// place them unconditionally:
+//   upload: uploadInputs() before each entry call (batch + step scalar),
+//           uploadModel() after the host changed params/state (initialize()
+//           uploads by itself; checkpoint loads do not), upload(tensor);
+//   download: downloadOutputs({...}) after a call, before reading those
+//           outputs; downloadModel() before reading params/state (saving,
+//           comparing replicas); download(tensor).
+// Downloads wait for the device, and are where an asynchronous device
+// failure surfaces (as an Error).
+//
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_ARTIFACT_H
 #define LOOM_RUNTIME_ARTIFACT_H
@@ -14,8 +30,10 @@
 #include "loom/runtime/Manifest.h"
 #include "loom/runtime/abi.h"
 
+#include <initializer_list>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +61,10 @@ public:
     return static_cast<const T *>(buffer.data());
   }
 
+  /// The device copy of a cuda artifact's tensor (what entries see); nullptr
+  /// for a cpu artifact.
+  void *deviceData() const { return deviceBuffer; }
+
   /// Element `i` converted to double, whatever the dtype.
   double get(int64_t i) const;
   /// Stores `value` into element `i`, converting to the dtype.
@@ -55,25 +77,42 @@ private:
   DType tensorType;
   int64_t count;
   HostBuffer buffer;
+  void *deviceBuffer = nullptr;
+  friend class Artifact;
 };
+
+class Device;
 
 /// One entry point with its argument array bound to the artifact's buffers.
 class Entry {
 public:
   const EntrySpec &spec() const { return *entrySpec; }
-  void call() { fn(args.data()); }
+  /// Runs the entry point. A cuda artifact's entry runs marked as device
+  /// code, so that the loom_rt_* collectives it calls take device buffers
+  /// (any other caller's take host buffers).
+  void call();
 
 private:
   friend class Artifact;
   const EntrySpec *entrySpec = nullptr;
   loom_entry_fn fn = nullptr;
+  Device *device = nullptr;
   std::vector<void *> args;
+};
+
+struct ArtifactOptions {
+  /// Where to run (loom-run --device); empty: the artifact's own target. An
+  /// artifact runs only on the target it was compiled for, so another value
+  /// is an error that says how to recompile.
+  std::optional<Target> target;
 };
 
 class Artifact {
 public:
-  /// Loads `<dir>/manifest.json` and its library. Throws Error.
-  static std::unique_ptr<Artifact> load(const std::string &dir);
+  /// Loads `<dir>/manifest.json` and its library; for a cuda artifact opens
+  /// the GPU first. Throws Error.
+  static std::unique_ptr<Artifact> load(const std::string &dir,
+                                        const ArtifactOptions &options = {});
   ~Artifact();
   Artifact(const Artifact &) = delete;
   Artifact &operator=(const Artifact &) = delete;
@@ -96,17 +135,40 @@ public:
   /// The int64 scalar passed to every `step` argument.
   int64_t &step() { return *stepValue.dataAs<int64_t>(); }
 
-  /// Sets every param and state tensor from its init spec (see Init.h).
+  /// Sets every param and state tensor from its init spec (see Init.h) and
+  /// uploads them.
   void initialize(uint64_t seed);
+
+  /// Where the entries run: the manifest's target.
+  Target target() const { return man.target; }
+  bool onDevice() const { return device != nullptr; }
+
+  /// Sync points between host and device buffers (see the file comment);
+  /// no-ops for a cpu artifact. Throw Error on a device failure.
+  void uploadInputs();
+  void uploadModel();
+  void upload(Tensor &tensor);
+  /// Null entries are skipped (optional outputs).
+  void downloadOutputs(std::initializer_list<Tensor *> outputs);
+  void downloadModel();
+  void download(Tensor &tensor);
+  /// Blocks until the device has finished what was issued so far.
+  void synchronize();
 
 private:
   Artifact() = default;
   Tensor &addTensor(const std::string &name, ArgRole role, const Shape &shape,
                     DType dtype);
+  /// Gives `tensor` its device buffer (device mode only).
+  void attachDevice(Tensor &tensor);
+  /// Throws Error("<what>: <device failure>") after a failed synchronize.
+  void synchronizeFor(const char *what);
 
   Manifest man;
   std::string dir;
   void *handle = nullptr;
+  /// The GPU of a cuda artifact; nullptr for cpu.
+  Device *device = nullptr;
   std::map<std::string, std::unique_ptr<Tensor>> tensors;
   std::vector<Tensor *> paramList, stateList, inputList;
   Tensor stepValue{"step", ArgRole::Step, {}, DType::I64};

@@ -13,6 +13,12 @@
 // lets the asynchronous ones (loom_rt_*_start / loom_rt_wait) overlap with
 // compute.
 //
+// Called from a cuda artifact's entry point (src/device/Device.h), the
+// collectives take device buffers instead and go to a device communicator
+// (NCCL), which enqueues them on the GPU's communication stream: nothing
+// blocks the host, the starts overlap with the kernels issued before their
+// waits, and the time counters above do not include them.
+//
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_COLLECTIVES_H
 #define LOOM_RUNTIME_COLLECTIVES_H
@@ -26,6 +32,7 @@ namespace loom::rt {
 
 class Communicator;
 class CommQueue;
+class DeviceCommunicator;
 
 /// The communicator the loom_rt_* collectives use now.
 Communicator &currentCommunicator();
@@ -33,7 +40,10 @@ Communicator &currentCommunicator();
 /// Makes `comm` current until destroyed, then restores the previous one.
 /// For a multi-rank `comm` that allows it, also starts the communication
 /// thread that runs the loom_rt_* collectives (and stops it, after running
-/// what is queued, when destroyed).
+/// what is queued, when destroyed). While a cuda artifact is loaded it
+/// instead connects the device communicator for them over `comm` (with
+/// several ranks a collective call, which throws JobError/SilentError on
+/// every rank if any rank cannot connect).
 class ScopedCurrentCommunicator {
 public:
   explicit ScopedCurrentCommunicator(Communicator &comm);
@@ -46,6 +56,8 @@ private:
   Communicator *previous;
   CommQueue *previousQueue;
   CommQueue *ownQueue = nullptr;
+  DeviceCommunicator *previousDevice = nullptr;
+  DeviceCommunicator *ownDevice = nullptr;
 };
 
 /// Total seconds this process has spent inside loom_rt_* collectives (on
@@ -58,7 +70,8 @@ double collectiveSeconds();
 double blockedCollectiveSeconds();
 
 /// Blocks until every collective issued so far has finished (counted as
-/// blocked time); returns at once without a communication thread.
+/// blocked time); returns at once without a communication thread. With a
+/// device communicator, waits until the GPU has finished them.
 void waitForAllCollectives();
 
 /// Whether the asynchronous collective `handle` (from a loom_rt_*_start
@@ -71,6 +84,10 @@ bool collectiveFinished(int64_t handle);
 /// would cost another model's worth of memory.
 int64_t reduceScatterStartInPlace(const void *send, void *recv, int64_t count,
                                   DType dtype, ReduceOp op);
+/// loom_rt_all_gather_start without its copy of `send` (count elements),
+/// which the caller keeps untouched until the collective is done.
+int64_t allGatherStartInPlace(const void *send, void *recv, int64_t count,
+                              DType dtype);
 
 /// Prints `<tool>: error: [rank R: ]message` to stderr and ends the job
 /// through `comm` (default: the current communicator): every rank of a

@@ -10,6 +10,7 @@
 #define LOOM_RUNTIME_MANIFEST_H
 
 #include "loom/runtime/DType.h"
+#include "loom/runtime/Target.h"
 
 #include <cstdint>
 #include <map>
@@ -104,11 +105,22 @@ struct CO2Spec {
   std::vector<std::string> params;
 };
 
+/// Manifest "cuda", present exactly when the target is cuda.
+struct CudaSpec {
+  /// The GPU architecture the kernels were compiled for, e.g. "sm_90".
+  std::string chip;
+  /// The compute capability it names (9 and 0 for "sm_90").
+  int major = 0, minor = 0;
+};
+
 struct Manifest {
   int64_t formatVersion = 0;
   std::string generator;
   /// The shared object, relative to the artifact directory.
   std::string library;
+  /// What the entry points run on (manifest "target"; absent: cpu).
+  Target target = Target::CPU;
+  CudaSpec cuda;
   DType dtype = DType::F32;
   std::string modelKind;
   std::string modelSpec;

@@ -23,6 +23,12 @@ struct JobInfo {
   std::string launcherVar;
   /// Ranks announced by the launcher; 0 if it does not say (PMIx alone).
   int announcedSize = 1;
+  /// This rank's index among the ranks on its machine and their number, as
+  /// launchers announce them (LOCAL_RANK, OMPI_COMM_WORLD_LOCAL_RANK,
+  /// MPI_LOCALRANKID, SLURM_LOCALID, ...); -1 and 0 when none does. A GPU
+  /// rank uses device localRank modulo the devices it sees.
+  int localRank = -1;
+  int localSize = 0;
 
   bool underLauncher() const { return !launcherVar.empty(); }
 };
@@ -35,14 +41,15 @@ struct WorldOptions {
   double collectiveTimeout = 60;
 };
 
-/// LocalCommunicator for a process without a launcher; otherwise initialises
-/// MPI (MPI_THREAD_MULTIPLE if the library has it) and returns the MPI
-/// communicator of all ranks. Throws Error if this runtime was built without
-/// MPI or MPI cannot start.
+/// LocalCommunicator for a process without a launcher; otherwise loads the
+/// MPI plugin (libLoomMpi.so), initialises MPI (MPI_THREAD_MULTIPLE if the
+/// library has it) and returns the MPI communicator of all ranks. Throws
+/// Error if the plugin cannot be loaded or MPI cannot start.
 std::unique_ptr<Communicator> connectWorld(const JobInfo &job,
                                            const WorldOptions &options);
 
-/// Whether this runtime was built with MPI.
+/// Whether this runtime can run multi-rank jobs: its MPI plugin
+/// (libLoomMpi.so) exists and loads (MPI is not initialised).
 bool haveMpi();
 
 /// Throws Error if a job of `ranks` ranks cannot run an artifact compiled

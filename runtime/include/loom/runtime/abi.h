@@ -22,8 +22,20 @@
 //   "output" a result the entry writes (loss, gradients, lr, grad norm).
 // Buffers never alias each other.
 //
+// Cuda artifacts (manifest "target": "cuda"): every `args[i]` is instead a
+// device pointer (a CUdeviceptr cast to void *, 256-byte aligned, dense,
+// row-major) on the GPU the runtime opened for this rank, the step scalar
+// included. An entry enqueues its work on the runtime's compute stream (the
+// stream mgpuStreamCreate returns) and may return before it has finished;
+// the runtime synchronises that stream before the host reads any result.
+//
 // Runtime services. The artifact leaves these symbols undefined; the process
-// that loads it (loom-run links libLoomRuntime.so) defines them.
+// that loads it (loom-run links libLoomRuntime.so) defines them. For a cuda
+// artifact the runtime first loads libLoomCuda.so globally, which defines
+// the GPU services below and the mgpu* functions that MLIR's GPU lowering
+// calls (module load, kernel launch, streams, events, device memory; see
+// runtime/src/cuda/Mgpu.cpp and docs/gpu.md). The loom_rt_* collectives
+// then take device buffers.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_ABI_H
@@ -66,6 +78,20 @@ void loom_rt_gemm_f64(int64_t batch, int32_t transA, int32_t transB, int64_t M,
                       int64_t strideB, double beta, double *C, int64_t ldc,
                       int64_t strideC);
 
+/// loom_rt_gemm_f32/f64 for cuda artifacts: the same arguments and row-major
+/// semantics on device pointers, enqueued on the compute stream (cuBLAS;
+/// FP32 GEMMs compute in full FP32, not TF32).
+void loom_rt_gpu_gemm_f32(int64_t batch, int32_t transA, int32_t transB,
+                          int64_t M, int64_t N, int64_t K, const float *A,
+                          int64_t lda, int64_t strideA, const float *B,
+                          int64_t ldb, int64_t strideB, float beta, float *C,
+                          int64_t ldc, int64_t strideC);
+void loom_rt_gpu_gemm_f64(int64_t batch, int32_t transA, int32_t transB,
+                          int64_t M, int64_t N, int64_t K, const double *A,
+                          int64_t lda, int64_t strideA, const double *B,
+                          int64_t ldb, int64_t strideB, double beta, double *C,
+                          int64_t ldc, int64_t strideC);
+
 /// Collectives over the ranks of the running job (MPI on CPU, NCCL on GPU),
 /// issued by compiled code in the same order on every rank. `group` names the
 /// rank group: 0 is every rank (the "dp" axis of a one-axis mesh). `dtype` is
@@ -91,7 +117,11 @@ void loom_rt_broadcast(int64_t group, void *buf, int64_t count, int32_t dtype,
 /// start enqueues the collective in issue order and returns at once with a
 /// handle; the runtime progresses it while compute runs (a progress thread
 /// on CPU) and `loom_rt_wait` blocks until that one collective is done. The
-/// buffer belongs to the runtime between the two calls.
+/// buffer belongs to the runtime between the two calls. For cuda artifacts
+/// (NCCL) nothing blocks the host: a collective runs on a communication
+/// stream after the compute work issued before its call, and the compute
+/// work issued after `loom_rt_wait` (or after a synchronous form) waits for
+/// it.
 int64_t loom_rt_all_reduce_start(int64_t group, void *buf, int64_t count,
                                  int32_t dtype, int32_t op);
 int64_t loom_rt_broadcast_start(int64_t group, void *buf, int64_t count,

@@ -1,0 +1,104 @@
+//===- CublasGemm.cpp - The GEMM service of cuda artifacts ------*- C++ -*-===//
+//
+// loom_rt_gpu_gemm_f32/f64 (abi.h): loom_rt_gemm_*'s row-major strided
+// batched GEMM on device pointers, enqueued on the compute stream with one
+// cublas<t>gemmStridedBatched call (GemmMapping.h turns the row-major call
+// into cuBLAS's column-major one). FP32 GEMMs compute in FP32: TF32 tensor
+// cores only with LOOM_CUDA_TF32=1 (CudaDevice.cpp), because cuda results
+// are checked against the CPU path to 1e-3.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDevice.h"
+#include "Export.h"
+#include "GemmMapping.h"
+#include "loom/runtime/Collectives.h"
+#include "loom/runtime/Error.h"
+
+using namespace loom::rt;
+using namespace loom::rt::cuda;
+
+namespace {
+
+cublasOperation_t operation(bool transpose) {
+  return transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+template <typename T, typename Gemm, typename Geam>
+void gpuGemm(const char *caller, const char *call, Gemm gemm, Geam geam,
+             int64_t batch, int32_t transA, int32_t transB, int64_t M,
+             int64_t N, int64_t K, const T *A, int64_t lda, int64_t strideA,
+             const T *B, int64_t ldb, int64_t strideB, T beta, T *C,
+             int64_t ldc, int64_t strideC) {
+  CudaDevice &device = CudaDevice::forCompiledCode(caller);
+  if (batch <= 0 || M == 0 || N == 0)
+    return;
+  RowMajorGemm g;
+  g.batch = batch;
+  g.transA = transA != 0;
+  g.transB = transB != 0;
+  g.M = M, g.N = N, g.K = K;
+  g.lda = lda, g.strideA = strideA;
+  g.ldb = ldb, g.strideB = strideB;
+  g.ldc = ldc, g.strideC = strideC;
+  std::string error;
+  CublasGemm c = toCublas(g, error);
+  if (!error.empty())
+    abortJob(formatString("%s: %s", caller, error.c_str()));
+  const T one = 1, zero = 0;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  if (K == 0) {
+    // C = beta C. cuBLAS accepts k = 0, but as on the CPU path the
+    // degenerate case is spelled out rather than left to the library:
+    // geam with alpha 0 scales each C (in place, as geam allows), writing
+    // zeros for beta 0 without reading C.
+    for (int64_t b = 0; b < batch && status == CUBLAS_STATUS_SUCCESS; ++b) {
+      T *matrix = C + b * strideC;
+      status = geam(device.blas(), CUBLAS_OP_N, CUBLAS_OP_N, c.m, c.n, &zero,
+                    matrix, c.ldc, &beta, matrix, c.ldc, matrix, c.ldc);
+    }
+    call = "cublas<t>geam";
+  } else {
+    status = gemm(device.blas(), operation(c.transa), operation(c.transb), c.m,
+                  c.n, c.k, &one, B, c.lda, c.strideA, A, c.ldb, c.strideB,
+                  &beta, C, c.ldc, c.strideC, c.batch);
+  }
+  if (status != CUBLAS_STATUS_SUCCESS)
+    abortJob(formatString("%s: %s failed (M=%lld N=%lld K=%lld batch=%lld): "
+                          "%s",
+                          caller, call, static_cast<long long>(M),
+                          static_cast<long long>(N), static_cast<long long>(K),
+                          static_cast<long long>(batch),
+                          cublasStatusText(status)));
+  device.afterEnqueue(caller);
+}
+
+} // namespace
+
+extern "C" {
+
+LOOM_RT_ABI_EXPORT void
+loom_rt_gpu_gemm_f32(int64_t batch, int32_t transA, int32_t transB, int64_t M,
+                     int64_t N, int64_t K, const float *A, int64_t lda,
+                     int64_t strideA, const float *B, int64_t ldb,
+                     int64_t strideB, float beta, float *C, int64_t ldc,
+                     int64_t strideC) {
+  gpuGemm<float>("loom_rt_gpu_gemm_f32", "cublasSgemmStridedBatched",
+                 cublasSgemmStridedBatched, cublasSgeam, batch, transA, transB,
+                 M, N, K, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+                 strideC);
+}
+
+LOOM_RT_ABI_EXPORT void
+loom_rt_gpu_gemm_f64(int64_t batch, int32_t transA, int32_t transB, int64_t M,
+                     int64_t N, int64_t K, const double *A, int64_t lda,
+                     int64_t strideA, const double *B, int64_t ldb,
+                     int64_t strideB, double beta, double *C, int64_t ldc,
+                     int64_t strideC) {
+  gpuGemm<double>("loom_rt_gpu_gemm_f64", "cublasDgemmStridedBatched",
+                  cublasDgemmStridedBatched, cublasDgeam, batch, transA, transB,
+                  M, N, K, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
+                  strideC);
+}
+
+} // extern "C"

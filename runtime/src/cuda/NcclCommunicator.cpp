@@ -1,0 +1,440 @@
+//===- NcclCommunicator.cpp - Collectives on the GPU's streams --*- C++ -*-===//
+//
+// The device communicator (src/device/Device.h). Every collective is
+// enqueued the same way, whatever carries it:
+//   1. a resizing start copies `send` into a pool block on the compute
+//      stream (compiled code may overwrite `send` once the start returns);
+//   2. an event recorded on the compute stream, which the communication
+//      stream waits for: the collective starts after the kernels that
+//      produced its input;
+//   3. the collective itself, on the communication stream;
+//   4. a "done" event recorded behind it: its ticket.
+// wait(ticket) makes the compute stream wait for that event; the host never
+// blocks, so the collective overlaps with whatever compute was issued
+// between the start and the wait. The communication stream runs collectives
+// in issue order, which is the order NCCL needs on every rank, and waiting
+// for one ticket covers all earlier ones. A staging block goes back to the
+// pool at the wait, when every later user of the block on the compute
+// stream is ordered after the collective that read it.
+//
+// Carriers: NCCL (several ranks always; one rank when NCCL loads), or, for
+// one rank without NCCL, plain device copies (a reduction over one rank is
+// the identity; a gather or scatter a copy).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaDevice.h"
+#include "NcclLibrary.h"
+#include "loom/runtime/Error.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+
+namespace loom::rt::cuda {
+
+namespace {
+
+/// One collective as the carriers see it.
+struct Call {
+  enum Kind { AllReduce, ReduceScatter, AllGather, Broadcast } kind;
+  const void *send;
+  void *recv;
+  /// Elements per rank (recv of a reduce-scatter, send of an all-gather).
+  int64_t count;
+  DType dtype;
+  ReduceOp op;
+  int root;
+};
+
+const char *callName(Call::Kind kind) {
+  switch (kind) {
+  case Call::AllReduce:
+    return "ncclAllReduce";
+  case Call::ReduceScatter:
+    return "ncclReduceScatter";
+  case Call::AllGather:
+    return "ncclAllGather";
+  case Call::Broadcast:
+    return "ncclBroadcast";
+  }
+  return "?";
+}
+
+/// What enqueues the collectives on the communication stream.
+class Carrier : public AsyncErrorSource {
+public:
+  virtual const char *name() const = 0;
+  /// Enqueues `call` on `stream`. Throws Error.
+  virtual void run(const Call &call, CUstream stream) = 0;
+  void checkAsyncError() override {}
+  /// Ends the carrier; `failed`: after an error (do not wait for peers).
+  virtual void close(bool failed) { (void)failed; }
+};
+
+class NcclCarrier final : public Carrier {
+public:
+  NcclCarrier(const NcclLibrary &nccl, ncclComm_t comm)
+      : nccl(nccl), comm(comm) {}
+  ~NcclCarrier() override { close(true); }
+
+  const char *name() const override { return "nccl"; }
+
+  void run(const Call &call, CUstream stream) override {
+    if (call.count == 0)
+      return;
+    size_t n = static_cast<size_t>(call.count);
+    ncclDataType_t type = dataType(call.dtype);
+    // cudaStream_t and CUstream are the same type.
+    ncclResult_t result = ncclSuccess;
+    switch (call.kind) {
+    case Call::AllReduce:
+      result = nccl.ncclAllReduce(call.send, call.recv, n, type,
+                                  reduction(call.op), comm, stream);
+      break;
+    case Call::ReduceScatter:
+      result = nccl.ncclReduceScatter(call.send, call.recv, n, type,
+                                      reduction(call.op), comm, stream);
+      break;
+    case Call::AllGather:
+      result = nccl.ncclAllGather(call.send, call.recv, n, type, comm, stream);
+      break;
+    case Call::Broadcast:
+      result = nccl.ncclBroadcast(call.send, call.recv, n, type, call.root,
+                                  comm, stream);
+      break;
+    }
+    nccl.check(result, callName(call.kind));
+  }
+
+  void checkAsyncError() override {
+    ncclResult_t state = ncclSuccess;
+    if (nccl.ncclCommGetAsyncError(comm, &state) != ncclSuccess)
+      return;
+    if (state != ncclSuccess && state != ncclInProgress)
+      fail("NCCL failed in the background: %s (a peer may have died or the "
+           "network failed; NCCL_DEBUG=WARN says more)",
+           nccl.ncclGetErrorString(state));
+  }
+
+  void close(bool failed) override {
+    if (!comm)
+      return;
+    // Destroy waits for NCCL's work; after a failure a peer may never take
+    // part again, and only abort returns.
+    if (failed)
+      nccl.ncclCommAbort(comm);
+    else
+      nccl.ncclCommDestroy(comm);
+    comm = nullptr;
+  }
+
+private:
+  static ncclDataType_t dataType(DType dtype) {
+    switch (dtype) {
+    case DType::F32:
+      return ncclFloat32;
+    case DType::F64:
+      return ncclFloat64;
+    case DType::I32:
+      return ncclInt32;
+    case DType::I64:
+      return ncclInt64;
+    }
+    return ncclFloat32;
+  }
+  /// Mean is NCCL's average: for floats each rank's value times 1/ranks,
+  /// summed; for integers the sum divided by the ranks (truncating).
+  static ncclRedOp_t reduction(ReduceOp op) {
+    switch (op) {
+    case ReduceOp::Sum:
+      return ncclSum;
+    case ReduceOp::Mean:
+      return ncclAvg;
+    case ReduceOp::Max:
+      return ncclMax;
+    }
+    return ncclSum;
+  }
+
+  const NcclLibrary &nccl;
+  ncclComm_t comm;
+};
+
+/// One rank without NCCL.
+class CopyCarrier final : public Carrier {
+public:
+  explicit CopyCarrier(CudaDevice &device) : device(device) {}
+  const char *name() const override { return "cuda-local"; }
+  void run(const Call &call, CUstream stream) override {
+    if (call.kind == Call::AllReduce || call.kind == Call::Broadcast ||
+        call.send == call.recv || call.count == 0)
+      return;
+    size_t bytes = static_cast<size_t>(call.count) * dtypeSize(call.dtype);
+    device.check(device.driver().cuMemcpyDtoDAsync(
+                     reinterpret_cast<CUdeviceptr>(call.recv),
+                     reinterpret_cast<CUdeviceptr>(call.send), bytes, stream),
+                 "cuMemcpyDtoDAsync");
+  }
+
+private:
+  CudaDevice &device;
+};
+
+/// A one-rank NCCL communicator, or copies when NCCL cannot be loaded (one
+/// rank needs nothing NCCL does; it is used when present so that a single
+/// GPU runs the same code as many).
+std::unique_ptr<Carrier> singleRankCarrier(CudaDevice &device) {
+  const NcclLibrary *nccl = nullptr;
+  try {
+    nccl = &loadNccl();
+  } catch (const Error &) {
+    return std::make_unique<CopyCarrier>(device);
+  }
+  ncclUniqueId id;
+  nccl->check(nccl->ncclGetUniqueId(&id), "ncclGetUniqueId");
+  ncclComm_t comm = nullptr;
+  device.bind();
+  nccl->check(nccl->ncclCommInitRank(&comm, 1, id, 0), "ncclCommInitRank");
+  return std::make_unique<NcclCarrier>(*nccl, comm);
+}
+
+class StreamCommunicator final : public DeviceCommunicator {
+public:
+  using MakeCarrier = std::function<std::unique_ptr<Carrier>()>;
+
+  /// `carrier` null: made by `make` at the first collective.
+  StreamCommunicator(CudaDevice &device, Communicator &host,
+                     std::unique_ptr<Carrier> carrier, MakeCarrier make)
+      : device(device), host(host), carrier(std::move(carrier)),
+        makeCarrier(std::move(make)) {
+    device.check(device.driver().cuEventCreate(&ready, CU_EVENT_DISABLE_TIMING),
+                 "cuEventCreate");
+    if (this->carrier)
+      device.watch(this->carrier.get());
+  }
+
+  ~StreamCommunicator() override {
+    bool failed = false;
+    try {
+      if (issuedCount > 0)
+        drain();
+    } catch (const std::exception &) {
+      failed = true;
+    }
+    if (carrier) {
+      device.unwatch(carrier.get());
+      carrier->close(failed);
+    }
+    for (Pending &entry : pending)
+      spareEvents.push_back(entry.done);
+    for (CUevent event : spareEvents)
+      device.driver().cuEventDestroy(event);
+    device.driver().cuEventDestroy(ready);
+  }
+
+  int rank() const override { return host.rank(); }
+  int size() const override { return host.size(); }
+  const char *backend() const override {
+    return carrier ? carrier->name() : "nccl";
+  }
+
+  void allReduce(void *buf, int64_t count, DType dtype, ReduceOp op) override {
+    wait(start({Call::AllReduce, buf, buf, count, dtype, op, 0}, false));
+  }
+  void reduceScatter(const void *send, void *recv, int64_t count, DType dtype,
+                     ReduceOp op) override {
+    wait(start({Call::ReduceScatter, send, recv, count, dtype, op, 0}, false));
+  }
+  void allGather(const void *send, void *recv, int64_t count,
+                 DType dtype) override {
+    wait(start({Call::AllGather, send, recv, count, dtype, ReduceOp::Sum, 0},
+               false));
+  }
+  void broadcast(void *buf, int64_t count, DType dtype, int root) override {
+    wait(start({Call::Broadcast, buf, buf, count, dtype, ReduceOp::Sum, root},
+               false));
+  }
+  void barrier() override {
+    // A collective on every rank, and the host waits for it.
+    void *scratch = device.allocate(sizeof(int32_t));
+    allReduce(scratch, 1, DType::I32, ReduceOp::Sum);
+    drain();
+    device.release(scratch);
+  }
+  [[noreturn]] void abort(int status) override {
+    host.abort(status);
+    std::_Exit(status); // abort() does not return; this tells the compiler
+  }
+  bool supportsCommThread() const override { return false; }
+
+  int64_t startAllReduce(void *buf, int64_t count, DType dtype,
+                         ReduceOp op) override {
+    return start({Call::AllReduce, buf, buf, count, dtype, op, 0}, false);
+  }
+  int64_t startReduceScatter(const void *send, void *recv, int64_t count,
+                             DType dtype, ReduceOp op) override {
+    return start({Call::ReduceScatter, send, recv, count, dtype, op, 0}, true);
+  }
+  int64_t startAllGather(const void *send, void *recv, int64_t count,
+                         DType dtype) override {
+    return start({Call::AllGather, send, recv, count, dtype, ReduceOp::Sum, 0},
+                 true);
+  }
+  int64_t startBroadcast(void *buf, int64_t count, DType dtype,
+                         int root) override {
+    return start({Call::Broadcast, buf, buf, count, dtype, ReduceOp::Sum, root},
+                 false);
+  }
+
+  void wait(int64_t ticket) override {
+    // The newest pending collective at or before `ticket`: the stream runs
+    // them in order, so its event covers the older ones.
+    auto last = pending.end();
+    for (auto it = pending.begin(); it != pending.end() && it->ticket <= ticket;
+         ++it)
+      last = it;
+    if (last == pending.end())
+      return; // already waited for
+    device.check(device.driver().cuStreamWaitEvent(device.computeStream(),
+                                                   last->done, 0),
+                 "cuStreamWaitEvent");
+    for (auto it = pending.begin(); it != std::next(last); ++it) {
+      // The wait captured the event's state; it may be recorded again.
+      spareEvents.push_back(it->done);
+      if (it->staged)
+        device.pool().release(it->staged);
+    }
+    pending.erase(pending.begin(), std::next(last));
+  }
+
+  int64_t issued() const override { return issuedCount; }
+
+  void drain() override {
+    wait(issuedCount);
+    device.synchronize();
+  }
+
+private:
+  struct Pending {
+    int64_t ticket;
+    CUevent done;
+    uintptr_t staged;
+  };
+
+  int64_t start(Call call, bool stage) {
+    device.bind();
+    if (!carrier) {
+      carrier = makeCarrier();
+      device.watch(carrier.get());
+    }
+    const Driver &driver = device.driver();
+    CUstream compute = device.computeStream(), comm = device.commStream();
+    uintptr_t staged = 0;
+    const size_t element = dtypeSize(call.dtype);
+    size_t sendBytes = static_cast<size_t>(call.count) * element;
+    if (call.kind == Call::ReduceScatter)
+      sendBytes *= static_cast<size_t>(size());
+    // In place (an all-gather from this rank's slice of recv, a
+    // reduce-scatter into this rank's slice of send), `send` is part of the
+    // buffer the runtime owns until the wait: no copy is needed.
+    const char *ownSlice = call.kind == Call::AllGather
+                               ? static_cast<const char *>(call.recv) +
+                                     rank() * call.count * element
+                               : static_cast<const char *>(call.send) +
+                                     rank() * call.count * element;
+    bool inPlace = call.kind == Call::AllGather
+                       ? call.send == ownSlice
+                       : static_cast<const char *>(call.recv) == ownSlice;
+    if (stage && sendBytes > 0 && !inPlace) {
+      staged = device.pool().allocate(sendBytes);
+      device.check(
+          driver.cuMemcpyDtoDAsync(static_cast<CUdeviceptr>(staged),
+                                   reinterpret_cast<CUdeviceptr>(call.send),
+                                   sendBytes, compute),
+          "cuMemcpyDtoDAsync");
+      call.send = reinterpret_cast<const void *>(staged);
+    }
+    device.check(driver.cuEventRecord(ready, compute), "cuEventRecord");
+    device.check(driver.cuStreamWaitEvent(comm, ready, 0), "cuStreamWaitEvent");
+    try {
+      carrier->run(call, comm);
+    } catch (...) {
+      if (staged)
+        device.pool().release(staged);
+      throw;
+    }
+    CUevent done = nullptr;
+    if (!spareEvents.empty()) {
+      done = spareEvents.back();
+      spareEvents.pop_back();
+    } else {
+      device.check(driver.cuEventCreate(&done, CU_EVENT_DISABLE_TIMING),
+                   "cuEventCreate");
+    }
+    device.check(driver.cuEventRecord(done, comm), "cuEventRecord");
+    pending.push_back({++issuedCount, done, staged});
+    device.afterEnqueue(callName(call.kind));
+    return issuedCount;
+  }
+
+  CudaDevice &device;
+  Communicator &host;
+  std::unique_ptr<Carrier> carrier;
+  MakeCarrier makeCarrier;
+  CUevent ready = nullptr;
+  std::deque<Pending> pending;
+  std::vector<CUevent> spareEvents;
+  int64_t issuedCount = 0;
+};
+
+} // namespace
+
+std::unique_ptr<DeviceCommunicator>
+connectDeviceCommunicator(CudaDevice &device, Communicator &host) {
+  if (host.size() == 1)
+    return std::make_unique<StreamCommunicator>(
+        device, host, nullptr, [&device] { return singleRankCarrier(device); });
+
+  // Several ranks: every step is checked on every rank before the next, so
+  // that a rank that cannot take part does not leave the others waiting.
+  std::string failure;
+  const NcclLibrary *nccl = nullptr;
+  ncclUniqueId id;
+  std::memset(&id, 0, sizeof(id));
+  try {
+    nccl = &loadNccl();
+    int ranksHere = device.localRanks();
+    if (ranksHere > device.deviceCount())
+      fail("%d ranks run on this machine but it has %d GPU%s, and NCCL needs "
+           "a GPU of its own for every rank; start at most %d rank%s per "
+           "machine",
+           ranksHere, device.deviceCount(),
+           device.deviceCount() == 1 ? "" : "s", device.deviceCount(),
+           device.deviceCount() == 1 ? "" : "s");
+    if (host.isRoot())
+      nccl->check(nccl->ncclGetUniqueId(&id), "ncclGetUniqueId");
+  } catch (const std::exception &e) {
+    failure = e.what();
+  }
+  agreeOnFailure(host, failure);
+  static_assert(sizeof(ncclUniqueId) % sizeof(int64_t) == 0,
+                "the id travels as int64 values");
+  host.broadcast(&id, sizeof(id) / sizeof(int64_t), DType::I64, 0);
+  ncclComm_t comm = nullptr;
+  try {
+    device.bind();
+    nccl->check(nccl->ncclCommInitRank(&comm, host.size(), id, host.rank()),
+                "ncclCommInitRank");
+  } catch (const std::exception &e) {
+    failure = e.what();
+  }
+  auto carrier = comm ? std::make_unique<NcclCarrier>(*nccl, comm) : nullptr;
+  agreeOnFailure(host, failure); // the carrier aborts NCCL if this throws
+  return std::make_unique<StreamCommunicator>(device, host, std::move(carrier),
+                                              nullptr);
+}
+
+} // namespace loom::rt::cuda

@@ -1,0 +1,105 @@
+//===- CudaNcclTest.cpp - Finding and loading NCCL --------------*- C++ -*-===//
+//
+// NCCL is dlopen'ed (runtime/src/cuda/NcclLibrary.h). ncclGetVersion and
+// ncclGetUniqueId work without a GPU, so the search, the symbol table and the
+// error for a missing library are all checked here. (Where no NCCL is
+// installed the loading tests skip.)
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+#include "cuda/NcclLibrary.h"
+
+#include <cstdlib>
+
+using namespace loom::rt::cuda;
+using namespace loom::rt::test;
+
+namespace {
+
+class ScopedNcclEnv {
+public:
+  explicit ScopedNcclEnv(const char *value) {
+    if (const char *old = std::getenv("LOOM_NCCL_LIBRARY"))
+      previous = old;
+    if (value)
+      setenv("LOOM_NCCL_LIBRARY", value, 1);
+    else
+      unsetenv("LOOM_NCCL_LIBRARY");
+  }
+  ~ScopedNcclEnv() {
+    if (previous)
+      setenv("LOOM_NCCL_LIBRARY", previous->c_str(), 1);
+    else
+      unsetenv("LOOM_NCCL_LIBRARY");
+  }
+
+private:
+  std::optional<std::string> previous;
+};
+
+} // namespace
+
+TEST(NcclLibrary, SearchOrder) {
+  {
+    ScopedNcclEnv env(nullptr);
+    std::vector<std::string> candidates = ncclCandidates();
+    ASSERT_FALSE(candidates.empty());
+    EXPECT_EQ(candidates[0], "libnccl.so.2"); // the dynamic loader first
+    for (size_t i = 1; i < candidates.size(); ++i)
+      EXPECT_EQ(candidates[i].rfind("/libnccl.so.2"), candidates[i].size() - 13)
+          << candidates[i];
+  }
+  ScopedNcclEnv env("/opt/nccl/lib/libnccl.so.2");
+  EXPECT_EQ(ncclCandidates(),
+            std::vector<std::string>{"/opt/nccl/lib/libnccl.so.2"});
+}
+
+TEST(NcclLibrary, LoadsEveryFunction) {
+  ScopedNcclEnv env(nullptr);
+  NcclLibrary nccl;
+  try {
+    nccl = openNccl();
+  } catch (const loom::rt::Error &e) {
+    GTEST_SKIP() << "no NCCL on this machine: " << e.what();
+  }
+#define LOOM_NCCL_CHECK(name) EXPECT_TRUE(nccl.name) << #name;
+  LOOM_NCCL_FUNCTIONS(LOOM_NCCL_CHECK)
+#undef LOOM_NCCL_CHECK
+  EXPECT_GE(nccl.version, kMinNcclVersion);
+  int version = 0;
+  ASSERT_EQ(nccl.ncclGetVersion(&version), ncclSuccess);
+  EXPECT_EQ(version, nccl.version);
+  EXPECT_NE(nccl.path.find("libnccl.so"), std::string::npos) << nccl.path;
+  EXPECT_STREQ(nccl.ncclGetErrorString(ncclInvalidArgument),
+               "invalid argument (run with NCCL_DEBUG=WARN for details)");
+  EXPECT_NE(nccl.errorText(ncclSystemError, "ncclAllReduce")
+                .rfind("ncclAllReduce failed: ", 0),
+            std::string::npos);
+  EXPECT_TRUE(
+      throwsError([&] { nccl.check(ncclInvalidUsage, "ncclBroadcast"); },
+                  {"ncclBroadcast failed: "}));
+}
+
+TEST(NcclLibrary, ExplicitPathIsTheOnlyCandidate) {
+  ScopedNcclEnv env("/nonexistent/libnccl.so.2");
+  EXPECT_TRUE(throwsError(
+      [] { openNccl(); },
+      {"cannot load NCCL", "/nonexistent/libnccl.so.2", "LOOM_NCCL_LIBRARY"}));
+}
+
+TEST(NcclLibrary, ReportsEveryAttempt) {
+  // A library without NCCL's functions, and a file that is not one.
+  EXPECT_TRUE(throwsError(
+      [] {
+        openNccl({"libm.so.6", "/nonexistent/libnccl.so.2"});
+      },
+      {"tried:", "libm.so.6: has no ncclGetVersion",
+       "/nonexistent/libnccl.so.2", "pip install nvidia-nccl-cu13"}));
+}
+
+TEST(NcclLibrary, VersionText) {
+  EXPECT_EQ(ncclVersionText(22809), "2.28.9");
+  EXPECT_EQ(ncclVersionText(21300), "2.13.0");
+  EXPECT_EQ(ncclVersionText(2804), "2.8.4");
+}
