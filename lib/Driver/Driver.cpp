@@ -167,6 +167,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
       train.co2OuterMomentum = co2->outerMomentum;
       train.co2GapPenalty = co2->gapPenalty;
       train.co2Clip = co2->clip;
+      train.co2Sharded = co2->sharded;
     }
     train.linkGbps = opts.machine.linkBytesPerSecond * 8 / 1e9;
     train.linkLatencyUs = opts.machine.linkLatencySeconds * 1e6;

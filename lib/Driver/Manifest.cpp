@@ -98,12 +98,14 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
                                        : StringRef("input" + std::to_string(i)),
                                   cast<ShapedType>(t)));
     }
-  // CO2's outer step takes the round and the stale mean from the runtime.
-  if (auto outer = train.lookupSymbol<func::FuncOp>("outer_step"))
-    for (auto [i, t] : llvm::enumerate(outer.getArgumentTypes()))
-      inputs.push_back(tensorJson(
-          outer.getArgAttrOfType<StringAttr>(i, kInputAttr).getValue(),
-          cast<ShapedType>(t)));
+  // CO2's outer step takes the round and the stale mean (replicated) or a
+  // slice of it with the slice's outer state (sharded) from the runtime.
+  for (StringRef entry : {"outer_step", "outer_shard"})
+    if (auto outer = train.lookupSymbol<func::FuncOp>(entry))
+      for (auto [i, t] : llvm::enumerate(outer.getArgumentTypes()))
+        inputs.push_back(tensorJson(
+            outer.getArgAttrOfType<StringAttr>(i, kInputAttr).getValue(),
+            cast<ShapedType>(t)));
   manifest["inputs"] = std::move(inputs);
 
   manifest["optimizer"] = json::Object{{"kind", opt.kind},
@@ -138,6 +140,17 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
         {"ranks", cast<IntegerAttr>(co2.get("ranks")).getInt()},
         {"local_steps_reason",
          cast<StringAttr>(co2.get("local_steps_reason")).str()}};
+    if (auto sharded = co2.getAs<BoolAttr>("sharded");
+        sharded && sharded.getValue()) {
+      json::Object &out = *manifest["co2"].getAsObject();
+      out["sharded"] = true;
+      out["shard_elements"] =
+          cast<IntegerAttr>(co2.get("shard_elements")).getInt();
+      json::Array names;
+      for (Attribute name : cast<ArrayAttr>(co2.get("params")))
+        names.push_back(cast<StringAttr>(name).str());
+      out["params"] = std::move(names);
+    }
   }
   manifest["cost_model"] = json::Object{
       {"link_gbps", tidy(options.machine.linkBytesPerSecond * 8 / 1e9)},
@@ -155,7 +168,11 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
 LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
   json::Object entries;
   json::Array state;
-  llvm::StringSet<> seenState;
+  llvm::StringSet<> seenState, paramNames;
+  if (const json::Array *params = manifest.getArray("params"))
+    for (const json::Value &p : *params)
+      if (auto name = p.getAsObject()->getString("name"))
+        paramNames.insert(*name);
   for (auto fn : lowered.getOps<func::FuncOp>()) {
     auto entry = fn->getAttrOfType<StringAttr>(kEntryAttr);
     auto abi = fn->getAttrOfType<ArrayAttr>(kAbiAttr);
@@ -170,7 +187,10 @@ LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
       o["role"] = role.str();
       if (role == "state" && seenState.insert(name).second) {
         json::Object s = tensorJson(name, cast<ShapedType>(type));
-        s["param"] = name.rsplit('.').first.str();
+        // Optimizer state belongs to a parameter; CO2's sharded outer
+        // state (co2.shard.*) to a slice of all of them.
+        if (StringRef owner = name.rsplit('.').first; paramNames.count(owner))
+          s["param"] = owner.str();
         s["init"] = json::Object{{"kind", "zeros"}, {"scale", 0.0}};
         state.push_back(std::move(s));
       }

@@ -150,12 +150,23 @@ llvm::Expected<CO2Spec> mlir::loom::driver::parseCO2Spec(StringRef text) {
                             spec.localSteps > 0;
                    },
                    "a positive integer or auto"};
+  Field sharded{"sharded",
+                [&spec](StringRef v) {
+                  if (v == "1" || v == "true" || v == "on")
+                    spec.sharded = true;
+                  else if (v == "0" || v == "false" || v == "off")
+                    spec.sharded = false;
+                  else
+                    return false;
+                  return true;
+                },
+                "0 or 1"};
   if (auto err =
           applyFields("--co2", "co2", text,
                       {localSteps, floatField("outer-lr", spec.outerLr, true),
                        floatField("outer-momentum", spec.outerMomentum, false),
                        floatField("gap-penalty", spec.gapPenalty, false),
-                       floatField("clip", spec.clip, false)}))
+                       floatField("clip", spec.clip, false), sharded}))
     return std::move(err);
   if (spec.outerMomentum >= 1)
     return fail("--co2", "field 'outer-momentum' must be below 1");

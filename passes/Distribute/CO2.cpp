@@ -89,8 +89,23 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
     std::string reason;
     if (tau == 0)
       tau = chooseLocalSteps(grad, step, trained, ranks, reason);
-    buildOuterStep(module, step, trained);
     OpBuilder b(module.getContext());
+    SmallVector<NamedAttribute> shardInfo;
+    if (sharded) {
+      FailureOr<int64_t> shardElements =
+          buildOuterShard(module, step, trained, ranks);
+      if (failed(shardElements))
+        return signalPassFailure();
+      SmallVector<Attribute> names;
+      for (ParamOp p : trained)
+        names.push_back(b.getStringAttr(p.getSymName()));
+      shardInfo = {
+          b.getNamedAttr("sharded", b.getBoolAttr(true)),
+          b.getNamedAttr("shard_elements", b.getI64IntegerAttr(*shardElements)),
+          b.getNamedAttr("params", b.getArrayAttr(names))};
+    } else {
+      buildOuterStep(module, step, trained);
+    }
     module->setAttr(
         "loom.co2",
         b.getDictionaryAttr({
@@ -104,6 +119,11 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
             b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks)),
             b.getNamedAttr("local_steps_reason", b.getStringAttr(reason)),
         }));
+    if (!shardInfo.empty()) {
+      NamedAttrList all(module->getAttrOfType<DictionaryAttr>("loom.co2"));
+      all.append(shardInfo);
+      module->setAttr("loom.co2", all.getDictionary(module.getContext()));
+    }
   }
 
   LogicalResult checkOptions(ModuleOp module) {
@@ -144,16 +164,63 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
     double comm = machine.linkLatencySeconds + 2 * bytes * double(ranks - 1) /
                                                    double(ranks) /
                                                    machine.linkBytesPerSecond;
-    int64_t tau = std::max<int64_t>(1, std::ceil(comm / compute));
+    // Sharded, the update of this rank's slice waits for the end of the
+    // step during which the reduce-scatter finished: one step more.
+    int64_t tau =
+        std::max<int64_t>(1, std::ceil(comm / compute)) + (sharded ? 1 : 0);
     reason = llvm::formatv(
         "one inner step computes ~{0:f3} ms ({1:f3} GFLOP at {2:f1} "
         "GFLOP/s); the outer all-reduce of {3:f2} MiB over {4} ranks takes "
         "~{5:f3} ms ({6:f3} Gbit/s, {7:f0} us latency); local-steps={8} is "
-        "the fewest whose compute (~{9:f3} ms) hides it",
+        "the fewest whose compute (~{9:f3} ms) hides it{10}",
         compute * 1e3, flops / 1e9, double(gflops), bytes / (1 << 20), ranks,
         comm * 1e3, double(linkGbps), double(linkLatencyUs), tau,
-        tau * compute * 1e3);
+        tau * compute * 1e3,
+        sharded ? " (one step more than the reduce-scatter and all-gather "
+                  "need: the sharded update runs between steps)"
+                : "");
     return tau;
+  }
+
+  /// @outer_shard(co2.round, co2.shard_mean) -> co2.shard_out: the outer
+  /// step of this rank's slice of shard_elements elements
+  /// (loom.co2_outer_shard, state co2.shard.co2_*). Returns shard_elements.
+  FailureOr<int64_t> buildOuterShard(ModuleOp module, func::FuncOp step,
+                                     ArrayRef<ParamOp> trained, int64_t ranks) {
+    Type elementType =
+        ParamOp(trained.front()).getTensorType().getElementType();
+    int64_t elements = 0;
+    for (ParamOp p : trained) {
+      if (p.getTensorType().getElementType() != elementType) {
+        p.emitError("--loom-co2=sharded needs one element type for every "
+                    "trained parameter (they are flattened together)");
+        return failure();
+      }
+      elements += p.getTensorType().getNumElements();
+    }
+    // One more element carries the round's mean loss.
+    int64_t shard = (elements + 1 + ranks - 1) / ranks;
+    OpBuilder b(module.getContext());
+    b.setInsertionPointAfter(step);
+    Location loc = step.getLoc();
+    auto slice = RankedTensorType::get({shard}, elementType);
+    auto fn = func::FuncOp::create(
+        b, loc, "outer_shard",
+        b.getFunctionType({RankedTensorType::get({}, b.getI64Type()), slice},
+                          {slice}));
+    fn->setAttr(kEntryAttr, b.getStringAttr("outer_shard"));
+    fn.setArgAttr(0, kInputAttr, b.getStringAttr("co2.round"));
+    fn.setArgAttr(1, kInputAttr, b.getStringAttr("co2.shard_mean"));
+    fn.setResultAttr(0, kOutputAttr, b.getStringAttr("co2.shard_out"));
+    Block *body = fn.addEntryBlock();
+    b.setInsertionPointToStart(body);
+    auto update = CO2OuterShardOp::create(
+        b, loc, slice, b.getStringAttr("co2.shard"), body->getArgument(1),
+        body->getArgument(0), b.getF64FloatAttr(outerLr),
+        b.getF64FloatAttr(outerMomentum), b.getF64FloatAttr(gapPenalty),
+        b.getF64FloatAttr(clip));
+    func::ReturnOp::create(b, loc, update.getResult());
+    return shard;
   }
 
   /// @outer_step(round, co2.mean:<p>...) { loom.co2_outer per parameter }.

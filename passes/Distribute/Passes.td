@@ -54,10 +54,23 @@ def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
       previous round's mean (docs/co2.md). Every rank runs the same
       schedule: the rounds are counted in steps.
 
+    `sharded=1` shards the outer state over the ranks (ZeRO-style): instead
+    of `@outer_step`, an entry `@outer_shard(co2.round, co2.shard_mean) ->
+    co2.shard_out` applies `loom.co2_outer_shard` to one rank's slice of the
+    flattened parameters (`shard_elements` = ceil((elements + 1) / ranks):
+    the parameters in `loom.co2`'s `params` order, then the round's loss,
+    then zero padding), whose state `co2.shard.co2_anchor`,
+    `co2.shard.co2_prev_anchor` and `co2.shard.co2_momentum` the rank alone
+    keeps. The runtime feeds it from a reduce-scatter of the local models
+    and all-gathers the new anchor slices, so each rank keeps 1/N of the
+    anchors and the outer momentum.
+
     `local-steps=0` picks the smallest number of local steps whose compute
     hides the outer all-reduce under the cost model (FLOPs of one inner step
     at `gflops`, the all-reduce of every parameter over `link-gbps` plus
-    `link-latency-us`), and reports the estimate as a remark.
+    `link-latency-us`), and reports the estimate as a remark. The sharded
+    round adds one step: its update runs between the reduce-scatter and the
+    all-gather, after the step during which the reduce-scatter finished.
   }];
   let dependentDialects = ["::mlir::loom::comm::CommDialect"];
   let options = [
@@ -71,6 +84,9 @@ def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
            "Staleness gap penalty strength (lambda; 0: off).">,
     Option<"clip", "clip", "double", /*default=*/"1.0",
            "Clip of the outer momentum, elementwise (phi; 0: off).">,
+    Option<"sharded", "sharded", "bool", /*default=*/"false",
+           "Shard the outer state over the ranks (reduce-scatter + "
+           "all-gather instead of all-reduce).">,
     Option<"linkGbps", "link-gbps", "double", /*default=*/"10.0",
            "Link bandwidth for local-steps=0 (Gbit/s).">,
     Option<"linkLatencyUs", "link-latency-us", "double", /*default=*/"50.0",

@@ -33,6 +33,10 @@ MemRefType memrefFor(RankedTensorType t) {
   return MemRefType::get(t.getShape(), t.getElementType());
 }
 
+/// The state of CO2's outer step, for a parameter or a shard.
+constexpr StringRef kCO2StateSuffixes[] = {"co2_anchor", "co2_prev_anchor",
+                                           "co2_momentum"};
+
 /// The state tensors an optimizer op keeps for its parameter.
 SmallVector<std::string> stateSuffixes(Operation *op) {
   if (isa<AdamWOp>(op))
@@ -41,7 +45,8 @@ SmallVector<std::string> stateSuffixes(Operation *op) {
     if (!sgd.getMomentum().isZero())
       return {"momentum_buffer"};
   if (isa<CO2OuterOp>(op))
-    return {"co2_anchor", "co2_prev_anchor", "co2_momentum"};
+    return SmallVector<std::string>(std::begin(kCO2StateSuffixes),
+                                    std::end(kCO2StateSuffixes));
   return {};
 }
 
@@ -123,6 +128,11 @@ struct LowerEntryPointsPass
         for (const std::string &suffix : stateSuffixes(op))
           abi.push_back({"state", (p.getSymName() + "." + suffix).str(),
                          p.getTensorType()});
+    // A sharded CO2 outer step keeps its slice's state like a parameter's.
+    for (auto shard : oldBody.getOps<CO2OuterShardOp>())
+      for (StringRef suffix : kCO2StateSuffixes)
+        abi.push_back({"state", (shard.getName() + "." + suffix).str(),
+                       cast<RankedTensorType>(shard.getMean().getType())});
     for (auto [i, t] : llvm::enumerate(fn.getArgumentTypes())) {
       auto tt = dyn_cast<RankedTensorType>(t);
       if (!tt || !tt.hasStaticShape())
@@ -194,6 +204,22 @@ struct LowerEntryPointsPass
         toErase.push_back(get);
         continue;
       }
+      if (auto shard = dyn_cast<CO2OuterShardOp>(op)) {
+        b.setInsertionPoint(&op);
+        // At round -1 the mean operand carries the slice of the starting
+        // parameters (the x of loom.co2_outer); the result is the anchor.
+        SmallVector<Value> state;
+        for (StringRef s : kCO2StateSuffixes)
+          state.push_back(current[(shard.getName() + "." + s).str()]);
+        SmallVector<Value> updated =
+            buildCO2Outer(b, shard, shard.getMean(), shard.getMean(), state);
+        shard.replaceAllUsesWith(updated[0]);
+        for (auto [s, v] :
+             llvm::zip(kCO2StateSuffixes, ArrayRef(updated).drop_front()))
+          writes[argIndex[(shard.getName() + "." + s).str()]] = v;
+        toErase.push_back(&op);
+        continue;
+      }
       if (!isa<AdamWOp, SGDOp, CO2OuterOp>(op))
         continue;
       b.setInsertionPoint(&op);
@@ -207,8 +233,10 @@ struct LowerEntryPointsPass
         updated = lowerAdamW(b, adamw, current[name], state);
       else if (auto sgd = dyn_cast<SGDOp>(op))
         updated = lowerSGD(b, sgd, current[name], state);
-      else
-        updated = lowerCO2Outer(b, cast<CO2OuterOp>(op), current[name], state);
+      else {
+        auto co2 = cast<CO2OuterOp>(op);
+        updated = buildCO2Outer(b, co2, current[name], co2.getMean(), state);
+      }
       writes[argIndex[name]] = updated[0];
       for (auto [s, v] : llvm::zip(suffixes, ArrayRef(updated).drop_front()))
         writes[argIndex[(name + "." + s).str()]] = v;
@@ -294,9 +322,12 @@ struct LowerEntryPointsPass
   }
 
   /// CO2's outer step (the equations in LoomOps.td), one fused kernel:
-  /// returns the new parameter, anchor, previous anchor and momentum.
-  SmallVector<Value> lowerCO2Outer(OpBuilder &b, CO2OuterOp op, Value x,
-                                   ArrayRef<Value> state) {
+  /// returns the new parameter, anchor, previous anchor and momentum. The
+  /// same for a parameter (CO2OuterOp) and a slice (CO2OuterShardOp), which
+  /// is what makes the sharded form train the same model.
+  template <typename OpTy>
+  static SmallVector<Value> buildCO2Outer(OpBuilder &b, OpTy op, Value x,
+                                          Value mean, ArrayRef<Value> state) {
     Location loc = op.getLoc();
     auto type = cast<RankedTensorType>(x.getType());
     auto et = cast<FloatType>(type.getElementType());
@@ -316,7 +347,7 @@ struct LowerEntryPointsPass
     Value lambda = cst(penalty), one = cst(1.0), tiny = cst(1e-30),
           zero = cst(0.0), hi = cst(clip), lo = cst(-clip);
     return buildElementwise(
-        b, loc, type, {x, op.getMean(), state[0], state[1], state[2]}, 4,
+        b, loc, type, {x, mean, state[0], state[1], state[2]}, 4,
         [&](OpBuilder &nb, Location l, ValueRange v) -> SmallVector<Value> {
           Value xv = v[0], mean = v[1], a = v[2], pa = v[3], m = v[4];
           Value d = arith::SubFOp::create(nb, l, pa, mean);

@@ -70,7 +70,7 @@ struct LowerGemmToRuntimePass
                                    ptr, i64, i64, et, ptr, i64, i64},
                                   {});
     return declareRuntimeFunction(
-        module, et.isF32() ? "loom_rt_gemm_f32" : "loom_rt_gemm_f64", type);
+        module, prefix + (et.isF32() ? "_f32" : "_f64"), type);
   }
 
   LogicalResult lower(ModuleOp module, linalg::LinalgOp op) {

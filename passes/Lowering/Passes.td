@@ -66,10 +66,16 @@ def LowerGemmToRuntimePass : Pass<"loom-lower-gemm-to-runtime", "mlir::ModuleOp"
   let summary = "Calls the runtime's BLAS for bufferized matmuls.";
   let description = [{
     Replaces `linalg.matmul` and `linalg.batch_matmul` on memrefs (plain or
-    with transposed operand maps) by a call to `loom_rt_gemm_f32/f64`, which
-    the runtime implements with OpenBLAS. Matmuls of other shapes are left
-    for the loop lowering.
+    with transposed operand maps) by a call to `<prefix>_f32/f64`:
+    `loom_rt_gemm_*`, which the runtime implements with OpenBLAS, or for
+    device buffers `loom_rt_gpu_gemm_*` (cuBLAS on the compute stream; same
+    arguments, abi.h). Matmuls of other shapes are left for the loop
+    lowering.
   }];
+  let options = [
+    Option<"prefix", "prefix", "std::string", /*default=*/"\"loom_rt_gemm\"",
+           "The runtime GEMM to call, without its _f32/_f64 suffix.">,
+  ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect",
                            "::mlir::arith::ArithDialect",
@@ -99,6 +105,45 @@ def FinalizeCommPass : Pass<"loom-finalize-comm", "mlir::ModuleOp"> {
     they named have no meaning in the LLVM dialect. Fails, naming the op,
     if a collective was left behind.
   }];
+}
+
+def CopiesToLinalgPass : Pass<"loom-copies-to-linalg", "mlir::func::FuncOp"> {
+  let summary = "Turns memref.copy into linalg.copy.";
+  let description = [{
+    Bufferization copies buffers with `memref.copy`, which lowers to a host
+    `memcpy` or the runtime's `memrefCopy`. On a GPU the buffers are device
+    memory, so the copy must be a kernel like any other loop nest: as a
+    `linalg.copy` it follows the elementwise ops onto the GPU.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
+def GpuHostToDevicePass : Pass<"loom-gpu-host-to-device", "mlir::ModuleOp"> {
+  let summary = "Leaves the host no access to device memory.";
+  let description = [{
+    Runs after `convert-parallel-loops-to-gpu` on functions whose buffers
+    are GPU memory (every entry argument and temporary of a `--target=cuda`
+    artifact). The host code may still touch memory where the loop mapping
+    left it: a full reduction's loop, a 0-d elementwise op, a scalar the
+    optimizer reads (the step, the learning rate). This pass
+    - turns `memref.alloc`/`dealloc` into `gpu.alloc`/`gpu.dealloc` (the
+      runtime's device pool);
+    - copies into each `gpu.launch` the scalar loads and the pure
+      computations on them whose results the kernel uses (so the step is
+      read on the device, after the kernels before it wrote it), unless a
+      host op between could write the loaded buffer;
+    - wraps every remaining run of host ops that reads or writes memory in
+      a one-thread `gpu.launch`: correct, not fast (a full reduction runs
+      on one GPU thread);
+    - fails, naming the op, if the host still accesses a buffer.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numWrapped", "num-wrapped",
+              "One-thread launches made of host code">,
+    Statistic<"numSunk", "num-sunk", "Ops copied into launches">,
+  ];
 }
 
 def EmitEntryWrappersPass : Pass<"loom-emit-entry-wrappers", "mlir::ModuleOp"> {

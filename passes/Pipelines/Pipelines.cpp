@@ -64,6 +64,7 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm,
     co2.outerMomentum = o.co2OuterMomentum;
     co2.gapPenalty = o.co2GapPenalty;
     co2.clip = o.co2Clip;
+    co2.sharded = o.co2Sharded;
     co2.linkGbps = o.linkGbps;
     co2.linkLatencyUs = o.linkLatencyUs;
     co2.gflops = o.gflops;
@@ -83,18 +84,26 @@ void mlir::loom::buildLowerToLinalgPipeline(OpPassManager &pm) {
   addUpstream(pm, "canonicalize,cse");
 }
 
-void mlir::loom::buildBufferizePipeline(OpPassManager &pm) {
+/// One-shot bufferization and deallocation; `stack` promotes small buffers
+/// to the host stack (CPU only: a GPU's buffers live in device memory).
+static void addBufferize(OpPassManager &pm, bool stack) {
   // No eliminate-empty-tensors: with destinations that are function arguments
   // it let two reductions sharing one CSE-d init write the same output buffer
   // (caught by test/e2e/gradcheck/layernorm.mlir).
-  addUpstream(pm, "empty-tensor-to-alloc-tensor,"
-                  "one-shot-bufferize,canonicalize,"
-                  "func.func(buffer-hoisting,promote-buffers-to-stack{"
-                  "max-alloc-size-in-bytes=4096}),"
-                  "ownership-based-buffer-deallocation,canonicalize,"
-                  "buffer-deallocation-simplification,"
-                  "bufferization-lower-deallocations,cse,canonicalize");
+  addUpstream(pm, std::string("empty-tensor-to-alloc-tensor,"
+                              "one-shot-bufferize,canonicalize,"
+                              "func.func(buffer-hoisting") +
+                      (stack ? ",promote-buffers-to-stack{"
+                               "max-alloc-size-in-bytes=4096}"
+                             : "") +
+                      "),ownership-based-buffer-deallocation,canonicalize,"
+                      "buffer-deallocation-simplification,"
+                      "bufferization-lower-deallocations,cse,canonicalize");
   pm.addPass(createFinalizeCommPass());
+}
+
+void mlir::loom::buildBufferizePipeline(OpPassManager &pm) {
+  addBufferize(pm, /*stack=*/true);
 }
 
 void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm) {
@@ -117,6 +126,55 @@ void mlir::loom::buildCpuPipeline(OpPassManager &pm) {
   buildLowerToLLVMPipeline(pm);
 }
 
+void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
+                                         const CudaPipelineOptions &o) {
+  LowerGemmToRuntimePassOptions gemm;
+  gemm.prefix = "loom_rt_gpu_gemm";
+  pm.addPass(createLowerGemmToRuntimePass(gemm));
+  // Polynomials instead of libdevice calls for exp/log/tanh.
+  pm.addPass(createApproximateMathPass());
+  // Loop nests tiled into blocks of block-size threads (no min/max bounds:
+  // a guard instead, so the launch sizes are constants).
+  addUpstream(pm, "func.func(loom-copies-to-linalg,"
+                  "convert-linalg-to-parallel-loops,"
+                  "scf-parallel-loop-tiling{parallel-loop-tile-sizes=" +
+                      std::to_string(o.blockSize) +
+                      " no-min-max-bounds=1},"
+                      "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
+                      "canonicalize,cse");
+  pm.addPass(createGpuHostToDevicePass());
+  addUpstream(pm, "canonicalize,cse");
+}
+
+void mlir::loom::buildGpuToLLVMPipeline(OpPassManager &pm,
+                                        const CudaPipelineOptions &o) {
+  addUpstream(
+      pm, "gpu-kernel-outlining,nvvm-attach-target{chip=" + o.chip.getValue() +
+              " features=" + o.features.getValue() +
+              " O=3},gpu.module(convert-gpu-to-nvvm{"
+              "use-bare-ptr-memref-call-conv=1},canonicalize,cse,"
+              "reconcile-unrealized-casts),"
+              "lower-affine,convert-scf-to-cf,canonicalize,"
+              "expand-strided-metadata,lower-affine,"
+              "gpu-to-llvm{use-bare-pointers-for-host=1 "
+              "use-bare-pointers-for-kernels=1},"
+              "finalize-memref-to-llvm,convert-math-to-llvm,"
+              "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
+              "convert-arith-to-llvm,convert-cf-to-llvm,"
+              "convert-index-to-llvm,reconcile-unrealized-casts,"
+              "gpu-module-to-binary{format=" +
+              o.format.getValue() + " toolkit=" + o.toolkit.getValue() + "}");
+  pm.addPass(createEmitEntryWrappersPass());
+}
+
+void mlir::loom::buildCudaPipeline(OpPassManager &pm,
+                                   const CudaPipelineOptions &o) {
+  buildLowerToLinalgPipeline(pm);
+  addBufferize(pm, /*stack=*/false);
+  buildGpuKernelsPipeline(pm, o);
+  buildGpuToLLVMPipeline(pm, o);
+}
+
 void mlir::loom::registerPipelines() {
   PassPipelineRegistration<TrainPipelineOptions>(
       "loom-train-pipeline",
@@ -137,4 +195,15 @@ void mlir::loom::registerPipelines() {
   PassPipelineRegistration<>("loom-cpu-pipeline",
                              "train -> llvm: every CPU lowering stage.",
                              buildCpuPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "loom-gpu-kernels-pipeline",
+      "buffers on the device -> gpu.launch kernels and runtime cuBLAS calls.",
+      buildGpuKernelsPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "loom-gpu-to-llvm-pipeline",
+      "kernels -> llvm: NVVM, cubin, host code with mgpu* calls.",
+      buildGpuToLLVMPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "loom-cuda-pipeline", "train -> llvm: every NVIDIA GPU lowering stage.",
+      buildCudaPipeline);
 }

@@ -54,6 +54,10 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                                   llvm::cl::init(0.2)};
   Option<double> co2GapPenalty{*this, "co2-gap-penalty", llvm::cl::init(4.0)};
   Option<double> co2Clip{*this, "co2-clip", llvm::cl::init(1.0)};
+  Option<bool> co2Sharded{*this, "co2-sharded",
+                          llvm::cl::desc("Shard CO2's outer state over the "
+                                         "ranks"),
+                          llvm::cl::init(false)};
   // The cost model of the overlap scheduler and of CO2's local steps
   // (loom/Analysis/MachineSpec.h).
   Option<double> linkGbps{*this, "link-gbps",
@@ -83,6 +87,43 @@ void buildLowerToLLVMPipeline(OpPassManager &pm);
 
 /// train -> llvm: the three above.
 void buildCpuPipeline(OpPassManager &pm);
+
+/// The NVIDIA GPU target (loomc --target=cuda; docs/gpu.md).
+struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
+  Option<std::string> chip{*this, "chip", llvm::cl::desc("GPU architecture"),
+                           llvm::cl::init("sm_90")};
+  Option<std::string> features{*this, "features",
+                               llvm::cl::desc("PTX features (ptxas needs "
+                                              "+ptx80 for sm_90)"),
+                               llvm::cl::init("+ptx80")};
+  Option<std::string> format{
+      *this, "format",
+      llvm::cl::desc("Kernel binary: bin (cubin), isa (PTX text, for "
+                     "tests), fatbin"),
+      llvm::cl::init("bin")};
+  Option<std::string> toolkit{*this, "toolkit",
+                              llvm::cl::desc("CUDA toolkit (ptxas, libdevice)"),
+                              llvm::cl::init("/usr/local/cuda")};
+  Option<int64_t> blockSize{*this, "block-size",
+                            llvm::cl::desc("Threads per block of a mapped "
+                                           "loop nest"),
+                            llvm::cl::init(256)};
+};
+
+/// buffers -> kernels: linalg on device buffers to gpu.launch (loop nests
+/// tiled into blocks of `block-size` threads, leftover host accesses moved
+/// onto the GPU), GEMMs to the runtime's cuBLAS.
+void buildGpuKernelsPipeline(OpPassManager &pm,
+                             const CudaPipelineOptions &options);
+
+/// kernels -> llvm: outline, NVVM, host code to LLVM with mgpu* runtime
+/// calls, kernels to a cubin embedded in the module, C wrappers.
+void buildGpuToLLVMPipeline(OpPassManager &pm,
+                            const CudaPipelineOptions &options);
+
+/// train -> llvm for NVIDIA GPUs: lower-to-linalg, bufferize for device
+/// buffers (nothing on the host stack), the two above.
+void buildCudaPipeline(OpPassManager &pm, const CudaPipelineOptions &options);
 
 /// Registers the pipelines above as --loom-<stage>-pipeline.
 void registerPipelines();

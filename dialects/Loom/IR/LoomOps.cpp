@@ -490,16 +490,27 @@ LogicalResult SGDOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                         "gradient");
 }
 
-LogicalResult CO2OuterOp::verify() {
-  if (!(getOuterLr().convertToDouble() > 0))
-    return emitOpError("outer_lr must be positive");
-  if (!inUnitInterval(getOuterMomentum()))
-    return emitOpError("outer_momentum must be in [0, 1)");
-  if (getGapPenalty().convertToDouble() < 0)
-    return emitOpError("gap_penalty must be non-negative");
-  if (getClip().convertToDouble() < 0)
-    return emitOpError("clip must be non-negative (0: no clipping)");
+/// The outer hyperparameters of CO2OuterOp and CO2OuterShardOp.
+template <typename OpTy>
+static LogicalResult verifyCO2Options(OpTy op) {
+  if (!(op.getOuterLr().convertToDouble() > 0))
+    return op.emitOpError("outer_lr must be positive");
+  if (!inUnitInterval(op.getOuterMomentum()))
+    return op.emitOpError("outer_momentum must be in [0, 1)");
+  if (op.getGapPenalty().convertToDouble() < 0)
+    return op.emitOpError("gap_penalty must be non-negative");
+  if (op.getClip().convertToDouble() < 0)
+    return op.emitOpError("clip must be non-negative (0: no clipping)");
   return success();
+}
+
+LogicalResult CO2OuterOp::verify() { return verifyCO2Options(*this); }
+
+LogicalResult CO2OuterShardOp::verify() {
+  if (getName().empty())
+    return emitOpError("name must not be empty (it prefixes the state "
+                       "tensors)");
+  return verifyCO2Options(*this);
 }
 
 LogicalResult CO2OuterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {

@@ -667,4 +667,44 @@ def Loom_CO2OuterOp : Loom_Op<"co2_outer", [
   let hasVerifier = 1;
 }
 
+def Loom_CO2OuterShardOp : Loom_Op<"co2_outer_shard", [
+    AllTypesMatch<["mean", "new_x"]>,
+    MemoryEffects<[MemRead<Loom_ParamResource>, MemWrite<Loom_ParamResource>]>]> {
+  let summary = "CO2's outer step on one rank's slice of the flattened "
+                "parameters (sharded outer state).";
+  let description = [{
+    The update of `loom.co2_outer` for a slice of the flattened parameters
+    whose outer state this rank alone keeps (CO2's outer state sharded over
+    the ranks, ZeRO-style): `mean` is the slice of the mean over ranks of
+    the parameters, and the result is the slice of the new anchor. The
+    slice's state lives in three state tensors named `<name>.co2_anchor`,
+    `<name>.co2_prev_anchor` and `<name>.co2_momentum` (of `mean`'s type),
+    read and written in place as an optimizer's state is. The equations are
+    those of `loom.co2_outer` with `x` = `mean` at round -1 (the slice of
+    the starting parameters sets the state up) and the result = the new
+    anchor at every round. `--loom-co2="sharded=1"` builds one in
+    `@outer_shard`.
+
+    Example:
+    ```mlir
+    %anchor = loom.co2_outer_shard "co2.shard", %mean, %round {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 4.0, clip = 1.0} : tensor<1024xf32>, tensor<i64>
+    ```
+
+    **Constraints:**
+    - `name` is not empty.
+    - The result has `mean`'s type.
+    - `outer_lr` is positive; `outer_momentum` is in `[0, 1)`;
+      `gap_penalty` and `clip` are non-negative.
+  }];
+  let arguments = (ins StrAttr:$name, Loom_FloatTensor:$mean,
+                       Loom_StepTensor:$round, F64Attr:$outer_lr,
+                       F64Attr:$outer_momentum, F64Attr:$gap_penalty,
+                       F64Attr:$clip);
+  let results = (outs Loom_FloatTensor:$new_x);
+  let assemblyFormat = [{
+    $name `,` $mean `,` $round attr-dict `:` type($mean) `,` type($round)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // LOOM_OPS_TD

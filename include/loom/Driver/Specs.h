@@ -36,11 +36,12 @@ struct OptimizerSpec {
   double momentum = 0.0;
 };
 
-/// `local-steps=N|auto,outer-lr=..,outer-momentum=..,gap-penalty=..,clip=..`
-/// (`--co2=...`; docs/co2.md). localSteps 0 is `auto`.
+/// `local-steps=N|auto,outer-lr=..,outer-momentum=..,gap-penalty=..,clip=..,
+/// sharded=0|1` (`--co2=...`; docs/co2.md). localSteps 0 is `auto`.
 struct CO2Spec {
   int64_t localSteps = 12;
   double outerLr = 1.0, outerMomentum = 0.2, gapPenalty = 4.0, clip = 1.0;
+  bool sharded = false;
 };
 
 /// Parse errors name the offending field, e.g.

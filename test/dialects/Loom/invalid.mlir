@@ -1415,3 +1415,61 @@ func.func @co2_outer_clip(%m: tensor<4xf32>, %r: tensor<i64>) {
   loom.co2_outer @w, %m, %r {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 1.0, clip = -1.0} : tensor<4xf32>, tensor<i64>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.co2_outer_shard
+//===----------------------------------------------------------------------===//
+
+// Tests that the state name is not empty.
+func.func @co2_outer_shard_name(%x: tensor<8xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer_shard' op name must not be empty (it prefixes the state tensors)}}
+  %0 = loom.co2_outer_shard "", %x, %r {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 1.0, clip = 1.0} : tensor<8xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that the result has the mean's type.
+func.func @co2_outer_shard_types(%x: tensor<8xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer_shard' op failed to verify that all of {mean, new_x} have same type}}
+  %0 = "loom.co2_outer_shard"(%x, %r) {name = "s", outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 1.0, clip = 1.0} : (tensor<8xf32>, tensor<i64>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+// Tests that outer_lr must be positive.
+func.func @co2_outer_shard_lr(%x: tensor<8xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer_shard' op outer_lr must be positive}}
+  %0 = loom.co2_outer_shard "s", %x, %r {outer_lr = -1.0, outer_momentum = 0.2, gap_penalty = 1.0, clip = 1.0} : tensor<8xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that outer_momentum must be in [0, 1).
+func.func @co2_outer_shard_momentum(%x: tensor<8xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer_shard' op outer_momentum must be in [0, 1)}}
+  %0 = loom.co2_outer_shard "s", %x, %r {outer_lr = 1.0, outer_momentum = -0.5, gap_penalty = 1.0, clip = 1.0} : tensor<8xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that gap_penalty must be non-negative.
+func.func @co2_outer_shard_penalty(%x: tensor<8xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer_shard' op gap_penalty must be non-negative}}
+  %0 = loom.co2_outer_shard "s", %x, %r {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = -2.0, clip = 1.0} : tensor<8xf32>, tensor<i64>
+  return
+}
+
+// -----
+
+// Tests that clip must be non-negative.
+func.func @co2_outer_shard_clip(%x: tensor<8xf32>, %r: tensor<i64>) {
+  // expected-error@+1 {{'loom.co2_outer_shard' op clip must be non-negative (0: no clipping)}}
+  %0 = loom.co2_outer_shard "s", %x, %r {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 1.0, clip = -1.0} : tensor<8xf32>, tensor<i64>
+  return
+}

@@ -252,3 +252,11 @@ func.func @co2_outer(%mean: tensor<64x32xf32>, %round: tensor<i64>) {
   loom.co2_outer @"fc1.weight", %mean, %round {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 0.5, clip = 1.0} : tensor<64x32xf32>, tensor<i64>
   return
 }
+
+// Tests that the sharded CO2 outer step round-trips.
+// CHECK-LABEL: func.func @co2_outer_shard
+// CHECK: %{{.+}} = loom.co2_outer_shard "co2.shard", %{{.+}}, %{{.+}} {clip = 1.000000e+00 : f64, gap_penalty = 5.000000e-01 : f64, outer_lr = 1.000000e+00 : f64, outer_momentum = 2.000000e-01 : f64} : tensor<1024xf32>, tensor<i64>
+func.func @co2_outer_shard(%mean: tensor<1024xf32>, %round: tensor<i64>) -> tensor<1024xf32> {
+  %a = loom.co2_outer_shard "co2.shard", %mean, %round {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 0.5, clip = 1.0} : tensor<1024xf32>, tensor<i64>
+  return %a : tensor<1024xf32>
+}

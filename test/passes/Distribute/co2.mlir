@@ -10,6 +10,13 @@
 // RUN:   | FileCheck %s --check-prefix=FAST
 // RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2 co2=1 co2-local-steps=3" \
 // RUN:   | FileCheck %s --check-prefix=PIPELINE
+// RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2" --loom-co2="local-steps=4 sharded=1" \
+// RUN:   | FileCheck %s --check-prefix=SHARD
+// RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2" \
+// RUN:   --loom-co2="local-steps=0 link-gbps=100 link-latency-us=0 gflops=1 sharded=1" \
+// RUN:   | FileCheck %s --check-prefix=SHARDAUTO
+// RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2" --loom-co2="sharded=1" \
+// RUN:   --loom-cpu-pipeline | FileCheck %s --check-prefix=SHARDABI
 // RUN: not loom-opt %t/model.mlir --loom-train-pipeline --loom-co2 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NODP
 // RUN: not loom-opt %t/model.mlir --loom-train-pipeline="dp=2 overlap=1" --loom-co2 2>&1 \
@@ -46,6 +53,23 @@
 // The train pipeline runs the pass with co2=1.
 // PIPELINE: loom.co2 = {{{.*}}local_steps = 3 : i64
 // PIPELINE: func.func @outer_step(
+
+// sharded=1: the outer step updates this rank's slice of the 16 trained
+// elements (12 + 3 + the loss slot, over 2 ranks: 8 each), with its state
+// named after the slice, and the module records the flat order.
+// SHARD: loom.co2 = {clip = {{.*}}, local_steps = 4 : i64, {{.*}}params = ["w", "b"], ranks = 2 : i64, shard_elements = 8 : i64, sharded = true}
+// SHARD-NOT: func.func @outer_step
+// SHARD-LABEL: func.func @outer_shard(
+// SHARD-SAME: %[[R:.+]]: tensor<i64> {loom.input = "co2.round"}, %[[M:.+]]: tensor<8xf32> {loom.input = "co2.shard_mean"}) -> (tensor<8xf32> {loom.output = "co2.shard_out"})
+// SHARD-NEXT: %[[A:.+]] = loom.co2_outer_shard "co2.shard", %[[M]], %[[R]] {clip = 1.000000e+00 : f64, gap_penalty = 4.000000e+00 : f64, outer_lr = 1.000000e+00 : f64, outer_momentum = 2.000000e-01 : f64} : tensor<8xf32>, tensor<i64>
+// SHARD-NEXT: return %[[A]]
+// The sharded round needs one step more than the replicated one would.
+// SHARDAUTO: local_steps = 2 : i64
+// SHARDAUTO-SAME: local-steps=2 is the fewest whose compute {{.*}} hides it (one step more than the reduce-scatter and all-gather need: the sharded update runs between steps)
+// Lowered, the slice's outer state is state of the entry, updated in place
+// by one fused kernel.
+// SHARDABI: llvm.func internal @outer_shard(
+// SHARDABI: loom.abi = [{{.*}}{name = "co2.shard.co2_anchor", role = "state"}, {name = "co2.shard.co2_prev_anchor", role = "state"}, {name = "co2.shard.co2_momentum", role = "state"}, {name = "co2.round", role = "input"}, {name = "co2.shard_mean", role = "input"}, {name = "co2.shard_out", role = "output"}]
 
 // NODP: error: --loom-co2 needs a data-parallel module: run --loom-data-parallel first
 // ASYNC: error: --loom-co2 expects the synchronous all-reduces of --loom-data-parallel (compile without --overlap)

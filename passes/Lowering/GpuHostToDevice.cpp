@@ -1,0 +1,281 @@
+//===- GpuHostToDevice.cpp - No device memory access on the host ----------===//
+//
+// After the loop nests were mapped to gpu.launch, a cuda artifact's host code
+// may still read or write buffers: loops the mapping left (a reduction to a
+// scalar), 0-d elementwise ops, the scalars the optimizer reads (the step,
+// the learning rate). Every buffer is device memory, so each such access
+// moves onto the GPU: into the kernels that use a scalar, or into one-thread
+// launches of their own. See Passes.td.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Lowering/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+
+#define DEBUG_TYPE "loom-gpu-host-to-device"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_GPUHOSTTODEVICEPASS
+#include "passes/Lowering/Passes.h.inc"
+
+namespace {
+
+/// The buffer a memref value views, through view-like ops.
+Value rootBuffer(Value v) {
+  while (Operation *def = v.getDefiningOp()) {
+    auto view = dyn_cast<ViewLikeOpInterface>(def);
+    if (!view)
+      break;
+    v = view.getViewSource();
+  }
+  return v;
+}
+
+/// Whether `op` or an op nested in it reads or writes a buffer. Allocation,
+/// views and runtime calls (which enqueue device work themselves) do not.
+bool accessesMemory(Operation *op) {
+  if (isa<gpu::LaunchOp>(op))
+    return false;
+  WalkResult result = op->walk([](Operation *inner) {
+    if (isa<func::CallOp>(inner))
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+    if (!effects)
+      return WalkResult::advance();
+    SmallVector<MemoryEffects::EffectInstance> list;
+    effects.getEffects(list);
+    for (const MemoryEffects::EffectInstance &e : list)
+      if (isa<MemoryEffects::Read, MemoryEffects::Write>(e.getEffect()) &&
+          e.getValue() && isa<BaseMemRefType>(e.getValue().getType()))
+        return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return result.wasInterrupted();
+}
+
+/// Whether an op strictly between `from` and `to` (same block) may write
+/// the buffer `root`: any use of it other than a view or a load counts.
+bool mayWriteBetween(Value root, Operation *from, Operation *to) {
+  for (Operation *op = from->getNextNode(); op && op != to;
+       op = op->getNextNode()) {
+    WalkResult result = op->walk([&](Operation *inner) {
+      if (isa<ViewLikeOpInterface, memref::LoadOp>(inner))
+        return WalkResult::advance();
+      for (Value operand : inner->getOperands())
+        if (isa<BaseMemRefType>(operand.getType()) &&
+            rootBuffer(operand) == root)
+          return WalkResult::interrupt();
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return true;
+  }
+  return false;
+}
+
+/// Pure, region-free ops on scalars (and constants): as good on the GPU.
+bool isPureScalar(Operation *op) {
+  if (op->getNumRegions() || !isPure(op))
+    return false;
+  return llvm::all_of(op->getResultTypes(),
+                      [](Type t) { return t.isIntOrIndexOrFloat(); });
+}
+
+struct GpuHostToDevicePass
+    : impl::GpuHostToDevicePassBase<GpuHostToDevicePass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    for (auto fn : module.getOps<func::FuncOp>()) {
+      if (fn.isExternal())
+        continue;
+      if (failed(useDeviceAllocations(fn)))
+        return signalPassFailure();
+      for (Block &block : fn.getBody()) {
+        for (auto launch : llvm::to_vector(block.getOps<gpu::LaunchOp>()))
+          sinkInto(launch);
+        if (failed(wrapHostAccesses(block)))
+          return signalPassFailure();
+        for (auto launch : llvm::to_vector(block.getOps<gpu::LaunchOp>()))
+          sinkInto(launch);
+        eraseDeadHostOps(block);
+      }
+      if (failed(verifyNoHostAccess(fn)))
+        return signalPassFailure();
+    }
+  }
+
+  /// memref.alloc/dealloc outside kernels -> gpu.alloc/dealloc.
+  LogicalResult useDeviceAllocations(func::FuncOp fn) {
+    SmallVector<Operation *> ops;
+    WalkResult bad = fn.walk([&](Operation *op) {
+      if (op->getParentOfType<gpu::LaunchOp>())
+        return WalkResult::advance();
+      if (isa<memref::AllocaOp>(op)) {
+        op->emitError("a host stack buffer cannot hold device data (run the "
+                      "cuda pipeline without promote-buffers-to-stack)");
+        return WalkResult::interrupt();
+      }
+      if (isa<memref::AllocOp, memref::DeallocOp>(op))
+        ops.push_back(op);
+      return WalkResult::advance();
+    });
+    if (bad.wasInterrupted())
+      return failure();
+    for (Operation *op : ops) {
+      OpBuilder b(op);
+      if (auto alloc = dyn_cast<memref::AllocOp>(op)) {
+        auto device = gpu::AllocOp::create(
+            b, alloc.getLoc(), alloc.getType(), /*asyncToken=*/Type(),
+            ValueRange{}, alloc.getDynamicSizes(), alloc.getSymbolOperands(),
+            /*hostShared=*/false);
+        alloc.replaceAllUsesWith(device.getMemref());
+      } else {
+        gpu::DeallocOp::create(b, op->getLoc(), TypeRange{}, ValueRange{},
+                               cast<memref::DeallocOp>(op).getMemref());
+      }
+      op->erase();
+    }
+    return success();
+  }
+
+  /// Whether `op`, defined above `launch` in its block, can be copied into
+  /// it: a pure scalar op, a constant global's address, or a load of a
+  /// buffer nothing between the load and the launch may write.
+  bool canSink(Operation *op, gpu::LaunchOp launch) {
+    if (!op || op->getBlock() != launch->getBlock() ||
+        !op->isBeforeInBlock(launch))
+      return false;
+    if (isPureScalar(op) || isa<memref::GetGlobalOp>(op))
+      return true;
+    if (auto load = dyn_cast<memref::LoadOp>(op))
+      return !mayWriteBetween(rootBuffer(load.getMemRef()), load, launch);
+    return false;
+  }
+
+  /// Copies into `launch` the sinkable producers of the values it uses from
+  /// above; values that cannot move stay kernel arguments.
+  void sinkInto(gpu::LaunchOp launch) {
+    llvm::SetVector<Value> captured;
+    getUsedValuesDefinedAbove(launch.getBody(), captured);
+    OpBuilder b = OpBuilder::atBlockBegin(&launch.getBody().front());
+    IRMapping mapping;
+    std::function<Value(Value)> materialize = [&](Value v) -> Value {
+      if (Value done = mapping.lookupOrNull(v))
+        return done;
+      Operation *def = v.getDefiningOp();
+      if (!canSink(def, launch))
+        return v;
+      for (Value operand : def->getOperands())
+        mapping.map(operand, materialize(operand));
+      Operation *clone = b.clone(*def, mapping);
+      ++numSunk;
+      return mapping.lookup(v);
+    };
+    for (Value v : captured) {
+      Value inside = materialize(v);
+      if (inside != v)
+        replaceAllUsesInRegionWith(v, inside, launch.getBody());
+    }
+  }
+
+  /// Moves every run of host ops that touch memory (with the pure scalar
+  /// ops among them) into a one-thread launch.
+  LogicalResult wrapHostAccesses(Block &block) {
+    SmallVector<Operation *> run;
+    auto flush = [&]() -> LogicalResult {
+      // Pure ops after the last access stay on the host.
+      while (!run.empty() && !accessesMemory(run.back()))
+        run.pop_back();
+      if (run.empty())
+        return success();
+      LogicalResult result = wrap(run);
+      run.clear();
+      return result;
+    };
+    for (Operation &op : llvm::make_early_inc_range(block)) {
+      if (op.hasTrait<OpTrait::IsTerminator>())
+        break;
+      bool access = accessesMemory(&op);
+      if (access || (!run.empty() && isPureScalar(&op))) {
+        run.push_back(&op);
+        continue;
+      }
+      if (failed(flush()))
+        return failure();
+    }
+    return flush();
+  }
+
+  LogicalResult wrap(ArrayRef<Operation *> run) {
+    Block *block = run.front()->getBlock();
+    llvm::SmallPtrSet<Operation *, 16> inRun(run.begin(), run.end());
+    // Which pure ops the host still needs after the run (decided before
+    // anything moves).
+    llvm::SmallPtrSet<Operation *, 16> neededOutside;
+    for (Operation *op : run)
+      for (Operation *user : op->getUsers())
+        if (!inRun.contains(block->findAncestorOpInBlock(*user)))
+          neededOutside.insert(op);
+    OpBuilder b(run.front());
+    Location loc = run.front()->getLoc();
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+    Block &body = launch.getBody().front();
+    b.setInsertionPointToEnd(&body);
+    auto terminator = gpu::TerminatorOp::create(b, loc);
+    for (Operation *op : run) {
+      // A pure op the host still needs stays there, and a copy goes in.
+      if (isPureScalar(op) && neededOutside.contains(op)) {
+        b.setInsertionPoint(terminator);
+        Operation *clone = b.clone(*op);
+        for (auto [from, to] : llvm::zip(op->getResults(), clone->getResults()))
+          from.replaceUsesWithIf(to, [&](OpOperand &use) {
+            return launch->isAncestor(use.getOwner());
+          });
+        continue;
+      }
+      op->moveBefore(terminator);
+    }
+    // Nothing computed inside may be used outside.
+    for (Operation &op : body)
+      for (Value result : op.getResults())
+        for (Operation *user : result.getUsers())
+          if (!launch->isAncestor(user))
+            return user->emitError("uses a value that is computed from a "
+                                   "device buffer; it cannot stay on the "
+                                   "host");
+    ++numWrapped;
+    return success();
+  }
+
+  void eraseDeadHostOps(Block &block) {
+    for (Operation &op : llvm::make_early_inc_range(llvm::reverse(block)))
+      if (op.use_empty() &&
+          (isPureScalar(&op) || isa<memref::LoadOp, memref::GetGlobalOp>(op)))
+        op.erase();
+  }
+
+  LogicalResult verifyNoHostAccess(func::FuncOp fn) {
+    WalkResult result = fn.walk([](Operation *op) {
+      if (isa<gpu::LaunchOp>(op))
+        return WalkResult::skip();
+      if (op->getNumRegions() == 0 && accessesMemory(op)) {
+        op->emitError("reads or writes a device buffer on the host");
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return failure(result.wasInterrupted());
+  }
+};
+
+} // namespace
+} // namespace mlir::loom
