@@ -49,6 +49,11 @@ def _has_torch():
 if _has_torch():
     config.available_features.add("torch")
 
+# The CUDA toolkit (ptxas, to turn PTX into cubins) compiles --target=cuda
+# artifacts; CI machines have it without a GPU.
+if os.path.exists("/usr/local/cuda/bin/ptxas"):
+    config.available_features.add("cuda-toolkit")
+
 # GPU tests run only where a CUDA device is visible.
 if shutil.which("nvidia-smi"):
     try:

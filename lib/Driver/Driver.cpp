@@ -81,6 +81,15 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
                  "--model=SPEC (see --help)");
   if (!options.emitMlir && options.outputDir.empty())
     return error("no output directory: use -o OUTDIR (or --emit=mlir)");
+  const bool cuda = options.target == "cuda";
+  if (!cuda && options.target != "cpu")
+    return error("--target must be cpu or cuda, got '" + options.target + "'");
+  if (cuda && !StringRef(options.cudaChip).starts_with("sm_"))
+    return error("--cuda-chip must name an architecture like sm_90, got '" +
+                 options.cudaChip + "'");
+  if (cuda && !options.co2.empty())
+    return error("--co2 does not support --target=cuda yet (its rounds "
+                 "copy host buffers)");
 
   // The pipelines name upstream passes textually: register them once.
   static const bool registered = (registerAllPasses(), true);
@@ -200,8 +209,17 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
 
   {
     PassManager pm(&ctx);
-    buildBufferizePipeline(pm);
-    buildLowerToLLVMPipeline(pm);
+    if (cuda) {
+      CudaPipelineOptions gpu;
+      gpu.chip = options.cudaChip;
+      gpu.features = cudaFeatures(options.cudaChip);
+      buildBufferizeForDevicePipeline(pm);
+      buildGpuKernelsPipeline(pm, gpu);
+      buildGpuToLLVMPipeline(pm, gpu);
+    } else {
+      buildBufferizePipeline(pm);
+      buildLowerToLLVMPipeline(pm);
+    }
     if (failed(runStage(pm, *module, root, "lower-to-llvm")))
       return failure();
   }

@@ -13,12 +13,16 @@
 #include "mlir/InitAllDialects.h"
 #include "mlir/InitAllExtensions.h"
 #include "mlir/InitAllPasses.h"
+#include "mlir/Target/LLVMIR/Dialect/All.h"
 
 void mlir::loom::registerAllDialects(DialectRegistry &registry) {
   registry.insert<LoomDialect, comm::CommDialect>();
   registerCommBufferizationModels(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
+  // gpu-module-to-binary and the GPU target's object emission translate
+  // gpu/nvvm to LLVM IR inside the pipeline.
+  mlir::registerAllToLLVMIRTranslations(registry);
 }
 
 void mlir::loom::registerAllPasses() {

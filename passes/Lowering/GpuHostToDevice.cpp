@@ -40,9 +40,11 @@ Value rootBuffer(Value v) {
 /// Whether `op` or an op nested in it reads or writes a buffer. Allocation,
 /// views and runtime calls (which enqueue device work themselves) do not.
 bool accessesMemory(Operation *op) {
-  if (isa<gpu::LaunchOp>(op))
-    return false;
-  WalkResult result = op->walk([](Operation *inner) {
+  // Kernels run on the device already, including those a host loop
+  // launches once per iteration.
+  WalkResult result = op->walk<WalkOrder::PreOrder>([](Operation *inner) {
+    if (isa<gpu::LaunchOp>(inner))
+      return WalkResult::skip();
     if (isa<func::CallOp>(inner))
       return WalkResult::advance();
     auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
@@ -81,7 +83,7 @@ bool mayWriteBetween(Value root, Operation *from, Operation *to) {
 
 /// Pure, region-free ops on scalars (and constants): as good on the GPU.
 bool isPureScalar(Operation *op) {
-  if (op->getNumRegions() || !isPure(op))
+  if (op->getNumRegions() || op->getNumResults() == 0 || !isPure(op))
     return false;
   return llvm::all_of(op->getResultTypes(),
                       [](Type t) { return t.isIntOrIndexOrFloat(); });
@@ -101,6 +103,7 @@ struct GpuHostToDevicePass
       for (Block &block : fn.getBody()) {
         for (auto launch : llvm::to_vector(block.getOps<gpu::LaunchOp>()))
           sinkInto(launch);
+        eraseDeadHostOps(block);
         if (failed(wrapHostAccesses(block)))
           return signalPassFailure();
         for (auto launch : llvm::to_vector(block.getOps<gpu::LaunchOp>()))
@@ -232,8 +235,10 @@ struct GpuHostToDevicePass
     b.setInsertionPointToEnd(&body);
     auto terminator = gpu::TerminatorOp::create(b, loc);
     for (Operation *op : run) {
-      // A pure op the host still needs stays there, and a copy goes in.
-      if (isPureScalar(op) && neededOutside.contains(op)) {
+      // A pure op or a load the host still needs stays there, and a copy
+      // goes in (a load left on the host is sunk into its kernels later).
+      if ((isPureScalar(op) || isa<memref::LoadOp>(op)) &&
+          neededOutside.contains(op)) {
         b.setInsertionPoint(terminator);
         Operation *clone = b.clone(*op);
         for (auto [from, to] : llvm::zip(op->getResults(), clone->getResults()))
@@ -264,7 +269,7 @@ struct GpuHostToDevicePass
   }
 
   LogicalResult verifyNoHostAccess(func::FuncOp fn) {
-    WalkResult result = fn.walk([](Operation *op) {
+    WalkResult result = fn.walk<WalkOrder::PreOrder>([](Operation *op) {
       if (isa<gpu::LaunchOp>(op))
         return WalkResult::skip();
       if (op->getNumRegions() == 0 && accessesMemory(op)) {

@@ -149,8 +149,10 @@ void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
 void mlir::loom::buildGpuToLLVMPipeline(OpPassManager &pm,
                                         const CudaPipelineOptions &o) {
   addUpstream(
-      pm, "gpu-kernel-outlining,nvvm-attach-target{chip=" + o.chip.getValue() +
-              " features=" + o.features.getValue() +
+      pm, "gpu-kernel-outlining,func.func(gpu-async-region),nvvm-attach-target{"
+          "chip=" +
+              o.chip.getValue() +
+              (o.features.empty() ? "" : " features=" + o.features.getValue()) +
               " O=3},gpu.module(convert-gpu-to-nvvm{"
               "use-bare-ptr-memref-call-conv=1},canonicalize,cse,"
               "reconcile-unrealized-casts),"
@@ -167,10 +169,23 @@ void mlir::loom::buildGpuToLLVMPipeline(OpPassManager &pm,
   pm.addPass(createEmitEntryWrappersPass());
 }
 
+void mlir::loom::buildBufferizeForDevicePipeline(OpPassManager &pm) {
+  addBufferize(pm, /*stack=*/false);
+}
+
+std::string mlir::loom::cudaFeatures(StringRef chip) {
+  unsigned sm = 0;
+  if (chip.starts_with("sm_") &&
+      !chip.drop_front(3).take_while(llvm::isDigit).getAsInteger(10, sm) &&
+      sm >= 90)
+    return "+ptx80";
+  return "";
+}
+
 void mlir::loom::buildCudaPipeline(OpPassManager &pm,
                                    const CudaPipelineOptions &o) {
   buildLowerToLinalgPipeline(pm);
-  addBufferize(pm, /*stack=*/false);
+  buildBufferizeForDevicePipeline(pm);
   buildGpuKernelsPipeline(pm, o);
   buildGpuToLLVMPipeline(pm, o);
 }

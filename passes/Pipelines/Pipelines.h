@@ -110,6 +110,13 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
                             llvm::cl::init(256)};
 };
 
+/// linalg -> buffers for a GPU: as buildBufferizePipeline, with nothing on
+/// the host stack.
+void buildBufferizeForDevicePipeline(OpPassManager &pm);
+
+/// The PTX features ptxas needs for `chip` (sm_90 needs PTX 8.0).
+std::string cudaFeatures(llvm::StringRef chip);
+
 /// buffers -> kernels: linalg on device buffers to gpu.launch (loop nests
 /// tiled into blocks of `block-size` threads, leftover host accesses moved
 /// onto the GPU), GEMMs to the runtime's cuBLAS.

@@ -84,7 +84,8 @@ static cl::opt<std::string> co2(
              "all-reduce overlapping the next local steps. SPEC: "
              "on (the defaults) or local-steps=N|auto (12), outer-lr (1.0), "
              "outer-momentum (0.2), "
-             "gap-penalty (4.0; 0 off), clip (1.0; 0 off), e.g. "
+             "gap-penalty (4.0; 0 off), clip (1.0; 0 off), sharded (0; 1: "
+             "each rank keeps 1/N of the outer state), e.g. "
              "--co2=local-steps=4 (docs/co2.md)"),
     cl::value_desc("SPEC"), cl::init(""), cl::cat(cat));
 static cl::opt<std::string> calibration(
@@ -98,6 +99,18 @@ static cl::opt<std::string>
                   "bw=<rate>,lat=<time> (e.g. bw=1gbit,lat=50us; a bare bw is "
                   "Gbit/s, a bare lat microseconds)"),
          cl::value_desc("SPEC"), cl::init(""), cl::cat(cat));
+
+static cl::opt<std::string> target(
+    "target",
+    cl::desc("What the artifact runs on: cpu (default; LLVM for this "
+             "machine, OpenBLAS, MPI) or cuda (NVIDIA GPU kernels as a cubin "
+             "in model.so, cuBLAS, NCCL; docs/gpu.md)"),
+    cl::value_desc("cpu|cuda"), cl::init("cpu"), cl::cat(cat));
+static cl::opt<std::string>
+    cudaChip("cuda-chip",
+             cl::desc("With --target=cuda: the GPU architecture (sm_90: "
+                      "H100/H200)"),
+             cl::init("sm_90"), cl::cat(cat));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -139,6 +152,8 @@ int main(int argc, char **argv) {
   options.calibrationFile = calibration;
   options.co2 = co2;
   options.linkSpec = link;
+  options.target = target;
+  options.cudaChip = cudaChip;
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);
   return mlir::failed(compile(options)) ? 1 : 0;

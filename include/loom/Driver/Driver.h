@@ -33,7 +33,9 @@ struct CompileOptions {
   std::string calibrationFile, linkSpec;
   /// What those resolve to (set by compile(); recorded in the manifest).
   MachineModel machine;
-  std::string commandLine; ///< recorded in the manifest
+  std::string commandLine;    ///< recorded in the manifest
+  std::string target = "cpu"; ///< cpu or cuda
+  std::string cudaChip = "sm_90";
 };
 
 /// Runs the whole driver: parse or build the model, run the pipelines up to

@@ -1,0 +1,42 @@
+// RUN: loom-opt %s --loom-train-pipeline \
+// RUN:   | loom-opt --loom-cuda-pipeline="format=isa" \
+// RUN:   | FileCheck %s --implicit-check-not='{{loom\.[a-z_]+ [%@]|"loom\.|[ "](linalg|memref|tensor|bufferization|scf|cf|math|arith|func|affine)\.[a-z_]+|llvm.call @loom_rt_gemm_f32|_mlir_memref_to_llvm_alloc|llvm.alloca}}'
+
+// Tests that the NVIDIA GPU pipeline takes the train stage of a tiny model
+// to host code in the LLVM dialect plus PTX kernels for sm_90: every entry
+// keeps its loom.abi and gets its `loom_<entry>(ptr)` wrapper; matmuls call
+// the runtime's cuBLAS GEMM; temporaries come from the runtime's device
+// pool (mgpuMemAlloc), never from host memory or the host stack; every
+// loop nest is a kernel launch, with blocks of 256 threads for elementwise
+// work and one-thread kernels for what the loop mapping left on the host;
+// and no loom, linalg, memref, tensor, scf, math, arith or func op is left
+// on the host (the implicit-check-not above).
+// CHECK-LABEL: module @tiny
+// CHECK: llvm.func @loom_rt_gpu_gemm_f32(i64, i32, i32, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
+// CHECK: llvm.func internal @loss(
+// CHECK-SAME: loom.abi = [{name = "fc.weight", role = "param"}, {name = "fc.bias", role = "param"}, {name = "x", role = "input"}, {name = "y", role = "input"}, {name = "loss", role = "output"}]
+// CHECK: llvm.call @mgpuMemAlloc(
+// CHECK: llvm.call @loom_rt_gpu_gemm_f32(
+// CHECK: gpu.launch_func <%{{.+}} : !llvm.ptr> @loss_kernel{{(_[0-9]+)?}}::@loss_kernel blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}})
+// CHECK: llvm.call @mgpuMemFree(
+// CHECK: llvm.func @loom_loss(%{{.+}}: !llvm.ptr) {
+// CHECK: gpu.binary @loss_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry loss_kernel({{.*}}.maxntid 256, 1, 1{{.*}}%tid.x
+// CHECK: llvm.func internal @train_step(
+// CHECK-SAME: {name = "step", role = "step"}
+// CHECK-SAME: loom.entry = "train_step"
+// CHECK: llvm.call @loom_rt_gpu_gemm_f32(
+// CHECK: llvm.func @loom_train_step(%{{.+}}: !llvm.ptr) {
+// The optimizer's kernel reads the step on the device and computes Adam's
+// bias corrections there (the host never reads a buffer).
+// CHECK: gpu.binary @train_step_kernel{{.*}}ld.global{{.*}}cvt.rn.f32.s64
+module @tiny {
+  loom.param @"fc.weight" : tensor<3x4xf32> init normal scale 0.5
+  loom.param @"fc.bias" : tensor<3xf32> init zeros {no_weight_decay}
+  func.func @loss(%x: tensor<2x4xf32> {loom.input = "x"}, %y: tensor<2xi32> {loom.input = "y"}) -> tensor<f32> {
+    %w = loom.get_param @"fc.weight" : tensor<3x4xf32>
+    %b = loom.get_param @"fc.bias" : tensor<3xf32>
+    %h = loom.linear %x, %w, %b : (tensor<2x4xf32>, tensor<3x4xf32>, tensor<3xf32>) -> tensor<2x3xf32>
+    %l = loom.cross_entropy %h, %y : (tensor<2x3xf32>, tensor<2xi32>) -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
