@@ -43,6 +43,7 @@ def main():
         loomc(args.spec, art("one"))
         loomc(args.spec, art("sync"), "--dp=2")
         loomc(args.spec, art("co2"), "--dp=2", f"--co2=local-steps={args.tau}")
+        loomc(args.spec, art("co2s"), "--dp=2", f"--co2=local-steps={args.tau},sharded=1")
         alone = loom(art("one"), None, steps, warmup, tmp)
         ideal = tokens / alone["mean"]  # 2 ranks x one rank's tokens/s
         ceiling = tokens / loom_side_by_side(art("one"), 2, steps, warmup, tmp)
@@ -55,6 +56,7 @@ def main():
             tau_auto = auto["co2"]["local_steps"]
             r = {"rate": rate, "tau_auto": tau_auto, "reason": auto["co2"]["local_steps_reason"]}
             r["co2"] = loom(art("co2"), rate, steps, warmup, tmp)
+            r["sharded"] = loom(art("co2s"), rate, steps, warmup, tmp)
             r["auto"] = loom(art("auto"), rate, max(args.rounds * tau_auto, steps),
                              tau_auto, tmp)
             r["sync"] = loom(art("sync"), rate, min(steps, 24), 3, tmp)
@@ -66,11 +68,12 @@ def main():
     head = ("| link | sync DDP comm / compute | Loom sync DDP | Loom overlapped DDP | "
             f"PyTorch post-local SGD (τ={args.tau}) | Loom CO2 (τ={args.tau}) | "
             f"CO2 / ideal (/ ceiling) | CO2 / sync DDP | CO2 hidden | CO2 / PyTorch | "
-            "Loom CO2 (auto τ) | auto / ideal (/ ceiling) |")
+            "Loom CO2 (auto τ) | auto / ideal (/ ceiling) | "
+            f"Loom CO2 sharded (τ={args.tau}) | sharded / ideal | sharded hidden |")
     lines = [f"No-communication ideal: {ideal:,.0f} tokens/s (2 x one Loom rank alone, "
              f"{alone['mean'] * 1e3:.1f} ms/step); this machine's ceiling, 2 independent "
              f"one-rank runs at once: {ceiling:,.0f} tokens/s ({ceiling / ideal:.2f} of the "
-             "ideal). Throughputs in tokens/s.", "", head, "|" + "---|" * 12]
+             "ideal). Throughputs in tokens/s.", "", head, "|" + "---|" * 15]
     for r in rows:
         s = r["sync"]
         ratio = s["comm"] / max(s["mean"] - s["comm"], 1e-9)
@@ -80,7 +83,9 @@ def main():
             f"{tput(r['co2']) / ideal:.2f} ({tput(r['co2']) / ceiling:.2f}) | "
             f"{tput(r['co2']) / tput(s):.2f}x | {r['co2']['hidden']:.0f}% | "
             f"{tput(r['co2']) / tput(r['torch']):.2f}x | {tput(r['auto']):,.0f} (τ={r['tau_auto']}) | "
-            f"{tput(r['auto']) / ideal:.2f} ({tput(r['auto']) / ceiling:.2f}) |")
+            f"{tput(r['auto']) / ideal:.2f} ({tput(r['auto']) / ceiling:.2f}) | "
+            f"{tput(r['sharded']):,.0f} | {tput(r['sharded']) / ideal:.2f} | "
+            f"{r['sharded']['hidden']:.0f}% |")
     table = "\n".join(lines)
     print(table)
     png = os.path.join(ROOT, "bench", "co2_cluster.png")
@@ -91,7 +96,8 @@ def main():
     plt.figure(figsize=(6.5, 4.2))
     for key, name in (("sync", "Loom sync DDP"), ("over", "Loom overlapped DDP"),
                       ("torch", f"PyTorch post-local SGD τ={args.tau}"),
-                      ("co2", f"Loom CO2 τ={args.tau}"), ("auto", "Loom CO2 τ=auto")):
+                      ("co2", f"Loom CO2 τ={args.tau}"), ("auto", "Loom CO2 τ=auto"),
+                      ("sharded", f"Loom CO2 sharded τ={args.tau}")):
         plt.plot(xs, [tput(r[key]) for r in rows], marker="o", label=name)
     plt.axhline(ideal, color="gray", linestyle="--", label="ideal: 2 x one rank alone")
     plt.axhline(ceiling, color="gray", linestyle=":", label="2 one-rank runs at once")
@@ -104,7 +110,8 @@ def main():
             out.write(f"\n### CO2 on the emulated cluster, {datetime.date.today()}\n\n")
             out.write(f"`{args.spec}`, 2 hosts (network namespaces, tbf-shaped links); "
                       f"mean step time over {args.rounds} rounds of τ={args.tau} after one "
-                      "(DDP: 24 steps after 3); CO2 outer-momentum 0.2, gap-penalty 1, clip 1; "
+                      "(DDP: 24 steps after 3); CO2 with its default outer hyperparameters (they "
+                      "do not change the step time); "
                       "the auto and overlapped artifacts compiled with `--calibration` from "
                       "`loom-run --calibrate` on the same link.\n\n")
             out.write(f"Command: `/usr/bin/python3 bench/co2_cluster.py --rates {args.rates} "

@@ -1,15 +1,18 @@
 """CO2 convergence against DDP on text: the quickstart GPT and optimizer
 (scripts/quickstart.sh) on 2 local ranks for --steps steps, trained with
   - Loom synchronous DDP                            (loomc --dp=2)
-  - Loom CO2 with τ = 4 and τ = 12                  (defaults: α 1, β 0.2, λ 4, φ 1)
-  - ablations at τ = 12: no gap penalty, no clip, neither
+  - Loom CO2 with τ = 4 and τ = 12                  (defaults: α 0.8, β 0, λ 2, φ 1)
+  - ablations at τ = 4 and 12: no gap penalty, no clip, neither, a clip
+    tight enough to bind, and the previous defaults (α 1, β 0.2, λ 4)
+--runs SPEC;SPEC;... replaces the CO2 runs (each a --co2 spec), for sweeps;
+DDP always runs first.
 Every run sees the same samples (2 ranks x batch 8 per step, the same
 windows of the corpus). The training loss of a step is the mean over ranks
 (DDP: per step; CO2: per round, as round_loss). Reports the mean loss over
 the last 100 steps and its gap to DDP, writes bench/co2_convergence.png;
 --record appends to bench/RESULTS.md.
 
-Usage: /usr/bin/python3 bench/co2_convergence.py [--steps 1200] [--record]"""
+Usage: /usr/bin/python3 bench/co2_convergence.py [--steps 1200] [--runs SPECS] [--record]"""
 import argparse
 import datetime
 import glob
@@ -47,13 +50,23 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=1200)
     ap.add_argument("--record", action="store_true")
+    ap.add_argument("--runs", help="CO2 specs separated by ';' instead of the default set")
     args = ap.parse_args()
-    runs = [("DDP", 0, None), ("CO2 τ=4", 4, "local-steps=4"),
-            ("CO2 τ=12", 12, "local-steps=12"),
-            ("CO2 τ=4, outer-lr 0.5", 4, "local-steps=4,outer-lr=0.5"),
-            ("CO2 τ=12, no gap penalty", 12, "local-steps=12,gap-penalty=0"),
-            ("CO2 τ=12, no clip", 12, "local-steps=12,clip=0"),
-            ("CO2 τ=12, neither", 12, "local-steps=12,gap-penalty=0,clip=0")]
+    runs = [("DDP", 0, None)]
+    if args.runs:
+        for spec in args.runs.split(";"):
+            tau = int(dict(f.split("=") for f in spec.split(",")).get("local-steps", 12))
+            runs.append((f"CO2 {spec}", tau, spec))
+    else:
+        for tau in (4, 12):
+            t = f"local-steps={tau}"
+            runs += [(f"CO2 τ={tau}", tau, t),
+                     (f"CO2 τ={tau}, no gap penalty", tau, t + ",gap-penalty=0"),
+                     (f"CO2 τ={tau}, no clip", tau, t + ",clip=0"),
+                     (f"CO2 τ={tau}, neither", tau, t + ",gap-penalty=0,clip=0"),
+                     (f"CO2 τ={tau}, clip 0.002 (binds)", tau, t + ",clip=0.002"),
+                     (f"CO2 τ={tau}, previous defaults (α 1, β 0.2, λ 4)", tau,
+                      t + ",outer-lr=1,outer-momentum=0.2,gap-penalty=4")]
     optimizer = ["--optimizer=adamw:lr=3e-3,beta1=0.9,beta2=0.95,wd=0.1",
                  "--warmup-steps=20", f"--decay-steps={args.steps}", "--min-lr=3e-4"]
     results = []
@@ -94,16 +107,18 @@ def main():
     plt.xlabel("samples (tokens, both ranks)"); plt.ylabel("training loss (mean over ranks)")
     plt.ylim(top=3.5); plt.grid(alpha=0.3); plt.legend(fontsize=8)
     plt.title("GPT on text, 2 ranks: DDP against CO2"); plt.tight_layout()
-    plt.savefig(os.path.join(ROOT, "bench", "co2_convergence.png"))
+    plot = "co2_convergence_sweep.png" if args.runs else "co2_convergence.png"
+    plt.savefig(os.path.join(ROOT, "bench", plot))
     if args.record:
         with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as out:
             out.write(f"\n### CO2 convergence against DDP, {datetime.date.today()}\n\n")
             out.write(f"`{SPEC}`, 2 local ranks, {args.steps} steps of AdamW "
                       "(lr 3e-3, betas 0.9/0.95, wd 0.1, warmup 20, cosine to 3e-4) on "
                       "/usr/share/common-licenses; same samples in every run.\n\n")
+            runs_arg = f" --runs '{args.runs}'" if args.runs else ""
             out.write(f"Command: `/usr/bin/python3 bench/co2_convergence.py --steps "
-                      f"{args.steps} --record`\n\n" + table + "\n\n"
-                      "![loss against samples](co2_convergence.png)\n")
+                      f"{args.steps}{runs_arg} --record`\n\n" + table + "\n\n"
+                      f"![loss against samples]({plot})\n")
 
 
 if __name__ == "__main__":

@@ -111,6 +111,13 @@ llvm::Error mlir::loom::applyCalibrationFile(StringRef path,
                        " ranks but lacks \"link_gbps\"/\"link_latency_us\"");
     machine.linkBytesPerSecond = *gbps * 1e9 / 8;
     machine.linkLatencySeconds = *latencyUs * 1e-6;
+    // Optional: files written before it was measured keep the default.
+    if (std::optional<double> cpu = root->getNumber("comm_cpu_fraction")) {
+      if (!std::isfinite(*cpu) || *cpu < 0 || *cpu > 1)
+        return specError("calibration file '" + path +
+                         "': \"comm_cpu_fraction\" must be in [0, 1]");
+      machine.commCpuFraction = *cpu;
+    }
   }
   return llvm::Error::success();
 }

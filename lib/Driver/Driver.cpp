@@ -181,6 +181,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     train.linkGbps = opts.machine.linkBytesPerSecond * 8 / 1e9;
     train.linkLatencyUs = opts.machine.linkLatencySeconds * 1e6;
     train.gflops = opts.machine.flopsPerSecond / 1e9;
+    train.commCpu = opts.machine.commCpuFraction;
     buildTrainPipeline(pm, train);
     if (failed(runStage(pm, *module, root, "train")))
       return failure();

@@ -156,6 +156,7 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
       {"link_gbps", tidy(options.machine.linkBytesPerSecond * 8 / 1e9)},
       {"link_latency_us", tidy(options.machine.linkLatencySeconds * 1e6)},
       {"gflops", tidy(options.machine.flopsPerSecond / 1e9)},
+      {"comm_cpu_fraction", tidy(options.machine.commCpuFraction)},
       {"calibration_file", options.calibrationFile},
       {"link", options.linkSpec},
       {"bucket_mib", options.overlap ? json::Value(tidy(options.bucketMiB))

@@ -137,6 +137,10 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
     if (gapPenalty < 0 || clip < 0)
       return module.emitError(
           "--loom-co2: gap-penalty and clip must be non-negative (0: off)");
+    if (!(commCpu >= 0 && commCpu <= 1) ||
+        !(maxOverhead > 0 && maxOverhead < 1))
+      return module.emitError("--loom-co2: comm-cpu must be in [0, 1] and "
+                              "max-overhead in (0, 1)");
     if (!(linkGbps > 0) || linkLatencyUs < 0 || !(gflops > 0))
       return module.emitError("--loom-co2: the cost model needs a positive "
                               "link-gbps and gflops");
@@ -166,19 +170,26 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
                                                    machine.linkBytesPerSecond;
     // Sharded, the update of this rank's slice waits for the end of the
     // step during which the reduce-scatter finished: one step more.
-    int64_t tau =
+    int64_t hide =
         std::max<int64_t>(1, std::ceil(comm / compute)) + (sharded ? 1 : 0);
+    // Hidden is not free: while the all-reduce runs, its polls and the
+    // network stack take commCpu of its time from the cores compute uses.
+    double stolen = commCpu * comm;
+    int64_t cheap = std::ceil(stolen / (maxOverhead * compute));
+    int64_t tau = std::max(hide, cheap);
     reason = llvm::formatv(
         "one inner step computes ~{0:f3} ms ({1:f3} GFLOP at {2:f1} "
         "GFLOP/s); the outer all-reduce of {3:f2} MiB over {4} ranks takes "
-        "~{5:f3} ms ({6:f3} Gbit/s, {7:f0} us latency); local-steps={8} is "
-        "the fewest whose compute (~{9:f3} ms) hides it{10}",
+        "~{5:f3} ms ({6:f3} Gbit/s, {7:f0} us latency), hidden by {8} local "
+        "steps{9}, and takes ~{10:f3} ms of compute from the cores while it "
+        "runs ({11:f2} of its time), which {12} local steps keep under "
+        "{13:f0}% of a round; local-steps={14}",
         compute * 1e3, flops / 1e9, double(gflops), bytes / (1 << 20), ranks,
-        comm * 1e3, double(linkGbps), double(linkLatencyUs), tau,
-        tau * compute * 1e3,
-        sharded ? " (one step more than the reduce-scatter and all-gather "
-                  "need: the sharded update runs between steps)"
-                : "");
+        comm * 1e3, double(linkGbps), double(linkLatencyUs), hide,
+        sharded ? " (one more than the reduce-scatter and all-gather need: "
+                  "the sharded update runs between steps)"
+                : "",
+        stolen * 1e3, double(commCpu), cheap, maxOverhead * 100, tau);
     return tau;
   }
 

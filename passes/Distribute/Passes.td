@@ -68,7 +68,10 @@ def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
     `local-steps=0` picks the smallest number of local steps whose compute
     hides the outer all-reduce under the cost model (FLOPs of one inner step
     at `gflops`, the all-reduce of every parameter over `link-gbps` plus
-    `link-latency-us`), and reports the estimate as a remark. The sharded
+    `link-latency-us`) and keeps the compute the all-reduce takes from the
+    cores while it runs in the background (`comm-cpu` of its time: the
+    communication thread's polls, the network stack) under `max-overhead`
+    of the round, and reports the estimate as a remark. The sharded
     round adds one step: its update runs between the reduce-scatter and the
     all-gather, after the step during which the reduce-scatter finished.
   }];
@@ -76,11 +79,11 @@ def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
   let options = [
     Option<"localSteps", "local-steps", "int64_t", /*default=*/"12",
            "Inner steps per outer round (0: chosen by the cost model).">,
-    Option<"outerLr", "outer-lr", "double", /*default=*/"1.0",
+    Option<"outerLr", "outer-lr", "double", /*default=*/"0.8",
            "Outer learning rate (alpha).">,
-    Option<"outerMomentum", "outer-momentum", "double", /*default=*/"0.2",
+    Option<"outerMomentum", "outer-momentum", "double", /*default=*/"0.0",
            "Outer momentum (beta).">,
-    Option<"gapPenalty", "gap-penalty", "double", /*default=*/"4.0",
+    Option<"gapPenalty", "gap-penalty", "double", /*default=*/"2.0",
            "Staleness gap penalty strength (lambda; 0: off).">,
     Option<"clip", "clip", "double", /*default=*/"1.0",
            "Clip of the outer momentum, elementwise (phi; 0: off).">,
@@ -91,6 +94,12 @@ def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
            "Link bandwidth for local-steps=0 (Gbit/s).">,
     Option<"linkLatencyUs", "link-latency-us", "double", /*default=*/"50.0",
            "Collective latency for local-steps=0 (microseconds).">,
+    Option<"commCpu", "comm-cpu", "double", /*default=*/"0.2",
+           "Compute time lost per second of a background collective, for "
+           "local-steps=0.">,
+    Option<"maxOverhead", "max-overhead", "double", /*default=*/"0.1",
+           "Largest share of a round's compute local-steps=0 lets the "
+           "outer all-reduce's CPU cost take.">,
     Option<"gflops", "gflops", "double", /*default=*/"50.0",
            "Compute rate for local-steps=0 (GFLOP/s).">,
   ];

@@ -68,6 +68,7 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm,
     co2.linkGbps = o.linkGbps;
     co2.linkLatencyUs = o.linkLatencyUs;
     co2.gflops = o.gflops;
+    co2.commCpu = o.commCpu;
     pm.addPass(createCO2Pass(co2));
   }
   addUpstream(pm, "canonicalize,cse");

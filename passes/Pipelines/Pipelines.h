@@ -49,10 +49,10 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<int64_t> co2LocalSteps{*this, "co2-local-steps",
                                 llvm::cl::desc("0: from the cost model"),
                                 llvm::cl::init(12)};
-  Option<double> co2OuterLr{*this, "co2-outer-lr", llvm::cl::init(1.0)};
+  Option<double> co2OuterLr{*this, "co2-outer-lr", llvm::cl::init(0.8)};
   Option<double> co2OuterMomentum{*this, "co2-outer-momentum",
-                                  llvm::cl::init(0.2)};
-  Option<double> co2GapPenalty{*this, "co2-gap-penalty", llvm::cl::init(4.0)};
+                                  llvm::cl::init(0.0)};
+  Option<double> co2GapPenalty{*this, "co2-gap-penalty", llvm::cl::init(2.0)};
   Option<double> co2Clip{*this, "co2-clip", llvm::cl::init(1.0)};
   Option<bool> co2Sharded{*this, "co2-sharded",
                           llvm::cl::desc("Shard CO2's outer state over the "
@@ -66,6 +66,10 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<double> linkLatencyUs{*this, "link-latency-us",
                                llvm::cl::desc("Collective latency (us)"),
                                llvm::cl::init(50.0)};
+  Option<double> commCpu{*this, "comm-cpu",
+                         llvm::cl::desc("Compute lost per second of a "
+                                        "background collective"),
+                         llvm::cl::init(0.2)};
   Option<double> gflops{*this, "gflops",
                         llvm::cl::desc("Compute rate (GFLOP/s)"),
                         llvm::cl::init(50.0)};

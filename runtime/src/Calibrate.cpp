@@ -13,6 +13,7 @@
 #include "loom/runtime/Calibrate.h"
 #include "FileUtil.h"
 #include "loom/runtime/Blas.h"
+#include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/abi.h"
@@ -116,6 +117,47 @@ double timeAllReduce(Communicator &comm, std::vector<float> &buffer,
   return median(times);
 }
 
+/// Seconds of GEMM work per second of wall time lost while an all-reduce of
+/// `buffer` runs in the background on the communication thread, as compiled
+/// code overlaps it: GEMMs of a small size timed alone, then back to back
+/// until the all-reduce is done. Median of `repeats`; this rank's.
+double measureCommCpuFraction(Communicator &comm, std::vector<float> &buffer,
+                              int repeats) {
+  const int64_t n = 192; // ~0.1-1 ms: fine-grained against the all-reduce
+  std::vector<float> a(n * n, 0.5f), b(n * n, 0.25f), c(n * n, 0.0f);
+  auto gemm = [&] {
+    loom_rt_gemm_f32(1, 0, 0, n, n, n, a.data(), n, 0, b.data(), n, 0, 0.0f,
+                     c.data(), n, 0);
+  };
+  gemm();
+  int64_t alone = 0;
+  Clock::time_point start = Clock::now();
+  while (secondsSince(start) < kGemmSeconds) {
+    gemm();
+    ++alone;
+  }
+  const double perGemm = secondsSince(start) / static_cast<double>(alone);
+  std::vector<double> fractions;
+  ScopedCurrentCommunicator current(comm); // the communication thread
+  for (int r = 0; r < repeats; ++r) {
+    // Every rank starts its all-reduce before computing; they meet in it.
+    int64_t handle = loom_rt_all_reduce_start(
+        0, buffer.data(), static_cast<int64_t>(buffer.size()), LOOM_F32,
+        LOOM_SUM);
+    int64_t done = 0;
+    start = Clock::now();
+    while (!collectiveFinished(handle)) {
+      gemm();
+      ++done;
+    }
+    double elapsed = secondsSince(start);
+    loom_rt_wait(handle);
+    fractions.push_back(std::max(
+        0.0, (elapsed - perGemm * static_cast<double>(done)) / elapsed));
+  }
+  return median(fractions);
+}
+
 std::string hostName() {
   char name[256] = {};
   if (gethostname(name, sizeof(name) - 1) != 0)
@@ -200,6 +242,14 @@ CalibrationResult calibrate(Communicator &comm, int threads,
   result.linkGbps =
       fitLinkBandwidth(result.allReduceSamples.back(), latency, result.ranks) *
       8 / 1e9;
+  double cpu = measureCommCpuFraction(comm, buffer, kBandwidthRepeats);
+  comm.allReduce(&cpu, 1, DType::F64, ReduceOp::Max);
+  result.commCpuFraction = cpu;
+  if (print)
+    progress << formatString("calibrate: a background all-reduce takes %.2f "
+                             "of its time from compute",
+                             result.commCpuFraction)
+             << std::endl;
   return result;
 }
 
@@ -245,6 +295,7 @@ void writeCalibration(const std::string &path,
   if (result.ranks > 1) {
     json["link_gbps"] = result.linkGbps;
     json["link_latency_us"] = result.linkLatencyUs;
+    json["comm_cpu_fraction"] = result.commCpuFraction;
   }
   nlohmann::ordered_json samples = nlohmann::ordered_json::array();
   for (const AllReduceSample &sample : result.allReduceSamples)

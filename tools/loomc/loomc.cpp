@@ -82,9 +82,9 @@ static cl::opt<std::string> co2(
     "co2",
     cl::desc("With --dp: CO2 local updating with a one-step-stale outer "
              "all-reduce overlapping the next local steps. SPEC: "
-             "on (the defaults) or local-steps=N|auto (12), outer-lr (1.0), "
-             "outer-momentum (0.2), "
-             "gap-penalty (4.0; 0 off), clip (1.0; 0 off), sharded (0; 1: "
+             "on (the defaults) or local-steps=N|auto (12), outer-lr (0.8), "
+             "outer-momentum (0.0), "
+             "gap-penalty (2.0; 0 off), clip (1.0; 0 off), sharded (0; 1: "
              "each rank keeps 1/N of the outer state), e.g. "
              "--co2=local-steps=4 (docs/co2.md)"),
     cl::value_desc("SPEC"), cl::init(""), cl::cat(cat));

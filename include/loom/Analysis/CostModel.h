@@ -17,6 +17,11 @@ struct MachineModel {
   double linkBytesPerSecond = 10e9 / 8; ///< per rank, one direction
   double linkLatencySeconds = 50e-6;    ///< per collective
   double flopsPerSecond = 50e9;         ///< sustained compute rate
+  /// Compute time lost per second of a collective running in the background:
+  /// the communication thread's polls and the network stack share the
+  /// cores with compute. Measured by `loom-run --calibrate`; the default is
+  /// what it measured on 2 emulated hosts on 2 cores (0.15-0.25).
+  double commCpuFraction = 0.2;
 };
 
 /// Floating-point operations of one op (0 for ops that only move data).

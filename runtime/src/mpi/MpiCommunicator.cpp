@@ -231,7 +231,7 @@ void MpiCommunicator::complete(std::vector<MPI_Request> &requests,
   // for the peer's next poll, so the pauses start short: 2 us doubling to
   // 20 us, with a 1 ns timer slack on this thread so they are not rounded
   // up to the default 50 us. A long (bandwidth-bound) collective is polled
-  // less often, at 1/64 of its elapsed time up to 0.5 ms: each wakeup of
+  // less often, at 1/16 of its elapsed time up to 2 ms: each wakeup of
   // this high-priority thread preempts compute, and tens of thousands of
   // them during a 50 ms all-reduce slowed the compute it overlapped by
   // half (measured: CO2 on 100 Mbit/s links); the kernel keeps sending
@@ -248,9 +248,21 @@ void MpiCommunicator::complete(std::vector<MPI_Request> &requests,
   // wakeup left each round of a collective waiting several sleeps
   // (measured: a 256-byte all-reduce 0.3-3 ms with one test, 0.1-0.2 ms
   // with eight).
-  constexpr int kTestsPerWakeup = 8;
+  //
+  // A long collective (CO2's outer all-reduce: tens of milliseconds on a
+  // slow link) is polled less: after its first millisecond two tests per
+  // wakeup and sleeps of 1/16 of the time so far, up to 2 ms. Each wakeup
+  // preempts compute on this core; with eight tests and sleeps up to
+  // 0.5 ms the thread took 9-11 % of a core during CO2 at 100 Mbit/s, with
+  // these 3-4 %, still with 96-100 % of the all-reduce hidden
+  // (bench/RESULTS.md).
+  constexpr int kTestsPerWakeup = 8, kTestsPerLongWakeup = 2;
+  constexpr long kLongNs = 1000000, kMaxSleepNs = 2000000;
+  long elapsedNs = 0;
   for (;;) {
-    for (int i = 0; i < kTestsPerWakeup; ++i) {
+    const int tests =
+        elapsedNs < kLongNs ? kTestsPerWakeup : kTestsPerLongWakeup;
+    for (int i = 0; i < tests; ++i) {
       int done = 0;
       check(MPI_Testall(static_cast<int>(requests.size()), requests.data(),
                         &done, MPI_STATUSES_IGNORE),
@@ -260,11 +272,11 @@ void MpiCommunicator::complete(std::vector<MPI_Request> &requests,
     }
     timespec pause{0, sleepNs};
     nanosleep(&pause, nullptr);
-    long elapsedNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::steady_clock::now() - started)
-                         .count();
+    elapsedNs = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::steady_clock::now() - started)
+                    .count();
     sleepNs = std::min(sleepNs * 2, 20000L);
-    sleepNs = std::clamp(elapsedNs / 64, sleepNs, 500000L);
+    sleepNs = std::clamp(elapsedNs / 16, sleepNs, kMaxSleepNs);
   }
 }
 

@@ -8,6 +8,11 @@
 // RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2" \
 // RUN:   --loom-co2="local-steps=0 link-gbps=100 link-latency-us=0 gflops=1" \
 // RUN:   | FileCheck %s --check-prefix=FAST
+// RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2" \
+// RUN:   --loom-co2="local-steps=0 link-gbps=0.001 link-latency-us=100 gflops=1 comm-cpu=0" \
+// RUN:   | FileCheck %s --check-prefix=FREE
+// RUN: not loom-opt %t/model.mlir --loom-train-pipeline="dp=2" --loom-co2="comm-cpu=2" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADCPU
 // RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2 co2=1 co2-local-steps=3" \
 // RUN:   | FileCheck %s --check-prefix=PIPELINE
 // RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2" --loom-co2="local-steps=4 sharded=1" \
@@ -44,11 +49,16 @@
 // CHECK-NOT: comm.
 
 // local-steps=0: the cost model picks the fewest local steps whose compute
-// covers the outer all-reduce, and says why. On a 1 Mbit/s link that is many
+// covers the outer all-reduce and keeps the compute the all-reduce takes
+// from the cores (comm-cpu of its time) under max-overhead of a round, and
+// says why. On a 1 Mbit/s link that is many
 // steps of this tiny model; on a 100 Gbit/s link without latency one step
 // suffices.
-// AUTO: local_steps = [[TAU:[0-9]+]] : i64, local_steps_reason = "one inner step computes ~{{[0-9.]+}} ms ({{[0-9.]+}} GFLOP at 1.0 GFLOP/s); the outer all-reduce of 0.00 MiB over 2 ranks takes ~{{[0-9.]+}} ms (0.001 Gbit/s, 100 us latency); local-steps=[[TAU]] is the fewest whose compute (~{{[0-9.]+}} ms) hides it"
+// AUTO: local_steps = [[TAU:[0-9]+]] : i64, local_steps_reason = "one inner step computes ~{{[0-9.]+}} ms ({{[0-9.]+}} GFLOP at 1.0 GFLOP/s); the outer all-reduce of 0.00 MiB over 2 ranks takes ~{{[0-9.]+}} ms (0.001 Gbit/s, 100 us latency), hidden by [[HIDE:[0-9]+]] local steps, and takes ~{{[0-9.]+}} ms of compute from the cores while it runs (0.20 of its time), which [[TAU]] local steps keep under 10% of a round; local-steps=[[TAU]]"
 // FAST: local_steps = 1 : i64
+// Communication that costs the cores nothing needs only hiding.
+// FREE: hidden by [[H:[0-9]+]] local steps, and takes ~0.000 ms of compute {{.*}}; local-steps=[[H]]"
+// BADCPU: error: --loom-co2: comm-cpu must be in [0, 1] and max-overhead in (0, 1)
 
 // The train pipeline runs the pass with co2=1.
 // PIPELINE: loom.co2 = {{{.*}}local_steps = 3 : i64
@@ -61,11 +71,11 @@
 // SHARD-NOT: func.func @outer_step
 // SHARD-LABEL: func.func @outer_shard(
 // SHARD-SAME: %[[R:.+]]: tensor<i64> {loom.input = "co2.round"}, %[[M:.+]]: tensor<8xf32> {loom.input = "co2.shard_mean"}) -> (tensor<8xf32> {loom.output = "co2.shard_out"})
-// SHARD-NEXT: %[[A:.+]] = loom.co2_outer_shard "co2.shard", %[[M]], %[[R]] {clip = 1.000000e+00 : f64, gap_penalty = 4.000000e+00 : f64, outer_lr = 1.000000e+00 : f64, outer_momentum = 2.000000e-01 : f64} : tensor<8xf32>, tensor<i64>
+// SHARD-NEXT: %[[A:.+]] = loom.co2_outer_shard "co2.shard", %[[M]], %[[R]] {clip = 1.000000e+00 : f64, gap_penalty = 2.000000e+00 : f64, outer_lr = 8.000000e-01 : f64, outer_momentum = 0.000000e+00 : f64} : tensor<8xf32>, tensor<i64>
 // SHARD-NEXT: return %[[A]]
 // The sharded round needs one step more than the replicated one would.
 // SHARDAUTO: local_steps = 2 : i64
-// SHARDAUTO-SAME: local-steps=2 is the fewest whose compute {{.*}} hides it (one step more than the reduce-scatter and all-gather need: the sharded update runs between steps)
+// SHARDAUTO-SAME: hidden by 2 local steps (one more than the reduce-scatter and all-gather need: the sharded update runs between steps){{.*}}; local-steps=2"
 // Lowered, the slice's outer state is state of the entry, updated in place
 // by one fused kernel.
 // SHARDABI: llvm.func internal @outer_shard(

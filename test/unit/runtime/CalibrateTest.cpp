@@ -28,6 +28,7 @@ CalibrationResult twoRanks() {
   result.gemmGflops = 38.125;
   result.linkGbps = 0.9321;
   result.linkLatencyUs = 61.4;
+  result.commCpuFraction = 0.40625;
   result.allReduceSamples = {{65536, 0.00061}, {131072, 0.0012}};
   result.host = "node-1";
   return result;
@@ -49,10 +50,10 @@ TEST(Calibrate, WritesEveryFieldAndReadsBackExactly) {
   for (const auto &item : file.items())
     keys.push_back(item.key());
   std::sort(keys.begin(), keys.end());
-  EXPECT_EQ(keys, (std::vector<std::string>{"allreduce_samples", "backend",
-                                            "format", "gemm_gflops", "host",
-                                            "link_gbps", "link_latency_us",
-                                            "ranks", "threads", "version"}));
+  EXPECT_EQ(keys, (std::vector<std::string>{
+                      "allreduce_samples", "backend", "comm_cpu_fraction",
+                      "format", "gemm_gflops", "host", "link_gbps",
+                      "link_latency_us", "ranks", "threads", "version"}));
   EXPECT_EQ(file["format"], "loom-calibration");
   EXPECT_EQ(file["version"], kCalibrationVersion);
   EXPECT_EQ(file["ranks"], 2);
@@ -62,6 +63,7 @@ TEST(Calibrate, WritesEveryFieldAndReadsBackExactly) {
   EXPECT_EQ(file["gemm_gflops"].get<double>(), 38.125);
   EXPECT_EQ(file["link_gbps"].get<double>(), 0.9321);
   EXPECT_EQ(file["link_latency_us"].get<double>(), 61.4);
+  EXPECT_EQ(file["comm_cpu_fraction"].get<double>(), 0.40625);
   ASSERT_EQ(file["allreduce_samples"].size(), 2u);
   EXPECT_EQ(file["allreduce_samples"][1]["bytes"], 131072);
   EXPECT_EQ(file["allreduce_samples"][1]["seconds"].get<double>(), 0.0012);
@@ -79,6 +81,7 @@ TEST(Calibrate, OneRankHasNoLinkNumbers) {
   EXPECT_EQ(file["backend"], "local");
   EXPECT_FALSE(file.contains("link_gbps"));
   EXPECT_FALSE(file.contains("link_latency_us"));
+  EXPECT_FALSE(file.contains("comm_cpu_fraction"));
   EXPECT_TRUE(file["allreduce_samples"].is_array());
   EXPECT_TRUE(file["allreduce_samples"].empty());
 }

@@ -40,6 +40,10 @@ struct CalibrationResult {
   /// only written, with more than one rank.
   double linkGbps = 0;
   double linkLatencyUs = 0;
+  /// Compute time lost per second of an all-reduce running on the
+  /// communication thread (its polls, the network stack): the slowest
+  /// rank's, from GEMMs alone against GEMMs beside the largest all-reduce.
+  double commCpuFraction = 0;
   std::vector<AllReduceSample> allReduceSamples;
   /// The calling rank's host name (rank 0's is the one written).
   std::string host;

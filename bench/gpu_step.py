@@ -1,0 +1,107 @@
+"""GPU step time of a Loom cuda artifact against PyTorch on the same GPU:
+the same GPT (test/e2e/torch/nanogpt.py, nanoGPT's layout), batch, AdamW
+hyperparameters and precision (fp32, TF32 off on both sides), in PyTorch
+eager mode and under torch.compile. Meant for the GPU machine, which has
+PyTorch 2.x and CUDA but no LLVM or MPI: compile the artifact here
+(`loomc ... --target=cuda -o DIR`), bring it and a runtime bundle
+(scripts/gpu-bundle.sh) to the GPU machine, and run
+
+  python3 bench/gpu_step.py --artifact DIR --loom-run BUNDLE/loom-run [--steps 50] [--out bench/results/gpu]
+
+It prints `nvidia-smi -L`'s device line, the median step time of each, and
+Loom's ratio to eager and to compiled (target: Loom <= 1.0x eager), and
+writes the raw numbers and outputs as JSON under --out."""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "test", "e2e", "torch"))
+
+
+def spec_fields(spec):
+    kind, _, body = spec.partition(":")
+    if kind != "gpt":
+        sys.exit(f"gpu_step.py compares GPT artifacts; {spec} is not one")
+    return {k: int(v) for k, v in (f.split("=") for f in body.split(","))}
+
+
+def loom_steps(args, manifest):
+    with tempfile.TemporaryDirectory() as tmp:
+        metrics = os.path.join(tmp, "m.jsonl")
+        cmd = [args.loom_run, args.artifact, "--steps", str(args.warmup + args.steps),
+               "--data", "synthetic", "--seed", "1", "--log-every", "0", "--metrics", metrics]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode:
+            sys.exit(f"loom-run failed ({run.returncode}):\n{run.stderr}")
+        rows = [json.loads(l) for l in open(metrics)]
+        times = [r["step_time_s"] for r in rows if "step" in r][args.warmup:]
+        return times, run.stdout + run.stderr
+
+
+def torch_steps(args, f, opt, compiled):
+    import torch
+    from nanogpt import GPT
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.manual_seed(0)
+    model = GPT(f["vocab"], f["seq"], f["dim"], f["heads"], f["layers"]).cuda()
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    rest = [p for p in model.parameters() if p.dim() < 2]
+    optim = torch.optim.AdamW([{"params": decay, "weight_decay": opt["weight_decay"]},
+                               {"params": rest, "weight_decay": 0.0}],
+                              lr=opt["lr"], betas=(opt["beta1"], opt["beta2"]), eps=opt["eps"])
+    step = torch.compile(model) if compiled else model
+    x = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), device="cuda")
+    y = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), device="cuda")
+    times = []
+    for i in range(args.warmup + args.steps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        loss = step(x, y)
+        optim.zero_grad(set_to_none=True)
+        loss.backward()
+        optim.step()
+        loss.item()  # Loom's step also ends with the loss on the host
+        torch.cuda.synchronize()
+        times.append(time.perf_counter() - t0)
+    return times[args.warmup:], torch.__version__
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--artifact", required=True, help="a loomc --target=cuda artifact of a GPT")
+    ap.add_argument("--loom-run", default="loom-run")
+    ap.add_argument("--steps", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "gpu"))
+    args = ap.parse_args()
+    manifest = json.load(open(os.path.join(args.artifact, "manifest.json")))
+    if manifest.get("target") != "cuda":
+        sys.exit(f"{args.artifact} was not compiled with --target=cuda")
+    f = spec_fields(manifest["model"]["spec"])
+    opt = manifest["optimizer"]
+    device = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip()
+    loom, loom_out = loom_steps(args, manifest)
+    eager, version = torch_steps(args, f, opt, compiled=False)
+    compiled, _ = torch_steps(args, f, opt, compiled=True)
+    med = {k: statistics.median(v) for k, v in
+           (("loom", loom), ("eager", eager), ("compile", compiled))}
+    print(device)
+    print(f"{manifest['model']['spec']}, fp32, AdamW; PyTorch {version}; median of {args.steps} steps")
+    print("| | step (ms) | Loom / this |\n|---|---|---|")
+    for k in ("loom", "eager", "compile"):
+        print(f"| {k} | {1e3 * med[k]:.3f} | {med['loom'] / med[k]:.2f}x |")
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "gpu_step.json"), "w") as out:
+        json.dump({"device": device, "spec": manifest["model"]["spec"], "torch": version,
+                   "step_s": {"loom": loom, "eager": eager, "compile": compiled},
+                   "median_s": med, "loom_run_output": loom_out}, out, indent=1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Packs loom-run, the runtime, its plugins and the shared libraries they need
+# that a GPU machine may lack (OpenBLAS and its Fortran runtime; not libc, not
+# CUDA, cuBLAS or NCCL, which the GPU machine has) into one directory, so a
+# GPU machine without LLVM, MPI or a package registry can run artifacts
+# compiled here:
+#
+#   bash scripts/gpu-bundle.sh [BUILD_DIR] [OUT_DIR]     # default: build out/gpu-bundle
+#   OUT_DIR/loom-run ARTIFACT --device cuda ...          # on the GPU machine
+#
+# loom-run finds the libraries through its RUNPATH ($ORIGIN/../runtime in
+# the build tree), so the bundle keeps that layout: bin/ and runtime/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build}
+out=${2:-out/gpu-bundle}
+for f in "$build/bin/loom-run" "$build/runtime/libLoomRuntime.so" "$build/runtime/libLoomCuda.so"; do
+  [[ -e $f ]] || { echo "gpu-bundle: error: $f is missing (build with the CUDA toolkit installed)" >&2; exit 1; }
+done
+rm -rf "$out" && mkdir -p "$out/bin" "$out/runtime"
+cp "$build/bin/loom-run" "$build/bin/loom-gradcheck" "$out/bin/"
+cp "$build"/runtime/libLoom*.so "$out/runtime/"
+# Libraries outside the usual base system, as the loader resolves them here.
+ldd "$build/runtime/libLoomRuntime.so" | awk '/=> \// {print $3}' \
+  | grep -E 'libopenblas|libgfortran|libquadmath|libcrypto' \
+  | while read -r lib; do cp -L "$lib" "$out/runtime/"; done
+cat > "$out/loom-run" <<'WRAP'
+#!/bin/sh
+# The bundled libraries first, then the system's (CUDA, cuBLAS, NCCL).
+here=$(dirname "$0")
+LD_LIBRARY_PATH="$here/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/bin/loom-run" "$@"
+WRAP
+chmod +x "$out/loom-run"
+du -sh "$out" | awk '{print "gpu-bundle: " $2 " (" $1 ")"}'
