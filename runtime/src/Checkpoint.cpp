@@ -315,6 +315,34 @@ LoadResult loadWeights(const std::string &path, Artifact &artifact) {
   return result;
 }
 
+/// trainer.json, with the size and sha256 of each of `files` (relative to
+/// `dir`). Written last: a directory without it is never taken for a
+/// checkpoint.
+void writeTrainerJson(const std::string &dir,
+                      const std::vector<std::string> &files, Artifact &artifact,
+                      const TrainerState &state, bool perRank) {
+  json records = json::object();
+  for (const std::string &name : files) {
+    std::string path = dir + "/" + name;
+    records[name] = {{"sha256", sha256FileHex(path)},
+                     {"bytes", fs::file_size(path)}};
+  }
+  nlohmann::ordered_json trainer = {
+      {"format_version", kCheckpointFormatVersion},
+      {"step", state.step},
+      {"data_position", state.dataPosition},
+      {"seed", state.seed},
+      {"shuffle", state.shuffle},
+      {"data", state.data},
+      {"ranks", state.ranks}};
+  if (perRank)
+    trainer["per_rank"] = kPerRankKind;
+  trainer["model"] = fingerprint(artifact.params());
+  trainer["files"] = records;
+  writeFileDurable(dir + "/" + kTrainerFile, trainer.dump(2) + "\n");
+  syncDirectory(dir);
+}
+
 } // namespace
 
 std::string checkpointTempPath(const std::string &path) {
@@ -337,26 +365,8 @@ void writeCheckpointFiles(const std::string &dir, Artifact &artifact,
   writeSafeTensors(optimizerPath, views(artifact.state()),
                    {{"format", "pt"}, {"generator", "loom"}});
 
-  json files = json::object();
-  for (const char *name : {kModelFile, kOptimizerFile}) {
-    std::string path = dir + "/" + name;
-    files[name] = {{"sha256", sha256FileHex(path)},
-                   {"bytes", fs::file_size(path)}};
-  }
-  nlohmann::ordered_json trainer = {
-      {"format_version", kCheckpointFormatVersion},
-      {"step", state.step},
-      {"data_position", state.dataPosition},
-      {"seed", state.seed},
-      {"shuffle", state.shuffle},
-      {"data", state.data},
-      {"ranks", state.ranks},
-      {"model", fingerprint(artifact.params())},
-      {"files", files}};
-  // trainer.json is written last: a directory without it is never taken for
-  // a checkpoint.
-  writeFileDurable(dir + "/" + kTrainerFile, trainer.dump(2) + "\n");
-  syncDirectory(dir);
+  writeTrainerJson(dir, {kModelFile, kOptimizerFile}, artifact, state,
+                   /*perRank=*/false);
 }
 
 std::string beginPerRankCheckpoint(const std::string &path) {
@@ -397,35 +407,18 @@ void finishPerRankCheckpoint(const std::string &tmpDir, Artifact &artifact,
                              const TrainerState &state) {
   writeSafeTensors(tmpDir + "/" + kModelFile, views(consensus),
                    {{"format", "pt"}, {"generator", "loom"}});
-  json files = json::object();
   std::vector<std::string> names{kModelFile};
   for (int r = 0; r < state.ranks; ++r)
     for (const std::string &name : rankFiles(r))
       names.push_back(name);
   std::error_code error;
-  for (const std::string &name : names) {
-    std::string path = tmpDir + "/" + name;
-    if (!fs::is_regular_file(path, error))
-      fail("%s is missing: every rank writes its part of a per-rank "
+  for (const std::string &name : names)
+    if (!fs::is_regular_file(tmpDir + "/" + name, error))
+      fail("%s/%s is missing: every rank writes its part of a per-rank "
            "checkpoint into %s, so the save path must be on a filesystem "
            "all ranks share",
-           path.c_str(), tmpDir.c_str());
-    files[name] = {{"sha256", sha256FileHex(path)},
-                   {"bytes", fs::file_size(path)}};
-  }
-  nlohmann::ordered_json trainer = {
-      {"format_version", kCheckpointFormatVersion},
-      {"step", state.step},
-      {"data_position", state.dataPosition},
-      {"seed", state.seed},
-      {"shuffle", state.shuffle},
-      {"data", state.data},
-      {"ranks", state.ranks},
-      {"per_rank", kPerRankKind},
-      {"model", fingerprint(artifact.params())},
-      {"files", files}};
-  writeFileDurable(tmpDir + "/" + kTrainerFile, trainer.dump(2) + "\n");
-  syncDirectory(tmpDir);
+           tmpDir.c_str(), name.c_str(), tmpDir.c_str());
+  writeTrainerJson(tmpDir, names, artifact, state, /*perRank=*/true);
 }
 
 void commitCheckpoint(const std::string &tmpDir, const std::string &path) {

@@ -195,6 +195,10 @@ void Trainer::save(TrainerState &state, CO2Rounds *co2) {
       failure = e.what();
     }
   }
+  agreeAfterRootWrote(failure);
+}
+
+void Trainer::agreeAfterRootWrote(const std::string &failure) {
   // The other ranks wait for rank 0's write, however long it takes; a rank
   // that dies meanwhile is still noticed, and rank 0 itself waits for the
   // others with the normal timeout.
@@ -258,10 +262,7 @@ void Trainer::savePerRank(TrainerState &state, CO2Rounds &co2) {
       failure = e.what();
     }
   }
-  std::optional<ScopedCollectiveTimeout> unlimited;
-  if (!comm.isRoot())
-    unlimited.emplace(comm, 0);
-  agreeOnFailure(comm, failure);
+  agreeAfterRootWrote(failure);
 }
 
 TrainResult Trainer::run() {

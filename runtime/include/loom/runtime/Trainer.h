@@ -75,6 +75,8 @@ private:
   /// Saves a checkpoint; with CO2 every rank writes its own part.
   void save(TrainerState &state, CO2Rounds *co2);
   void savePerRank(TrainerState &state, CO2Rounds &co2);
+  /// After rank 0 wrote a checkpoint: every rank learns whether it failed.
+  void agreeAfterRootWrote(const std::string &failure);
 
   Artifact &artifact;
   TrainOptions options;
