@@ -178,7 +178,7 @@ struct GpuHostToDevicePass
         return v;
       for (Value operand : def->getOperands())
         mapping.map(operand, materialize(operand));
-      Operation *clone = b.clone(*def, mapping);
+      b.clone(*def, mapping);
       ++numSunk;
       return mapping.lookup(v);
     };
