@@ -1,7 +1,10 @@
 """GPU step time of a Loom cuda artifact against PyTorch on the same GPU:
 the same GPT (test/e2e/torch/nanogpt.py, nanoGPT's layout), batch, AdamW
-hyperparameters and precision (fp32, TF32 off on both sides), in PyTorch
-eager mode and under torch.compile. Meant for the GPU machine, which has
+hyperparameters and precision, in PyTorch eager mode and under
+torch.compile. The precision is the artifact's: fp32 (TF32 off on both
+sides), or for `loomc --precision=bf16` PyTorch's own mixed precision,
+torch.autocast(dtype=torch.bfloat16) around the forward (fp32 master weights
+on both sides). Meant for the GPU machine, which has
 PyTorch 2.x and CUDA but no LLVM or MPI: compile the artifact here
 (`loomc ... --target=cuda -o DIR`), bring it and a runtime bundle
 (scripts/gpu-bundle.sh) to the GPU machine, and run
@@ -43,7 +46,8 @@ def loom_steps(args, manifest):
         return times, run.stdout + run.stderr
 
 
-def torch_steps(args, f, opt, compiled):
+def torch_steps(args, f, opt, compiled, bf16):
+    import contextlib
     import torch
     from nanogpt import GPT
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -62,7 +66,9 @@ def torch_steps(args, f, opt, compiled):
     for i in range(args.warmup + args.steps):
         torch.cuda.synchronize()
         t0 = time.perf_counter()
-        loss = step(x, y)
+        with (torch.autocast("cuda", dtype=torch.bfloat16) if bf16
+              else contextlib.nullcontext()):
+            loss = step(x, y)
         optim.zero_grad(set_to_none=True)
         loss.backward()
         optim.step()
@@ -87,18 +93,22 @@ def main():
     opt = manifest["optimizer"]
     device = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip()
     loom, loom_out = loom_steps(args, manifest)
-    eager, version = torch_steps(args, f, opt, compiled=False)
-    compiled, _ = torch_steps(args, f, opt, compiled=True)
+    precision = manifest.get("compile_options", {}).get("precision", "f32")
+    bf16 = precision == "bf16"
+    eager, version = torch_steps(args, f, opt, compiled=False, bf16=bf16)
+    compiled, _ = torch_steps(args, f, opt, compiled=True, bf16=bf16)
     med = {k: statistics.median(v) for k, v in
            (("loom", loom), ("eager", eager), ("compile", compiled))}
     print(device)
-    print(f"{manifest['model']['spec']}, fp32, AdamW; PyTorch {version}; median of {args.steps} steps")
+    what = "bf16 mixed precision (torch.autocast)" if bf16 else "fp32"
+    print(f"{manifest['model']['spec']}, {what}, AdamW; PyTorch {version}; median of {args.steps} steps")
     print("| | step (ms) | Loom / this |\n|---|---|---|")
     for k in ("loom", "eager", "compile"):
         print(f"| {k} | {1e3 * med[k]:.3f} | {med['loom'] / med[k]:.2f}x |")
     os.makedirs(args.out, exist_ok=True)
-    with open(os.path.join(args.out, "gpu_step.json"), "w") as out:
+    with open(os.path.join(args.out, f"gpu_step_{precision}.json"), "w") as out:
         json.dump({"device": device, "spec": manifest["model"]["spec"], "torch": version,
+                   "precision": precision,
                    "step_s": {"loom": loom, "eager": eager, "compile": compiled},
                    "median_s": med, "loom_run_output": loom_out}, out, indent=1)
 

@@ -76,12 +76,19 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     return error("--dp must be at least 1, got " + llvm::Twine(options.dp));
   if (options.dtype != "f32" && options.dtype != "f64")
     return error("--dtype must be f32 or f64, got '" + options.dtype + "'");
+  if (options.precision != "f32" && options.precision != "bf16")
+    return error("--precision must be f32 or bf16, got '" + options.precision +
+                 "'");
+  if (options.precision == "bf16" && options.dtype != "f32")
+    return error("--precision=bf16 needs f32 parameters (--dtype=f32): its "
+                 "master weights are f32 and only f32 GEMMs are demoted");
   if (options.inputFile.empty() == options.modelSpec.empty())
     return error("give exactly one model: an input .mlir file or "
                  "--model=SPEC (see --help)");
   if (!options.emitMlir && options.outputDir.empty())
     return error("no output directory: use -o OUTDIR (or --emit=mlir)");
   const bool cuda = options.target == "cuda";
+  const bool bf16 = options.precision == "bf16";
   if (!cuda && options.target != "cpu")
     return error("--target must be cpu or cuda, got '" + options.target + "'");
   if (cuda && !StringRef(options.cudaChip).starts_with("sm_"))
@@ -199,7 +206,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
 
   {
     PassManager pm(&ctx);
-    buildLowerToLinalgPipeline(pm);
+    buildLowerToLinalgPipeline(pm, bf16);
     if (failed(runStage(pm, *module, root, "lower-to-linalg")))
       return failure();
   }
@@ -214,12 +221,13 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
       CudaPipelineOptions gpu;
       gpu.chip = options.cudaChip;
       gpu.features = cudaFeatures(options.cudaChip);
+      gpu.bf16 = bf16;
       buildBufferizeForDevicePipeline(pm);
       buildGpuKernelsPipeline(pm, gpu);
       buildGpuToLLVMPipeline(pm, gpu);
     } else {
       buildBufferizePipeline(pm);
-      buildLowerToLLVMPipeline(pm);
+      buildLowerToLLVMPipeline(pm, bf16);
     }
     if (failed(runStage(pm, *module, root, "lower-to-llvm")))
       return failure();

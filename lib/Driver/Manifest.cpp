@@ -161,8 +161,10 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
       {"link", options.linkSpec},
       {"bucket_mib", options.overlap ? json::Value(tidy(options.bucketMiB))
                                      : json::Value(nullptr)}};
-  manifest["compile_options"] = json::Object{
-      {"command_line", options.commandLine}, {"target", options.target}};
+  manifest["compile_options"] =
+      json::Object{{"command_line", options.commandLine},
+                   {"target", options.target},
+                   {"precision", options.precision}};
   // What the runtime must run it on (docs/artifact.md).
   manifest["target"] = options.target;
   if (options.target == "cuda")

@@ -62,15 +62,25 @@ struct LowerGemmToRuntimePass
         ++numGemms;
   }
 
-  func::FuncOp declare(ModuleOp module, FloatType et) {
+  /// `<prefix>_<suffix>`; `et` is C's element type (and beta's).
+  func::FuncOp declare(ModuleOp module, StringRef suffix, FloatType et) {
     OpBuilder b(module.getContext());
     Type i64 = b.getI64Type(), i32 = b.getI32Type();
     Type ptr = LLVM::LLVMPointerType::get(b.getContext());
     auto type = b.getFunctionType({i64, i32, i32, i64, i64, i64, ptr, i64, i64,
                                    ptr, i64, i64, et, ptr, i64, i64},
                                   {});
-    return declareRuntimeFunction(
-        module, prefix + (et.isF32() ? "_f32" : "_f64"), type);
+    return declareRuntimeFunction(module, prefix + "_" + suffix.str(), type);
+  }
+
+  /// The runtime GEMM for operands of `in` into a result of `out`: f32 and
+  /// f64, or bf16 operands into f32 (--loom-demote-matmuls). Empty if none.
+  static StringRef suffixFor(Type in, Type out) {
+    if (in == out && (out.isF32() || out.isF64()))
+      return out.isF32() ? "f32" : "f64";
+    if (in.isBF16() && out.isF32())
+      return "bf16";
+    return "";
   }
 
   LogicalResult lower(ModuleOp module, linalg::LinalgOp op) {
@@ -82,11 +92,12 @@ struct LowerGemmToRuntimePass
     Value c = op.getDpsInitOperand(0)->get();
     auto et =
         dyn_cast<FloatType>(cast<MemRefType>(c.getType()).getElementType());
-    if (!et || !(et.isF32() || et.isF64()))
+    Type in = cast<MemRefType>(a.getType()).getElementType();
+    if (!et || cast<MemRefType>(bm.getType()).getElementType() != in)
       return failure();
-    for (Value v : {a, bm})
-      if (cast<MemRefType>(v.getType()).getElementType() != et)
-        return failure();
+    StringRef suffix = suffixFor(in, et);
+    if (suffix.empty())
+      return failure();
     // Dims are (b?, m, n, k): 0 = m, 1 = n, 2 = k.
     SmallVector<AffineMap> maps = op.getIndexingMapsArray();
     bool ta = reads(maps[0], 2, 0, batched);
@@ -122,7 +133,7 @@ struct LowerGemmToRuntimePass
     int64_t batch = batched ? ct.getDimSize(0) : 1;
     Value beta = arith::ConstantOp::create(b, loc, b.getFloatAttr(et, 1.0));
     func::CallOp::create(
-        b, loc, declare(module, et),
+        b, loc, declare(module, suffix, et),
         ValueRange{i64c(batch), i32c(ta), i32c(tb), i64c(m), i64c(n), i64c(k),
                    ga.ptr, ga.ld, ga.batchStride, gb.ptr, gb.ld, gb.batchStride,
                    beta, gc.ptr, gc.ld, gc.batchStride});

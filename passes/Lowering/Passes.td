@@ -49,6 +49,29 @@ def LowerToLinalgPass : Pass<"loom-lower-to-linalg", "mlir::ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def DemoteMatmulsPass : Pass<"loom-demote-matmuls", "mlir::ModuleOp"> {
+  let summary = "Runs f32 matmuls on bf16 operands with f32 accumulation.";
+  let description = [{
+    Mixed precision as `torch.autocast(dtype=torch.bfloat16)` does it for
+    GEMMs: every `linalg.matmul` and `linalg.batch_matmul` on tensors whose
+    operands and result are f32 gets its two operands rounded to bf16
+    (`arith.truncf`, round to nearest even, in one elementwise
+    `linalg.generic` each) and becomes a matmul of bf16 operands into an f32
+    result. The products of two bf16 numbers are exact in f32 and the sums
+    are f32, which is what cuBLAS computes for bf16 inputs with
+    `CUBLAS_COMPUTE_32F`. Everything else (the optimizer and its master
+    weights, layer norms, softmax, losses, gradients between GEMMs) stays
+    f32; runs after autodiff, so the backward GEMMs are demoted too. f64
+    matmuls are left alone.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numDemoted", "num-demoted", "Matmuls given bf16 operands">,
+  ];
+}
+
 def FuseElementwisePass : Pass<"loom-fuse-elementwise", "mlir::ModuleOp"> {
   let summary = "Fuses chains of elementwise linalg ops, keeping GEMMs intact.";
   let description = [{
@@ -66,7 +89,9 @@ def LowerGemmToRuntimePass : Pass<"loom-lower-gemm-to-runtime", "mlir::ModuleOp"
   let summary = "Calls the runtime's BLAS for bufferized matmuls.";
   let description = [{
     Replaces `linalg.matmul` and `linalg.batch_matmul` on memrefs (plain or
-    with transposed operand maps) by a call to `<prefix>_f32/f64`:
+    with transposed operand maps) by a call to `<prefix>_f32/f64`, or
+    `<prefix>_bf16` for bf16 operands into an f32 result
+    (`--loom-demote-matmuls`):
     `loom_rt_gemm_*`, which the runtime implements with OpenBLAS, or for
     device buffers `loom_rt_gpu_gemm_*` (cuBLAS on the compute stream; same
     arguments, abi.h). Matmuls of other shapes are left for the loop
@@ -74,7 +99,7 @@ def LowerGemmToRuntimePass : Pass<"loom-lower-gemm-to-runtime", "mlir::ModuleOp"
   }];
   let options = [
     Option<"prefix", "prefix", "std::string", /*default=*/"\"loom_rt_gemm\"",
-           "The runtime GEMM to call, without its _f32/_f64 suffix.">,
+           "The runtime GEMM to call, without its _f32/_f64/_bf16 suffix.">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect",
                            "::mlir::memref::MemRefDialect",

@@ -74,13 +74,16 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm,
   addUpstream(pm, "canonicalize,cse");
 }
 
-void mlir::loom::buildLowerToLinalgPipeline(OpPassManager &pm) {
+void mlir::loom::buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16) {
   addUpstream(pm, "inline,symbol-dce");
   pm.addPass(createDecomposePass());
   addUpstream(pm, "canonicalize,cse");
   pm.addPass(createLowerEntryPointsPass());
   pm.addPass(createLowerToLinalgPass());
   addUpstream(pm, "canonicalize,cse");
+  // Before fusion, so each rounding merges into its operand's producer.
+  if (bf16)
+    pm.addPass(createDemoteMatmulsPass());
   pm.addPass(createFuseElementwisePass());
   addUpstream(pm, "canonicalize,cse");
 }
@@ -107,11 +110,15 @@ void mlir::loom::buildBufferizePipeline(OpPassManager &pm) {
   addBufferize(pm, /*stack=*/true);
 }
 
-void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm) {
+void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16) {
   pm.addPass(createLowerGemmToRuntimePass());
   pm.addPass(createApproximateMathPass());
-  addUpstream(pm,
-              "func.func(convert-linalg-to-loops),lower-affine,"
+  // LLVM lowers bf16 <-> f32 conversions on CPUs without AVX512-BF16 to
+  // libgcc calls the artifact does not link; as integer ops they vectorise.
+  addUpstream(
+      pm, std::string("func.func(convert-linalg-to-loops),") +
+              (bf16 ? "arith-expand{include-bf16=1}," : "") +
+              "lower-affine,"
               "convert-scf-to-cf,canonicalize,expand-strided-metadata,"
               "lower-affine,finalize-memref-to-llvm{use-generic-functions=1},"
               "convert-math-to-llvm,convert-math-to-libm,"
@@ -121,10 +128,10 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm) {
   pm.addPass(createEmitEntryWrappersPass());
 }
 
-void mlir::loom::buildCpuPipeline(OpPassManager &pm) {
-  buildLowerToLinalgPipeline(pm);
+void mlir::loom::buildCpuPipeline(OpPassManager &pm, bool bf16) {
+  buildLowerToLinalgPipeline(pm, bf16);
   buildBufferizePipeline(pm);
-  buildLowerToLLVMPipeline(pm);
+  buildLowerToLLVMPipeline(pm, bf16);
 }
 
 void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
@@ -185,7 +192,7 @@ std::string mlir::loom::cudaFeatures(StringRef chip) {
 
 void mlir::loom::buildCudaPipeline(OpPassManager &pm,
                                    const CudaPipelineOptions &o) {
-  buildLowerToLinalgPipeline(pm);
+  buildLowerToLinalgPipeline(pm, o.bf16);
   buildBufferizeForDevicePipeline(pm);
   buildGpuKernelsPipeline(pm, o);
   buildGpuToLLVMPipeline(pm, o);
@@ -197,20 +204,26 @@ void mlir::loom::registerPipelines() {
       "model -> train: autodiff and the optimizer (@loss_and_grad, "
       "@train_step).",
       buildTrainPipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<PrecisionOptions>(
       "loom-lower-to-linalg-pipeline",
       "train -> linalg: decompose, buffer ABI, loom -> linalg, fusion.",
-      buildLowerToLinalgPipeline);
+      [](OpPassManager &pm, const PrecisionOptions &o) {
+        buildLowerToLinalgPipeline(pm, o.bf16);
+      });
   PassPipelineRegistration<>("loom-bufferize-pipeline",
                              "linalg -> buffers: one-shot bufferization.",
                              buildBufferizePipeline);
-  PassPipelineRegistration<>(
+  PassPipelineRegistration<PrecisionOptions>(
       "loom-lower-to-llvm-pipeline",
       "buffers -> llvm: runtime GEMMs, loops, LLVM dialect, C wrappers.",
-      buildLowerToLLVMPipeline);
-  PassPipelineRegistration<>("loom-cpu-pipeline",
-                             "train -> llvm: every CPU lowering stage.",
-                             buildCpuPipeline);
+      [](OpPassManager &pm, const PrecisionOptions &o) {
+        buildLowerToLLVMPipeline(pm, o.bf16);
+      });
+  PassPipelineRegistration<PrecisionOptions>(
+      "loom-cpu-pipeline", "train -> llvm: every CPU lowering stage.",
+      [](OpPassManager &pm, const PrecisionOptions &o) {
+        buildCpuPipeline(pm, o.bf16);
+      });
   PassPipelineRegistration<CudaPipelineOptions>(
       "loom-gpu-kernels-pipeline",
       "buffers on the device -> gpu.launch kernels and runtime cuBLAS calls.",

@@ -79,18 +79,29 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 /// over `dp` ranks, add @train_step.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
+/// The numerics of the lowering pipelines (loomc --precision).
+struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
+  Option<bool> bf16{*this, "bf16",
+                    llvm::cl::desc("Mixed precision: GEMMs on bf16 operands "
+                                   "with f32 accumulation "
+                                   "(--loom-demote-matmuls)"),
+                    llvm::cl::init(false)};
+};
+
 /// train -> linalg: inline, decompose composite ops, buffer calling
-/// convention, loom -> linalg, elementwise fusion.
-void buildLowerToLinalgPipeline(OpPassManager &pm);
+/// convention, loom -> linalg, [bf16: --loom-demote-matmuls], elementwise
+/// fusion.
+void buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16 = false);
 
 /// linalg -> buffers: one-shot bufferization and deallocation.
 void buildBufferizePipeline(OpPassManager &pm);
 
-/// buffers -> llvm: GEMMs to the runtime, loops, LLVM dialect, C wrappers.
-void buildLowerToLLVMPipeline(OpPassManager &pm);
+/// buffers -> llvm: GEMMs to the runtime, loops, [bf16: bf16 conversions as
+/// integer ops, which every x86 CPU has], LLVM dialect, C wrappers.
+void buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16 = false);
 
 /// train -> llvm: the three above.
-void buildCpuPipeline(OpPassManager &pm);
+void buildCpuPipeline(OpPassManager &pm, bool bf16 = false);
 
 /// The NVIDIA GPU target (loomc --target=cuda; docs/gpu.md).
 struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
@@ -108,6 +119,11 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
   Option<std::string> toolkit{*this, "toolkit",
                               llvm::cl::desc("CUDA toolkit (ptxas, libdevice)"),
                               llvm::cl::init("/usr/local/cuda")};
+  Option<bool> bf16{*this, "bf16",
+                    llvm::cl::desc("Mixed precision: GEMMs on bf16 operands "
+                                   "with f32 accumulation (cuBLAS tensor "
+                                   "cores)"),
+                    llvm::cl::init(false)};
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("Threads per block of a mapped "
                                            "loop nest"),

@@ -1,7 +1,7 @@
 //===- Gemm.cpp - The strided batched GEMM service --------------*- C++ -*-===//
 //
-// Implements loom_rt_gemm_f32/f64 (abi.h) on OpenBLAS, one cblas call per
-// batch matrix, and the BLAS thread setting.
+// Implements loom_rt_gemm_f32/f64/bf16 (abi.h) on OpenBLAS, one cblas call
+// per batch matrix, and the BLAS thread setting.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,6 +13,8 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <vector>
 
 namespace loom::rt {
 
@@ -66,6 +68,30 @@ void batchedGemm(Fn gemm, int64_t batch, int32_t transA, int32_t transB,
          B + b * strideB, lb, beta, C + b * strideC, lc);
 }
 
+/// Elements spanned by a batch of row-major matrices of `rows` x `cols`
+/// with row stride `ld` and batch stride `stride`.
+size_t extent(int64_t batch, int64_t stride, int64_t rows, int64_t cols,
+              int64_t ld) {
+  return static_cast<size_t>((batch - 1) * stride + (rows - 1) * ld + cols);
+}
+
+/// bf16 bits -> f32 (exact: bf16 is the upper half of an f32).
+const float *widenBf16(const uint16_t *in, size_t n, std::vector<float> &out) {
+  if (out.size() < n)
+    out.resize(n); // grows once to the largest GEMM, then reused
+  // Through plain pointers: stores through `out` itself could alias its own
+  // members and keep the loop from vectorising.
+  float *__restrict dst = out.data();
+  const uint16_t *__restrict src = in;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t bits = static_cast<uint32_t>(src[i]) << 16;
+    float value;
+    std::memcpy(&value, &bits, sizeof value);
+    dst[i] = value;
+  }
+  return dst;
+}
+
 } // namespace
 } // namespace loom::rt
 
@@ -89,6 +115,30 @@ loom_rt_gemm_f64(int64_t batch, int32_t transA, int32_t transB, int64_t M,
   loom::rt::batchedGemm<double>(cblas_dgemm, batch, transA, transB, M, N, K, A,
                                 lda, strideA, B, ldb, strideB, beta, C, ldc,
                                 strideC);
+}
+
+LOOM_RT_ABI_EXPORT void loom_rt_gemm_bf16(int64_t batch, int32_t transA,
+                                          int32_t transB, int64_t M, int64_t N,
+                                          int64_t K, const uint16_t *A,
+                                          int64_t lda, int64_t strideA,
+                                          const uint16_t *B, int64_t ldb,
+                                          int64_t strideB, float beta, float *C,
+                                          int64_t ldc, int64_t strideC) {
+  using namespace loom::rt;
+  if (batch <= 0 || M == 0 || N == 0 || K == 0) {
+    batchedGemm<float>(cblas_sgemm, batch, transA, transB, M, N, K, nullptr,
+                       lda, strideA, nullptr, ldb, strideB, beta, C, ldc,
+                       strideC);
+    return;
+  }
+  // One rank calls from one thread; per thread, the widened copies.
+  thread_local std::vector<float> wideA, wideB;
+  const float *a = widenBf16(
+      A, extent(batch, strideA, transA ? K : M, transA ? M : K, lda), wideA);
+  const float *b = widenBf16(
+      B, extent(batch, strideB, transB ? N : K, transB ? K : N, ldb), wideB);
+  batchedGemm<float>(cblas_sgemm, batch, transA, transB, M, N, K, a, lda,
+                     strideA, b, ldb, strideB, beta, C, ldc, strideC);
 }
 
 } // extern "C"

@@ -586,6 +586,12 @@ Manifest parseManifest(const std::string &text, const std::string &source) {
                          "GPU architecture of its kernels: \"cuda\": "
                          "{\"chip\": \"sm_90\"})");
   }
+  if (const json *options = parser.optional(root, "compile_options")) {
+    parser.expectObject(*options, "compile_options");
+    if (const json *precision = parser.optional(*options, "precision"))
+      manifest.precision =
+          parser.string(*precision, "compile_options.precision", true);
+  }
   if (const json *dtype = parser.optional(root, "dtype")) {
     manifest.dtype = parser.dtype(*dtype, "dtype");
     if (!isFloat(manifest.dtype))

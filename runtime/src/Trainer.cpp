@@ -294,6 +294,8 @@ TrainResult Trainer::run() {
         << (manifest.modelSpec.empty() ? artifact.directory()
                                        : manifest.modelSpec)
         << " on " << setup.data->describe();
+    if (manifest.precision != "f32")
+      log << " in " << manifest.precision << " mixed precision";
     if (comm.size() > 1)
       log << " with " << comm.size() << " ranks (" << comm.backend() << ")";
     log << ": steps " << firstStep << ".." << lastStep << "\n";

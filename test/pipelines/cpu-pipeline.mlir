@@ -2,11 +2,24 @@
 // RUN:   | loom-opt -split-input-file --loom-cpu-pipeline \
 // RUN:   | FileCheck %s --implicit-check-not='{{loom\.[a-z_]+ [%@]|"loom\.|[ "](linalg|memref|tensor|bufferization|scf|cf|math|arith|func|affine)\.[a-z_]+}}'
 
+// RUN: loom-opt %s -split-input-file --loom-train-pipeline \
+// RUN:   | loom-opt -split-input-file --loom-cpu-pipeline="bf16=1" \
+// RUN:   | FileCheck %s --check-prefix=BF16 --implicit-check-not='{{llvm.call @loom_rt_gemm_f32|llvm.fptrunc|llvm.fpext}}'
+
 // Tests that the CPU pipeline takes the train stage of a tiny model to the
 // LLVM dialect: every entry becomes an internal llvm.func with its loom.abi
 // plus an exported `loom_<entry>(ptr)` wrapper, matmuls call the runtime
 // GEMM, and no loom, linalg, memref, tensor, bufferization, scf, cf, math,
 // arith, func or affine op is left (the implicit-check-not above).
+// With bf16 (mixed precision) every GEMM calls loom_rt_gemm_bf16, and the
+// f32 <-> bf16 conversions are integer ops (no fptrunc/fpext, which LLVM
+// would turn into libgcc calls on CPUs without AVX512-BF16).
+// BF16-LABEL: module @tiny
+// BF16: llvm.func @loom_rt_gemm_bf16(i64, i32, i32, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
+// BF16: llvm.func internal @train_step(
+// BF16: llvm.lshr
+// BF16: llvm.trunc %{{.+}} : i32 to i16
+// BF16: llvm.call @loom_rt_gemm_bf16(
 // CHECK-LABEL: module @tiny
 // CHECK: llvm.func @loom_rt_gemm_f32(i64, i32, i32, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
 // CHECK: llvm.func internal @loss(

@@ -1,6 +1,15 @@
 // RUN: loom-opt %s --loom-train-pipeline \
 // RUN:   | loom-opt --loom-cuda-pipeline="format=isa" \
 // RUN:   | FileCheck %s --implicit-check-not='{{loom\.[a-z_]+ [%@]|"loom\.|[ "](linalg|memref|tensor|bufferization|scf|cf|math|arith|func|affine)\.[a-z_]+|llvm.call @loom_rt_gemm_f32|_mlir_memref_to_llvm_alloc|llvm.alloca}}'
+// RUN: loom-opt %s --loom-train-pipeline \
+// RUN:   | loom-opt --loom-cuda-pipeline="format=isa bf16=1" \
+// RUN:   | FileCheck %s --check-prefix=BF16 --implicit-check-not='llvm.call @loom_rt_gpu_gemm_f32'
+
+// With bf16 (mixed precision) every GEMM calls cuBLAS's bf16 GEMM and the
+// kernels round its operands with the GPU's own conversion instruction.
+// BF16: llvm.func @loom_rt_gpu_gemm_bf16(i64, i32, i32, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
+// BF16: llvm.call @loom_rt_gpu_gemm_bf16(
+// BF16: gpu.binary @loss_kernel{{.*}}cvt.rn.bf16.f32
 
 // Tests that the NVIDIA GPU pipeline takes the train stage of a tiny model
 // to host code in the LLVM dialect plus PTX kernels for sm_90: every entry

@@ -77,6 +77,13 @@ static cl::opt<double> bucketMiB(
 static cl::opt<std::string>
     dtype("dtype", cl::desc("Parameter type of --model: f32 (default) or f64"),
           cl::init("f32"), cl::cat(cat));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Numerics of the training step: f32 (default) or bf16 (mixed "
+             "precision: every f32 GEMM, forward and backward, on bf16 "
+             "operands with f32 accumulation; master weights, optimizer "
+             "state and all other ops stay f32)"),
+    cl::value_desc("f32|bf16"), cl::init("f32"), cl::cat(cat));
 
 static cl::opt<std::string> co2(
     "co2",
@@ -142,6 +149,7 @@ int main(int argc, char **argv) {
   options.stage = stage;
   options.optimizer = optimizer;
   options.dtype = dtype;
+  options.precision = precision;
   options.warmupSteps = warmup;
   options.decaySteps = decay;
   options.minLr = minLr;

@@ -238,9 +238,12 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange rg,
   Value dv = g.matmul(p, dy, true, false);
   Value dp = g.matmul(dy, v, false, true);
   // Masked entries have P = 0, so dS is 0 there without another mask.
-  Value ds = g.mul(p, g.sub(dp, g.lastAxisSum(g.mul(dp, p))));
-  Value dq = g.scale(g.matmul(ds, k, false, false), scale);
-  Value dk = g.scale(g.matmul(ds, q, true, false), scale);
+  // The gradient of the scaled scores; scaled before the GEMMs (fused into
+  // the elementwise dS) so that, with bf16 GEMMs, dQ and dK round the same
+  // operand as PyTorch's autograd does.
+  Value ds = g.scale(g.mul(p, g.sub(dp, g.lastAxisSum(g.mul(dp, p)))), scale);
+  Value dq = g.matmul(ds, k, false, false);
+  Value dk = g.matmul(ds, q, true, false);
   grads.assign({dq, dk, dv});
   return success();
 }

@@ -22,6 +22,9 @@ struct CompileOptions {
   Stage stage = Stage::Lowered;
   std::string optimizer = "adamw";
   std::string dtype = "f32";
+  /// f32, or bf16: GEMMs on bf16 operands with f32 accumulation, everything
+  /// else (master weights, optimizer) f32.
+  std::string precision = "f32";
   int64_t warmupSteps = 0, decaySteps = 0;
   double minLr = 0.0, clipNorm = 0.0;
   int64_t dp = 1;         ///< data-parallel ranks

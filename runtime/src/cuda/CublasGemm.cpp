@@ -1,6 +1,6 @@
 //===- CublasGemm.cpp - The GEMM service of cuda artifacts ------*- C++ -*-===//
 //
-// loom_rt_gpu_gemm_f32/f64 (abi.h): loom_rt_gemm_*'s row-major strided
+// loom_rt_gpu_gemm_f32/f64/bf16 (abi.h): loom_rt_gemm_*'s row-major strided
 // batched GEMM on device pointers, enqueued on the compute stream with one
 // cublas<t>gemmStridedBatched call (GemmMapping.h turns the row-major call
 // into cuBLAS's column-major one). FP32 GEMMs compute in FP32: TF32 tensor
@@ -24,11 +24,12 @@ cublasOperation_t operation(bool transpose) {
   return transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
 }
 
-template <typename T, typename Gemm, typename Geam>
+/// Operands of type `In`, C, alpha and beta of type `T`.
+template <typename T, typename In, typename Gemm, typename Geam>
 void gpuGemm(const char *caller, const char *call, Gemm gemm, Geam geam,
              int64_t batch, int32_t transA, int32_t transB, int64_t M,
-             int64_t N, int64_t K, const T *A, int64_t lda, int64_t strideA,
-             const T *B, int64_t ldb, int64_t strideB, T beta, T *C,
+             int64_t N, int64_t K, const In *A, int64_t lda, int64_t strideA,
+             const In *B, int64_t ldb, int64_t strideB, T beta, T *C,
              int64_t ldc, int64_t strideC) {
   CudaDevice &device = CudaDevice::forCompiledCode(caller);
   if (batch <= 0 || M == 0 || N == 0)
@@ -73,6 +74,21 @@ void gpuGemm(const char *caller, const char *call, Gemm gemm, Geam geam,
   device.afterEnqueue(caller);
 }
 
+/// cublas<t>gemmStridedBatched's signature for bf16 operands into f32,
+/// on bf16 tensor cores (the default math mode allows them for 16-bit
+/// inputs) with FP32 accumulation.
+cublasStatus_t gemmBf16(cublasHandle_t handle, cublasOperation_t ta,
+                        cublasOperation_t tb, int m, int n, int k,
+                        const float *alpha, const uint16_t *A, int lda,
+                        long long strideA, const uint16_t *B, int ldb,
+                        long long strideB, const float *beta, float *C, int ldc,
+                        long long strideC, int batch) {
+  return cublasGemmStridedBatchedEx(
+      handle, ta, tb, m, n, k, alpha, A, CUDA_R_16BF, lda, strideA, B,
+      CUDA_R_16BF, ldb, strideB, beta, C, CUDA_R_32F, ldc, strideC, batch,
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
 } // namespace
 
 extern "C" {
@@ -99,6 +115,17 @@ loom_rt_gpu_gemm_f64(int64_t batch, int32_t transA, int32_t transB, int64_t M,
                   cublasDgemmStridedBatched, cublasDgeam, batch, transA, transB,
                   M, N, K, A, lda, strideA, B, ldb, strideB, beta, C, ldc,
                   strideC);
+}
+
+LOOM_RT_ABI_EXPORT void
+loom_rt_gpu_gemm_bf16(int64_t batch, int32_t transA, int32_t transB, int64_t M,
+                      int64_t N, int64_t K, const uint16_t *A, int64_t lda,
+                      int64_t strideA, const uint16_t *B, int64_t ldb,
+                      int64_t strideB, float beta, float *C, int64_t ldc,
+                      int64_t strideC) {
+  gpuGemm<float>("loom_rt_gpu_gemm_bf16", "cublasGemmStridedBatchedEx",
+                 gemmBf16, cublasSgeam, batch, transA, transB, M, N, K, A, lda,
+                 strideA, B, ldb, strideB, beta, C, ldc, strideC);
 }
 
 } // extern "C"

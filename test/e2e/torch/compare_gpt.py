@@ -3,7 +3,9 @@
   make:    writes random nanoGPT weights (safetensors) and a uint16 token file
   compare: reads Loom's step-1 metrics and checkpoint, repeats the step in
            PyTorch (float32) and requires the loss and every parameter after
-           one AdamW step to agree within relative 1e-4.
+           one AdamW step (or every update of one plain SGD step) to agree
+           within --rtol (1e-4). --bf16: PyTorch runs every GEMM on operands
+           rounded to bf16, as loomc --precision=bf16.
 """
 import argparse
 import json
@@ -13,9 +15,6 @@ import numpy as np
 import torch
 
 from nanogpt import GPT, load_safetensors, save_safetensors
-
-RTOL = 1e-4
-
 
 def spec_of(manifest):
     fields = dict(kv.split("=") for kv in manifest["model"]["spec"].split(":")[1].split(","))
@@ -30,11 +29,17 @@ def main():
     ap.add_argument("--tokens", required=True)
     ap.add_argument("--metrics")
     ap.add_argument("--after")
+    ap.add_argument("--rtol", type=float, default=1e-4,
+                    help="relative tolerance of the loss and parameters")
+    ap.add_argument("--bf16", action="store_true",
+                    help="the reference runs every GEMM on bf16-rounded "
+                         "operands, as loomc --precision=bf16")
     args = ap.parse_args()
     manifest = json.load(open(args.manifest))
     s = spec_of(manifest)
     torch.manual_seed(0)
-    model = GPT(s["vocab"], s["seq"], s["dim"], s["heads"], s["layers"])
+    model = GPT(s["vocab"], s["seq"], s["dim"], s["heads"], s["layers"],
+                bf16=args.bf16)
 
     if args.mode == "make":
         state = {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"}
@@ -56,36 +61,52 @@ def main():
     y = torch.tensor(np.stack([data[i * t + 1:(i + 1) * t + 1] for i in range(b)]))
 
     opt = manifest["optimizer"]
-    decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
-    no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
-    adamw = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": opt["weight_decay"]},
-         {"params": no_decay, "weight_decay": 0.0}],
-        lr=opt["lr"], betas=(opt["beta1"], opt["beta2"]), eps=opt["eps"])
+    if opt["kind"] == "sgd":
+        # Plain SGD: the update is -lr * gradient, so the updates compared
+        # below are the gradients.
+        if opt["momentum"] or opt["weight_decay"]:
+            print("compare_gpt.py supports SGD without momentum and decay")
+            return 1
+        optimizer = torch.optim.SGD(model.parameters(), lr=opt["lr"])
+    else:
+        decay = [p for n, p in model.named_parameters() if p.dim() >= 2]
+        no_decay = [p for n, p in model.named_parameters() if p.dim() < 2]
+        optimizer = torch.optim.AdamW(
+            [{"params": decay, "weight_decay": opt["weight_decay"]},
+             {"params": no_decay, "weight_decay": 0.0}],
+            lr=opt["lr"], betas=(opt["beta1"], opt["beta2"]), eps=opt["eps"])
+    before = {n: p.detach().clone() for n, p in model.state_dict().items()}
     loss = model(x, y)
-    adamw.zero_grad()
+    optimizer.zero_grad()
     loss.backward()
-    adamw.step()
+    optimizer.step()
 
     loom_loss = json.loads(open(args.metrics).readline())["loss"]
     rel = abs(loom_loss - loss.item()) / abs(loss.item())
     print(f"torch loss {loss.item():.7f} loom loss {loom_loss:.7f} rel {rel:.2e}")
-    ok = rel <= RTOL
+    ok = rel <= args.rtol
     print("loss matches" if ok else "loss DIFFERS")
 
+    # AdamW: the parameters after the step. SGD: the updates (after -
+    # before), i.e. the gradients, which parameters much larger than one
+    # step would hide.
     after = load_safetensors(args.after)
+    updates = opt["kind"] == "sgd"
     worst, worst_name = 0.0, None
     for name, p in model.state_dict().items():
         if name == "lm_head.weight":
             continue
         ref = p.detach().double()
         got = after[name].double()
+        if updates:
+            ref, got = ref - before[name].double(), got - before[name].double()
         err = ((got - ref).norm() / ref.norm()).item()
         if err > worst:
             worst, worst_name = err, name
-    print(f"max relative parameter error {worst:.2e} ({worst_name})")
-    params_ok = worst <= RTOL
-    print("parameters match" if params_ok else "parameters DIFFER")
+    what = "update" if updates else "parameter"
+    print(f"max relative {what} error {worst:.2e} ({worst_name})")
+    params_ok = worst <= args.rtol
+    print(f"{what}s match" if params_ok else f"{what}s DIFFER")
     return 0 if ok and params_ok else 1
 
 

@@ -12,10 +12,65 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
+def _bf16(x):
+    """x rounded to bf16 (nearest even) and back."""
+    return x.to(torch.bfloat16).to(x.dtype)
+
+
+class Bf16Matmul(torch.autograd.Function):
+    """a @ b as Loom computes every GEMM with --precision=bf16, forward and
+    backward: operands rounded to bf16, products and sums in float32."""
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_for_backward(a, b)
+        return _bf16(a) @ _bf16(b)
+
+    @staticmethod
+    def backward(ctx, g):
+        a, b = ctx.saved_tensors
+        g = _bf16(g)
+        return g @ _bf16(b).transpose(-2, -1), _bf16(a).transpose(-2, -1) @ g
+
+
+class Bf16EmbeddingGrad(torch.autograd.Function):
+    """table[ids], whose gradient Loom computes as the GEMM
+    onehot(ids)^T dY, so --precision=bf16 rounds dY to bf16 there too."""
+
+    @staticmethod
+    def forward(ctx, table, ids):
+        ctx.save_for_backward(ids)
+        ctx.rows = table.shape[0]
+        return table[ids]
+
+    @staticmethod
+    def backward(ctx, g):
+        (ids,) = ctx.saved_tensors
+        hot = F.one_hot(ids.reshape(-1), ctx.rows).to(g.dtype)
+        return hot.t() @ _bf16(g.reshape(-1, g.shape[-1])), None
+
+
+def embedding(layer, ids, bf16):
+    return Bf16EmbeddingGrad.apply(layer.weight, ids) if bf16 else layer(ids)
+
+
+def matmul(a, b, bf16):
+    return Bf16Matmul.apply(a, b) if bf16 else a @ b
+
+
+def linear(layer, x, bf16):
+    if not bf16:
+        return layer(x)
+    y = Bf16Matmul.apply(x.reshape(-1, x.shape[-1]), layer.weight.t())
+    y = y.view(*x.shape[:-1], -1)
+    return y if layer.bias is None else y + layer.bias
+
+
 class Block(nn.Module):
-    def __init__(self, d, heads):
+    def __init__(self, d, heads, bf16=False):
         super().__init__()
         self.heads = heads
+        self.bf16 = bf16
         self.ln_1 = nn.LayerNorm(d)
         self.attn = nn.Module()
         self.attn.c_attn = nn.Linear(d, 3 * d)
@@ -27,35 +82,40 @@ class Block(nn.Module):
 
     def forward(self, x):
         b, t, d = x.shape
-        q, k, v = self.attn.c_attn(self.ln_1(x)).split(d, dim=2)
+        lp = self.bf16
+        q, k, v = linear(self.attn.c_attn, self.ln_1(x), lp).split(d, dim=2)
         q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2)
                    for z in (q, k, v))
-        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        att = matmul(q, k.transpose(-2, -1), lp) * (1.0 / math.sqrt(k.size(-1)))
         mask = torch.tril(torch.ones(t, t, dtype=torch.bool))
         att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
-        y = (att @ v).transpose(1, 2).contiguous().view(b, t, d)
-        x = x + self.attn.c_proj(y)
-        h = F.gelu(self.mlp.c_fc(self.ln_2(x)), approximate="tanh")
-        return x + self.mlp.c_proj(h)
+        y = matmul(att, v, lp).transpose(1, 2).contiguous().view(b, t, d)
+        x = x + linear(self.attn.c_proj, y, lp)
+        h = F.gelu(linear(self.mlp.c_fc, self.ln_2(x), lp), approximate="tanh")
+        return x + linear(self.mlp.c_proj, h, lp)
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab, seq, dim, heads, layers):
+    def __init__(self, vocab, seq, dim, heads, layers, bf16=False):
+        """bf16: every GEMM as Loom's --precision=bf16 runs it."""
         super().__init__()
+        self.bf16 = bf16
         self.transformer = nn.Module()
         self.transformer.wte = nn.Embedding(vocab, dim)
         self.transformer.wpe = nn.Embedding(seq, dim)
-        self.transformer.h = nn.ModuleList(Block(dim, heads) for _ in range(layers))
+        self.transformer.h = nn.ModuleList(Block(dim, heads, bf16)
+                                           for _ in range(layers))
         self.transformer.ln_f = nn.LayerNorm(dim)
         self.lm_head = nn.Linear(dim, vocab, bias=False)
         self.lm_head.weight = self.transformer.wte.weight  # weight tying
 
     def forward(self, idx, targets):
         t = idx.shape[1]
-        x = self.transformer.wte(idx) + self.transformer.wpe(torch.arange(t))
+        x = (embedding(self.transformer.wte, idx, self.bf16) +
+             self.transformer.wpe(torch.arange(t)))
         for block in self.transformer.h:
             x = block(x)
-        logits = self.lm_head(self.transformer.ln_f(x))
+        logits = linear(self.lm_head, self.transformer.ln_f(x), self.bf16)
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 

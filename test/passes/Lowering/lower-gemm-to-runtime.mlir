@@ -167,3 +167,36 @@ module @dont_lower_tensor_or_int {
     return
   }
 }
+
+// -----
+
+// Tests that bf16 operands into an f32 result (--loom-demote-matmuls) call
+// loom_rt_gemm_bf16 with an f32 beta, batched and transposed alike, and
+// that bf16 into bf16 and mixed f32/bf16 operands are left for the loops.
+// CHECK-LABEL: module @bf16
+// CHECK: func.func private @loom_rt_gemm_bf16(i64, i32, i32, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
+// CHECK: func.func @mixed
+// CHECK: %[[BETA:.+]] = arith.constant 1.000000e+00 : f32
+// CHECK: %[[BATCH:.+]] = arith.constant 2 : i64
+// CHECK: %[[TA:.+]] = arith.constant 1 : i32
+// CHECK: call @loom_rt_gemm_bf16(%[[BATCH]], %[[TA]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %[[BETA]],
+// CHECK: func.func @not_gemm_shaped
+// CHECK-NOT: call
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : memref<4x8xbf16>, memref<8x16xbf16>) outs(%{{.+}} : memref<4x16xbf16>)
+// CHECK: linalg.matmul ins(%{{.+}}, %{{.+}} : memref<4x8xf32>, memref<8x16xbf16>) outs(%{{.+}} : memref<4x16xf32>)
+module @bf16 {
+  func.func @mixed(%a: memref<2x8x4xbf16>, %b: memref<2x8x16xbf16>, %c: memref<2x4x16xf32>) {
+    linalg.batch_matmul
+        indexing_maps = [affine_map<(b, m, n, k) -> (b, k, m)>,
+                         affine_map<(b, m, n, k) -> (b, k, n)>,
+                         affine_map<(b, m, n, k) -> (b, m, n)>]
+        ins(%a, %b : memref<2x8x4xbf16>, memref<2x8x16xbf16>) outs(%c : memref<2x4x16xf32>)
+    return
+  }
+  func.func @not_gemm_shaped(%a: memref<4x8xbf16>, %b: memref<8x16xbf16>, %c: memref<4x16xbf16>,
+                             %fa: memref<4x8xf32>, %fc: memref<4x16xf32>) {
+    linalg.matmul ins(%a, %b : memref<4x8xbf16>, memref<8x16xbf16>) outs(%c : memref<4x16xbf16>)
+    linalg.matmul ins(%fa, %b : memref<4x8xf32>, memref<8x16xbf16>) outs(%fc : memref<4x16xf32>)
+    return
+  }
+}

@@ -166,8 +166,30 @@ TEST_F(Gpu, GemmMatchesTheCpuGemm) {
           std::vector<float> fActual = toHost(gC, fC.size());
           for (size_t i = 0; i < fC.size(); ++i)
             ASSERT_NEAR(fActual[i], fExpected[i], 1e-5) << i;
-          for (void *p : {(void *)dA, (void *)dB, (void *)dC, (void *)gA,
-                          (void *)gB, (void *)gC})
+          // bf16 operands (the upper halves of fA/fB) into f32: bf16
+          // tensor cores with FP32 accumulation against the CPU's widened
+          // sgemm; the products are exact, only the summation differs.
+          std::vector<uint16_t> hA(fA.size()), hB(fB.size());
+          for (auto [from, to] : {std::pair{&fA, &hA}, std::pair{&fB, &hB}})
+            for (size_t i = 0; i < from->size(); ++i) {
+              uint32_t bits;
+              std::memcpy(&bits, &(*from)[i], sizeof bits);
+              (*to)[i] = static_cast<uint16_t>(bits >> 16);
+            }
+          std::vector<float> hC(C.begin(), C.end()), hExpected = hC;
+          loom_rt_gemm_bf16(s.batch, transA, transB, s.M, s.N, s.K, hA.data(),
+                            lda, sA, hB.data(), ldb, sB, float(beta),
+                            hExpected.data(), ldc, sC);
+          uint16_t *bA = toDevice(hA), *bB = toDevice(hB);
+          float *bC = toDevice(hC);
+          loom_rt_gpu_gemm_bf16(s.batch, transA, transB, s.M, s.N, s.K, bA, lda,
+                                sA, bB, ldb, sB, float(beta), bC, ldc, sC);
+          std::vector<float> hActual = toHost(bC, hC.size());
+          for (size_t i = 0; i < hC.size(); ++i)
+            ASSERT_NEAR(hActual[i], hExpected[i], 1e-4) << i;
+          for (void *p :
+               {(void *)dA, (void *)dB, (void *)dC, (void *)gA, (void *)gB,
+                (void *)gC, (void *)bA, (void *)bB, (void *)bC})
             device->release(p);
         }
 }

@@ -122,6 +122,9 @@ struct Manifest {
   Target target = Target::CPU;
   CudaSpec cuda;
   DType dtype = DType::F32;
+  /// compile_options.precision: "f32" or "bf16" (GEMMs on bf16 operands
+  /// inside model.so); informational, the ABI is the same.
+  std::string precision = "f32";
   std::string modelKind;
   std::string modelSpec;
   std::string optimizerKind;

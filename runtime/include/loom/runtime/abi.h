@@ -77,6 +77,15 @@ void loom_rt_gemm_f64(int64_t batch, int32_t transA, int32_t transB, int64_t M,
                       int64_t strideA, const double *B, int64_t ldb,
                       int64_t strideB, double beta, double *C, int64_t ldc,
                       int64_t strideC);
+/// The GEMM of mixed precision (loomc --precision=bf16): A and B are bf16
+/// (the raw bits, uint16_t), C and beta f32; products and sums are f32.
+/// Debian's OpenBLAS has no sbgemm, so the CPU version widens A and B to f32
+/// (exactly) and calls sgemm: the same result up to summation order.
+void loom_rt_gemm_bf16(int64_t batch, int32_t transA, int32_t transB, int64_t M,
+                       int64_t N, int64_t K, const uint16_t *A, int64_t lda,
+                       int64_t strideA, const uint16_t *B, int64_t ldb,
+                       int64_t strideB, float beta, float *C, int64_t ldc,
+                       int64_t strideC);
 
 /// loom_rt_gemm_f32/f64 for cuda artifacts: the same arguments and row-major
 /// semantics on device pointers, enqueued on the compute stream (cuBLAS;
@@ -91,6 +100,13 @@ void loom_rt_gpu_gemm_f64(int64_t batch, int32_t transA, int32_t transB,
                           int64_t lda, int64_t strideA, const double *B,
                           int64_t ldb, int64_t strideB, double beta, double *C,
                           int64_t ldc, int64_t strideC);
+/// loom_rt_gemm_bf16 for cuda artifacts: cublasGemmStridedBatchedEx on bf16
+/// tensor cores with CUBLAS_COMPUTE_32F.
+void loom_rt_gpu_gemm_bf16(int64_t batch, int32_t transA, int32_t transB,
+                           int64_t M, int64_t N, int64_t K, const uint16_t *A,
+                           int64_t lda, int64_t strideA, const uint16_t *B,
+                           int64_t ldb, int64_t strideB, float beta, float *C,
+                           int64_t ldc, int64_t strideC);
 
 /// Collectives over the ranks of the running job (MPI on CPU, NCCL on GPU),
 /// issued by compiled code in the same order on every rank. `group` names the
