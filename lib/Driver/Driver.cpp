@@ -50,6 +50,13 @@ static LogicalResult runStage(PassManager &pm, ModuleOp module,
   return pm.run(module);
 }
 
+void mlir::loom::driver::registerPassesOnce() {
+  // The pipelines name upstream passes textually, and
+  // --mlir-print-ir-after=<pass> looks passes up while options are parsed.
+  static const bool registered = (registerAllPasses(), true);
+  (void)registered;
+}
+
 LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   auto optimizer = parseOptimizerSpec(options.optimizer);
   if (!optimizer)
@@ -98,9 +105,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     return error("--co2 does not support --target=cuda yet (its rounds "
                  "copy host buffers)");
 
-  // The pipelines name upstream passes textually: register them once.
-  static const bool registered = (registerAllPasses(), true);
-  (void)registered;
+  registerPassesOnce();
   DialectRegistry registry;
   registerAllDialects(registry);
   MLIRContext ctx(registry);

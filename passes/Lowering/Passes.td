@@ -171,6 +171,24 @@ def GpuHostToDevicePass : Pass<"loom-gpu-host-to-device", "mlir::ModuleOp"> {
   ];
 }
 
+def MergeGpuModulesPass : Pass<"loom-merge-gpu-modules", "mlir::ModuleOp"> {
+  let summary = "Puts every outlined kernel into one gpu.module.";
+  let description = [{
+    Runs after `gpu-kernel-outlining`, which makes one `gpu.module` per
+    kernel. `gpu-module-to-binary` compiles each module on its own (LLVM's
+    NVPTX backend, then a ptxas process), so a GPT step with a hundred
+    kernels spent most of its compile time starting ptxas, and the runtime
+    loaded a hundred cubins. This pass moves each kernel, renamed to its
+    old module's (unique) name, into one module `@loom_kernels` and points
+    every `gpu.launch_func` at it. Modules holding anything besides one
+    `gpu.func`, or with attributes that differ, are left as they are.
+  }];
+  let dependentDialects = ["::mlir::gpu::GPUDialect"];
+  let statistics = [
+    Statistic<"numMerged", "num-merged", "Kernels moved into the merged module">,
+  ];
+}
+
 def EmitEntryWrappersPass : Pass<"loom-emit-entry-wrappers", "mlir::ModuleOp"> {
   let summary = "Adds the `void loom_<entry>(void **args)` C entry points.";
   let description = [{

@@ -157,7 +157,8 @@ void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
 void mlir::loom::buildGpuToLLVMPipeline(OpPassManager &pm,
                                         const CudaPipelineOptions &o) {
   addUpstream(
-      pm, "gpu-kernel-outlining,func.func(gpu-async-region),nvvm-attach-target{"
+      pm, "gpu-kernel-outlining,loom-merge-gpu-modules,"
+          "func.func(gpu-async-region),nvvm-attach-target{"
           "chip=" +
               o.chip.getValue() +
               (o.features.empty() ? "" : " features=" + o.features.getValue()) +

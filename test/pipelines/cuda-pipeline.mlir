@@ -9,7 +9,7 @@
 // kernels round its operands with the GPU's own conversion instruction.
 // BF16: llvm.func @loom_rt_gpu_gemm_bf16(i64, i32, i32, i64, i64, i64, !llvm.ptr, i64, i64, !llvm.ptr, i64, i64, f32, !llvm.ptr, i64, i64)
 // BF16: llvm.call @loom_rt_gpu_gemm_bf16(
-// BF16: gpu.binary @loss_kernel{{.*}}cvt.rn.bf16.f32
+// BF16: gpu.binary @loom_kernels{{.*}}cvt.rn.bf16.f32
 
 // Tests that the NVIDIA GPU pipeline takes the train stage of a tiny model
 // to host code in the LLVM dialect plus PTX kernels for sm_90: every entry
@@ -26,18 +26,22 @@
 // CHECK-SAME: loom.abi = [{name = "fc.weight", role = "param"}, {name = "fc.bias", role = "param"}, {name = "x", role = "input"}, {name = "y", role = "input"}, {name = "loss", role = "output"}]
 // CHECK: llvm.call @mgpuMemAlloc(
 // CHECK: llvm.call @loom_rt_gpu_gemm_f32(
-// CHECK: gpu.launch_func <%{{.+}} : !llvm.ptr> @loss_kernel{{(_[0-9]+)?}}::@loss_kernel blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}})
+// CHECK: gpu.launch_func <%{{.+}} : !llvm.ptr> @loom_kernels::@loss_kernel{{(_[0-9]+)?}} blocks in (%{{.+}}, %{{.+}}, %{{.+}}) threads in (%{{.+}}, %{{.+}}, %{{.+}})
 // CHECK: llvm.call @mgpuMemFree(
 // CHECK: llvm.func @loom_loss(%{{.+}}: !llvm.ptr) {
-// CHECK: gpu.binary @loss_kernel [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry loss_kernel({{.*}}.maxntid 256, 1, 1{{.*}}%tid.x
+// Every kernel of every entry is in one module, so one binary (one ptxas
+// run; --loom-merge-gpu-modules).
+// The optimizer's kernel reads the step on the device and computes Adam's
+// bias corrections there (the host never reads a buffer).
+// CHECK: gpu.binary @loom_kernels [#gpu.object<#nvvm.target<O = 3, chip = "sm_90", features = "+ptx80">, {{.*}}assembly = "{{.*}}.target sm_90{{.*}}.visible .entry loss_kernel({{.*}}.maxntid 256, 1, 1{{.*}}%tid.x{{.*}}.visible .entry train_step_kernel{{.*}}ld.global{{.*}}cvt.rn.f32.s64
+// CHECK-NOT: gpu.binary
 // CHECK: llvm.func internal @train_step(
 // CHECK-SAME: {name = "step", role = "step"}
 // CHECK-SAME: loom.entry = "train_step"
 // CHECK: llvm.call @loom_rt_gpu_gemm_f32(
+// CHECK-NOT: gpu.binary
 // CHECK: llvm.func @loom_train_step(%{{.+}}: !llvm.ptr) {
-// The optimizer's kernel reads the step on the device and computes Adam's
-// bias corrections there (the host never reads a buffer).
-// CHECK: gpu.binary @train_step_kernel{{.*}}ld.global{{.*}}cvt.rn.f32.s64
+// CHECK-NOT: gpu.binary
 module @tiny {
   loom.param @"fc.weight" : tensor<3x4xf32> init normal scale 0.5
   loom.param @"fc.bias" : tensor<3xf32> init zeros {no_weight_decay}

@@ -41,6 +41,11 @@ struct CompileOptions {
   std::string cudaChip = "sm_90";
 };
 
+/// Registers every upstream and Loom pass and pipeline (once per process):
+/// compile() needs them, and so do pass-naming command-line options such as
+/// --mlir-print-ir-after=<pass>, which loomc parses before compiling.
+void registerPassesOnce();
+
 /// Runs the whole driver: parse or build the model, run the pipelines up to
 /// the requested stage, then print IR or write OUTDIR/{model.so,
 /// manifest.json}. Diagnostics go to stderr (with file:line:col for IR).
