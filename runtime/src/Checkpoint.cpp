@@ -483,4 +483,24 @@ LoadResult loadCheckpoint(const std::string &path, Artifact &artifact, int rank,
        target.c_str());
 }
 
+LoadResult loadModelWeights(const std::string &path, Artifact &artifact) {
+  std::string target = trimSlashes(path);
+  std::error_code error;
+  if (fs::is_regular_file(target, error))
+    return loadWeights(target, artifact);
+  std::string note;
+  if (!fs::exists(target, error) && fs::is_directory(oldPath(target), error)) {
+    note = target + " is missing; loaded the previous checkpoint " +
+           oldPath(target) + " left by an interrupted save";
+    target = oldPath(target);
+  }
+  if (!fs::is_directory(target, error))
+    fail("no checkpoint at %s (expected a checkpoint directory written by "
+         "--save or a .safetensors weights file)",
+         target.c_str());
+  LoadResult result = loadWeights(target + "/model.safetensors", artifact);
+  result.note = note;
+  return result;
+}
+
 } // namespace loom::rt

@@ -88,6 +88,8 @@ public:
            ")";
   }
 
+  int64_t rowsPerPass() const override { return options.shuffle ? 0 : windows; }
+
 private:
   int32_t tokenAt(int64_t i) const {
     if (bytes)

@@ -82,6 +82,16 @@ void MetricsWriter::writeSummary(const RunSummary &summary) {
   writeLine(line.dump());
 }
 
+void MetricsWriter::writeEval(int rank, double loss, int64_t batches,
+                              int64_t tokens) {
+  ordered_json inner = {{"rank", rank},
+                        {"loss", number(loss)},
+                        {"batches", batches},
+                        {"tokens", tokens}};
+  ordered_json line = {{"eval", inner}};
+  writeLine(line.dump());
+}
+
 void MetricsWriter::close() {
   if (file)
     std::fclose(file);

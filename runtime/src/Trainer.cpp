@@ -449,4 +449,88 @@ TrainResult Trainer::run() {
   return TrainResult{summary, state};
 }
 
+EvalResult Trainer::evaluate() {
+  ScopedCurrentCommunicator current(comm);
+  const Manifest &manifest = artifact.manifest();
+  const bool root = comm.isRoot();
+  Entry *loss = nullptr;
+  Tensor *lossOut = nullptr;
+  std::unique_ptr<DataSource> data;
+  BatchBuffers batch;
+  MetricsWriter metrics;
+  int64_t batches = options.evalBatches;
+  std::string failure;
+  try {
+    checkJobMatchesMesh(manifest.mesh, comm.size(), options.externalLauncher);
+    if (!artifact.hasEntry("loss"))
+      fail("artifact %s has no loss entry to evaluate",
+           artifact.directory().c_str());
+    loss = &artifact.entry("loss");
+    lossOut = output(artifact, loss->spec(), "loss", true);
+    artifact.initialize(options.seed);
+    if (!options.loadPath.empty()) {
+      LoadResult loaded = loadModelWeights(options.loadPath, artifact);
+      if (root && !loaded.note.empty())
+        log << "note: " << loaded.note << "\n";
+    } else if (root) {
+      log << "note: no --load: evaluating the initial weights (--seed "
+          << options.seed << ")\n";
+    }
+    artifact.uploadModel();
+    DataOptions dataOptions;
+    dataOptions.spec = options.data;
+    dataOptions.seed = options.seed;
+    dataOptions.rank = comm.rank();
+    dataOptions.worldSize = comm.size();
+    data = makeDataSource(dataOptions, manifest.task);
+    const int64_t rowsPerBatch = manifest.task.batch * comm.size();
+    if (batches == 0) {
+      if (data->rowsPerPass() == 0)
+        fail("--eval on %s needs --eval-batches N (the data has no end)",
+             data->describe().c_str());
+      batches = std::max<int64_t>(1, data->rowsPerPass() / rowsPerBatch);
+    }
+    batch = BatchBuffers::forArtifact(artifact);
+    if (!options.metricsPath.empty())
+      metrics.open(rankMetricsPath(options.metricsPath, comm.rank()));
+  } catch (const std::exception &e) {
+    failure = e.what();
+  }
+  agreeOnFailure(comm, failure);
+
+  if (root)
+    log << "evaluating "
+        << (manifest.modelSpec.empty() ? artifact.directory()
+                                       : manifest.modelSpec)
+        << " on " << data->describe() << ": " << batches << " batches"
+        << (comm.size() > 1 ? " of " + std::to_string(comm.size()) + " ranks"
+                            : "")
+        << "\n";
+  double sum = 0;
+  for (int64_t k = 0; k < batches; ++k) {
+    data->fill(k, batch);
+    artifact.uploadInputs();
+    loss->call();
+    artifact.downloadOutputs({lossOut});
+    sum += lossOut->get(0);
+  }
+  EvalResult result;
+  result.batches = batches;
+  result.loss = sum / static_cast<double>(batches);
+  comm.allReduceSum(&result.loss, 1);
+  result.loss /= comm.size();
+  result.tokens = manifest.task.tokensPerStep() * comm.size() * batches;
+  metrics.writeEval(comm.rank(), result.loss, result.batches, result.tokens);
+  if (!std::isfinite(result.loss))
+    failTogether(comm,
+                 formatString("the evaluation loss is %s",
+                              std::isnan(result.loss) ? "NaN" : "infinite"));
+  if (root)
+    out << formatString("eval loss %.6f over %lld batches (%lld tokens)",
+                        result.loss, static_cast<long long>(result.batches),
+                        static_cast<long long>(result.tokens))
+        << std::endl;
+  return result;
+}
+
 } // namespace loom::rt

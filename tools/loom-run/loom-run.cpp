@@ -38,6 +38,8 @@
 using namespace loom::rt;
 
 static const char *kHelp = R"(usage: loom-run ARTIFACT_DIR --steps N [options]
+       loom-run ARTIFACT_DIR --eval [--load PATH] [--data SRC]
+                [--eval-batches N] [--ranks N] [--metrics FILE]
        loom-run --calibrate FILE [--ranks N] [--threads N]
                 [--collective-timeout S]
 
@@ -85,6 +87,15 @@ options:
                     stop the job when one collective has waited S seconds for
                     the other ranks (default: 60; 0: wait forever); a rank
                     that dies on this machine is noticed within seconds
+  --eval            evaluate instead of training: the mean of the artifact's
+                    loss over batches read in order from the start of --data
+                    (e.g. held-out text), for the weights of --load (a
+                    checkpoint directory's model.safetensors: for a CO2
+                    checkpoint, the mean of the ranks' models). Prints
+                    `eval loss L over N batches (T tokens)`; --metrics gets
+                    {"eval": {...}}
+  --eval-batches N  with --eval: global batches to average (default: one
+                    pass over text/tokens data; needed for synthetic)
   --calibrate FILE  measure the machine instead of training and write FILE
                     for `loomc --calibration=FILE` (no ARTIFACT_DIR, no
                     --steps or other training options)
@@ -169,6 +180,10 @@ struct Command {
   std::string artifactDir;
   /// --calibrate FILE; "" when training.
   std::string calibratePath;
+  /// --eval: evaluate the loss instead of training.
+  bool eval = false;
+  /// Training-only flags given (refused with --eval).
+  std::vector<std::string> trainOnly;
   int64_t threads = 1;
   int64_t ranks = 0; // 0: not given
   /// --device; empty: the artifact's target.
@@ -202,6 +217,10 @@ Command parse(int argc, char **argv) {
       if (value.empty())
         throw UsageError("--calibrate: expected a FILE to write");
       command.calibratePath = value;
+    } else if (args.flag("--eval")) {
+      command.eval = true;
+    } else if (args.value("--eval-batches", value)) {
+      options.evalBatches = parseIntFlag("--eval-batches", value, 1);
     } else if (args.value("--steps", value)) {
       options.steps = parseIntFlag("--steps", value, 0);
       stepsGiven = true;
@@ -242,6 +261,9 @@ Command parse(int argc, char **argv) {
                        "' (only one ARTIFACT_DIR)");
     }
     const std::string name = arg.substr(0, arg.find('='));
+    for (const char *only : {"--save", "--save-every", "--shuffle", "--trace"})
+      if (name == only)
+        command.trainOnly.push_back(name);
     if (trainingFlag.empty() && name.rfind("--", 0) == 0 &&
         name != "--calibrate" && name != "--threads" &&
         name != "--collective-timeout")
@@ -266,6 +288,17 @@ Command parse(int argc, char **argv) {
   }
   if (command.artifactDir.empty())
     throw UsageError("missing ARTIFACT_DIR");
+  if (command.eval) {
+    if (stepsGiven)
+      throw UsageError("--eval runs no steps; use --eval-batches N for how "
+                       "many batches to evaluate");
+    if (!command.trainOnly.empty())
+      throw UsageError("--eval takes no " + command.trainOnly.front() +
+                       " (a training option)");
+    return command;
+  }
+  if (options.evalBatches > 0)
+    throw UsageError("--eval-batches needs --eval");
   if (!stepsGiven)
     throw UsageError("missing --steps N");
   if (options.saveEvery > 0 && options.savePath.empty())
@@ -359,7 +392,11 @@ int train(Command &command, const JobInfo &job) {
     if (artifact->onDevice() && comm.isRoot())
       std::cerr << "device: " << describeTarget(Target::CUDA)
                 << (comm.size() > 1 ? " (rank 0)" : "") << std::endl;
-    Trainer(*artifact, command.options, comm, std::cerr, std::cout).run();
+    Trainer trainer(*artifact, command.options, comm, std::cerr, std::cout);
+    if (command.eval)
+      trainer.evaluate();
+    else
+      trainer.run();
   });
 }
 

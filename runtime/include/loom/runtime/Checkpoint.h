@@ -120,6 +120,12 @@ LoadResult loadCheckpoint(const std::string &path, Artifact &artifact,
                           int rank = 0,
                           const std::vector<Tensor *> &extra = {});
 
+/// The model alone: a .safetensors file, or a checkpoint directory's
+/// model.safetensors (a per-rank CO2 checkpoint's is the ranks' mean), with
+/// the same fallback to PATH.old as loadCheckpoint. Optimizer state and
+/// trainer state are untouched.
+LoadResult loadModelWeights(const std::string &path, Artifact &artifact);
+
 } // namespace loom::rt
 
 #endif // LOOM_RUNTIME_CHECKPOINT_H

@@ -76,6 +76,9 @@ public:
   virtual void fill(int64_t k, const BatchBuffers &out) = 0;
   /// One line for logs, e.g. "text:corpus.txt (1.2M tokens, sequential)".
   virtual std::string describe() const = 0;
+  /// Rows in one pass over the data read in order (token windows); 0 when
+  /// the source has no end (synthetic data, shuffled windows).
+  virtual int64_t rowsPerPass() const { return 0; }
 };
 
 /// Global row index of row `row` of batch `k` of this rank (see above).

@@ -72,6 +72,8 @@ public:
   bool isOpen() const { return file != nullptr; }
   void writeStep(const StepRecord &record);
   void writeSummary(const RunSummary &summary);
+  /// loom-run --eval's one line: {"eval": {rank, loss, batches, tokens}}.
+  void writeEval(int rank, double loss, int64_t batches, int64_t tokens);
   void close();
 
 private:

@@ -48,6 +48,16 @@ struct TrainOptions {
   /// The job was started by an external launcher (mpirun, srun), for advice
   /// in messages about the rank count.
   bool externalLauncher = false;
+  /// evaluate(): global batches to average (0: one pass over the data).
+  int64_t evalBatches = 0;
+};
+
+struct EvalResult {
+  /// Mean loss over the batches and ranks.
+  double loss = 0;
+  int64_t batches = 0;
+  /// Tokens (lm) or rows (classify) evaluated over all ranks.
+  int64_t tokens = 0;
 };
 
 struct TrainResult {
@@ -67,6 +77,12 @@ public:
   /// including a non-finite loss; JobError/SilentError (Error.h) for the
   /// failures all ranks reach together.
   TrainResult run();
+
+  /// Loads the weights (a checkpoint directory's model.safetensors: for a
+  /// CO2 checkpoint the consensus model) and averages the artifact's loss
+  /// entry over `evalBatches` global batches read in order from the start
+  /// of the data, without training. Throws like run().
+  EvalResult evaluate();
 
 private:
   struct Setup;
