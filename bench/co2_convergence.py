@@ -6,13 +6,17 @@
     tight enough to bind, and the previous defaults (α 1, β 0.2, λ 4)
 --runs SPEC;SPEC;... replaces the CO2 runs (each a --co2 spec), for sweeps;
 DDP always runs first.
-Every run sees the same samples (2 ranks x batch 8 per step, the same
-windows of the corpus). The training loss of a step is the mean over ranks
+Each run is repeated for every seed of --seeds (default 1,2,3): one seed's
+variance between DDP runs is as large as the gaps measured, so a single
+seed says little. For one seed every run sees the same initial model and
+samples (2 ranks x batch 8 per step, the same windows of the corpus). The training loss of a step is the mean over ranks
 (DDP: per step; CO2: per round, as round_loss). Reports the mean loss over
-the last 100 steps and its gap to DDP, writes bench/co2_convergence.png;
---record appends to bench/RESULTS.md.
+the last 100 steps and its gap to DDP, and the held-out loss of the final
+model (loom-run --eval over the last tenth of the corpus, which no run
+trains on; for CO2 the mean of the ranks' final local models), writes
+bench/co2_convergence.png; --record appends to bench/RESULTS.md.
 
-Usage: /usr/bin/python3 bench/co2_convergence.py [--steps 1200] [--runs SPECS] [--record]"""
+Usage: /usr/bin/python3 bench/co2_convergence.py [--steps 1200] [--runs SPECS] [--seeds 1,2,3] [--record]"""
 import argparse
 import datetime
 import glob
@@ -50,6 +54,10 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=1200)
     ap.add_argument("--record", action="store_true")
+    ap.add_argument("--seeds", default="1,2,3",
+                    help="every run is repeated with each seed (init and data order "
+                         "are the same across runs for one seed); gaps are per seed, "
+                         "then averaged")
     ap.add_argument("--runs", help="CO2 specs separated by ';' instead of the default set")
     args = ap.parse_args()
     runs = [("DDP", 0, None)]
@@ -69,28 +77,56 @@ def main():
                       t + ",outer-lr=1,outer-momentum=0.2,gap-penalty=4")]
     optimizer = ["--optimizer=adamw:lr=3e-3,beta1=0.9,beta2=0.95,wd=0.1",
                  "--warmup-steps=20", f"--decay-steps={args.steps}", "--min-lr=3e-4"]
-    results = []
+    seeds = [int(x) for x in args.seeds.split(",")]
+    results = []  # (name, tau, mean curve, [training loss], [held-out loss]) per run
     with tempfile.TemporaryDirectory() as tmp:
         corpus = os.path.join(tmp, "corpus.txt")
+        heldout = os.path.join(tmp, "heldout.txt")
+        text = b"".join(open(path, "rb").read()
+                        for path in sorted(glob.glob("/usr/share/common-licenses/*"))
+                        if os.path.isfile(path))
+        split = len(text) * 9 // 10
         with open(corpus, "wb") as out:
-            for path in sorted(glob.glob("/usr/share/common-licenses/*")):
-                if os.path.isfile(path):
-                    out.write(open(path, "rb").read())
+            out.write(text[:split])
+        with open(heldout, "wb") as out:
+            out.write(text[split:])
         for name, tau, co2 in runs:
             art = os.path.join(tmp, "a")
             flags = ["--dp=2", *optimizer] + ([f"--co2={co2}"] if co2 else [])
             loomc(SPEC, art, *flags)
-            metrics = os.path.join(tmp, "m.jsonl")
-            sh([os.path.join(BIN, "loom-run"), art, "--ranks", "2", "--steps", str(args.steps),
-                "--data", "text:" + corpus, "--seed", "1", "--log-every", "0",
-                "--metrics", metrics])
-            points = losses(metrics, tau)
-            results.append((name, tau, points, tail_mean(points, args.steps)))
-            print(name, round(results[-1][3], 4), flush=True)
-    ddp = results[0][3]
-    lines = ["| run | mean loss, last 100 steps | vs DDP |", "|---|---|---|"]
-    for name, _, _, final in results:
-        lines.append(f"| {name} | {final:.4f} | {100 * (final - ddp) / ddp:+.2f}% |")
+            curves, train, held = [], [], []
+            for seed in seeds:
+                metrics = os.path.join(tmp, "m.jsonl")
+                ckpt = os.path.join(tmp, "ckpt")
+                sh(["rm", "-rf", ckpt])
+                sh([os.path.join(BIN, "loom-run"), art, "--ranks", "2", "--steps",
+                    str(args.steps), "--data", "text:" + corpus, "--seed", str(seed),
+                    "--log-every", "0", "--metrics", metrics, "--save", ckpt])
+                evals = os.path.join(tmp, "e.jsonl")
+                sh([os.path.join(BIN, "loom-run"), art, "--ranks", "2", "--eval", "--load",
+                    ckpt, "--data", "text:" + heldout, "--metrics", evals])
+                held.append([json.loads(l)["eval"]["loss"] for l in open(evals)][0])
+                curves.append(losses(metrics, tau))
+                train.append(tail_mean(curves[-1], args.steps))
+                print(name, "seed", seed, round(train[-1], 4), round(held[-1], 4), flush=True)
+            # Every seed's points are at the same steps: average them.
+            curve = [(s_, sum(c[i][1] for c in curves) / len(curves))
+                     for i, (s_, _) in enumerate(curves[0])]
+            results.append((name, tau, curve, train, held))
+    mean = lambda xs: sum(xs) / len(xs)
+    ddp_train, ddp_held = results[0][3], results[0][4]
+
+    def gaps(values, ref):
+        return [100 * (v - r) / r for v, r in zip(values, ref)]
+
+    lines = [f"| run | training loss, last 100 steps | vs DDP (per seed) "
+             f"| held-out loss, final model | vs DDP (per seed) |",
+             "|---|---|---|---|---|"]
+    for name, _, _, train, held in results:
+        tg, hg = gaps(train, ddp_train), gaps(held, ddp_held)
+        lines.append(f"| {name} | {mean(train):.4f} | {mean(tg):+.2f}% "
+                     f"({', '.join(f'{g:+.1f}' for g in tg)}) | {mean(held):.4f} | "
+                     f"{mean(hg):+.2f}% ({', '.join(f'{g:+.1f}' for g in hg)}) |")
     table = "\n".join(lines)
     print(table)
     import matplotlib
@@ -98,7 +134,7 @@ def main():
     import matplotlib.pyplot as plt
     tokens_per_step = 2 * 8 * 64
     plt.figure(figsize=(6.5, 4.2))
-    for name, tau, points, _ in results:
+    for name, tau, points, _, _ in results:  # curves: mean over seeds
         if not tau:  # DDP per step: average over 12-step windows, like the rounds
             points = [(points[i + 11][0], sum(l for _, l in points[i:i + 12]) / 12)
                       for i in range(0, len(points) - 11, 12)]
@@ -114,8 +150,13 @@ def main():
             out.write(f"\n### CO2 convergence against DDP, {datetime.date.today()}\n\n")
             out.write(f"`{SPEC}`, 2 local ranks, {args.steps} steps of AdamW "
                       "(lr 3e-3, betas 0.9/0.95, wd 0.1, warmup 20, cosine to 3e-4) on "
-                      "/usr/share/common-licenses; same samples in every run.\n\n")
+                      "the first 90 % of /usr/share/common-licenses (held out: the last "
+                      f"10 %), seeds {args.seeds}; for one seed every run sees the same "
+                      "initial model and samples. Gaps to DDP are per seed, then "
+                      "averaged; the held-out loss is `loom-run --eval` of the final "
+                      "model (CO2: the mean of the ranks' local models).\n\n")
             runs_arg = f" --runs '{args.runs}'" if args.runs else ""
+            runs_arg += f" --seeds {args.seeds}" if args.seeds != "1,2,3" else ""
             out.write(f"Command: `/usr/bin/python3 bench/co2_convergence.py --steps "
                       f"{args.steps}{runs_arg} --record`\n\n" + table + "\n\n"
                       f"![loss against samples]({plot})\n")
