@@ -83,11 +83,14 @@ void MetricsWriter::writeSummary(const RunSummary &summary) {
 }
 
 void MetricsWriter::writeEval(int rank, double loss, int64_t batches,
-                              int64_t tokens) {
-  ordered_json inner = {{"rank", rank},
-                        {"loss", number(loss)},
-                        {"batches", batches},
-                        {"tokens", tokens}};
+                              int64_t tokens, int64_t step) {
+  ordered_json inner = ordered_json::object();
+  if (step >= 0)
+    inner["step"] = step;
+  inner["rank"] = rank;
+  inner["loss"] = number(loss);
+  inner["batches"] = batches;
+  inner["tokens"] = tokens;
   ordered_json line = {{"eval", inner}};
   writeLine(line.dump());
 }

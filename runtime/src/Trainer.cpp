@@ -66,6 +66,62 @@ Tensor *output(Artifact &artifact, const EntrySpec &entry, const char *name,
   throw SilentError();
 }
 
+/// What evaluating needs: the loss entry, its output, the held-out data and
+/// how many global batches of it make one evaluation.
+struct EvalSetup {
+  Entry *loss = nullptr;
+  Tensor *lossOut = nullptr;
+  std::unique_ptr<DataSource> data;
+  int64_t batches = 0;
+  int64_t tokens = 0; // over all ranks
+};
+
+/// Throws Error if the artifact cannot be evaluated on `spec`.
+EvalSetup prepareEval(Artifact &artifact, const std::string &spec,
+                      uint64_t seed, const Communicator &comm,
+                      int64_t batches) {
+  const Manifest &manifest = artifact.manifest();
+  EvalSetup eval;
+  if (!artifact.hasEntry("loss"))
+    fail("artifact %s has no loss entry to evaluate",
+         artifact.directory().c_str());
+  eval.loss = &artifact.entry("loss");
+  eval.lossOut = output(artifact, eval.loss->spec(), "loss", true);
+  DataOptions dataOptions;
+  dataOptions.spec = spec;
+  dataOptions.seed = seed;
+  dataOptions.rank = comm.rank();
+  dataOptions.worldSize = comm.size();
+  eval.data = makeDataSource(dataOptions, manifest.task);
+  if (batches == 0) {
+    if (eval.data->rowsPerPass() == 0)
+      fail("evaluating on %s needs --eval-batches N (the data has no end)",
+           eval.data->describe().c_str());
+    batches = std::max<int64_t>(1, eval.data->rowsPerPass() /
+                                       (manifest.task.batch * comm.size()));
+  }
+  eval.batches = batches;
+  eval.tokens = manifest.task.tokensPerStep() * comm.size() * batches;
+  return eval;
+}
+
+/// The loss entry's mean over the evaluation's batches and the ranks. The
+/// batch buffers are the training inputs: the next step refills them.
+double evalLoss(Artifact &artifact, EvalSetup &eval, const BatchBuffers &batch,
+                Communicator &comm) {
+  double sum = 0;
+  for (int64_t k = 0; k < eval.batches; ++k) {
+    eval.data->fill(k, batch);
+    artifact.uploadInputs();
+    eval.loss->call();
+    artifact.downloadOutputs({eval.lossOut});
+    sum += eval.lossOut->get(0);
+  }
+  double loss = sum / static_cast<double>(eval.batches);
+  comm.allReduceSum(&loss, 1);
+  return loss / comm.size();
+}
+
 } // namespace
 
 struct Trainer::Setup {
@@ -78,6 +134,8 @@ struct Trainer::Setup {
   /// CO2: local steps, and an outer step every local_steps steps whose
   /// collective stays in flight across steps (CO2Rounds.h).
   std::unique_ptr<CO2Rounds> co2;
+  /// --eval-data: the held-out loss during training.
+  std::optional<EvalSetup> eval;
 };
 
 Trainer::Trainer(Artifact &artifact, const TrainOptions &options,
@@ -176,6 +234,9 @@ void Trainer::prepare(Setup &setup) {
     setup.metrics.open(rankMetricsPath(options.metricsPath, comm.rank()));
   if (!options.tracePath.empty())
     checkTraceWritable(options.tracePath, comm.rank());
+  if (!options.evalData.empty())
+    setup.eval = prepareEval(artifact, options.evalData, state.seed, comm,
+                             options.evalBatches);
 }
 
 void Trainer::save(TrainerState &state, CO2Rounds *co2) {
@@ -395,6 +456,22 @@ TrainResult Trainer::run() {
     if (root && !line.empty())
       log << line << std::endl;
 
+    if (setup.eval &&
+        ((options.evalEvery > 0 && step % options.evalEvery == 0) ||
+         step == lastStep)) {
+      // CO2: the round in flight finishes first (the trainer's collectives
+      // must not race the communication thread); at an outer step every
+      // rank then holds the new anchor, between them its local model.
+      if (co2)
+        co2->complete();
+      double heldOut = evalLoss(artifact, *setup.eval, setup.batch, comm);
+      setup.metrics.writeEval(comm.rank(), heldOut, setup.eval->batches,
+                              setup.eval->tokens, step);
+      if (root)
+        log << formatString("step %lld: eval loss %.4f",
+                            static_cast<long long>(step), heldOut)
+            << std::endl;
+    }
     if (!options.savePath.empty() && options.saveEvery > 0 &&
         step % options.saveEvery == 0) {
       save(state, co2);
@@ -453,20 +530,12 @@ EvalResult Trainer::evaluate() {
   ScopedCurrentCommunicator current(comm);
   const Manifest &manifest = artifact.manifest();
   const bool root = comm.isRoot();
-  Entry *loss = nullptr;
-  Tensor *lossOut = nullptr;
-  std::unique_ptr<DataSource> data;
+  EvalSetup eval;
   BatchBuffers batch;
   MetricsWriter metrics;
-  int64_t batches = options.evalBatches;
   std::string failure;
   try {
     checkJobMatchesMesh(manifest.mesh, comm.size(), options.externalLauncher);
-    if (!artifact.hasEntry("loss"))
-      fail("artifact %s has no loss entry to evaluate",
-           artifact.directory().c_str());
-    loss = &artifact.entry("loss");
-    lossOut = output(artifact, loss->spec(), "loss", true);
     artifact.initialize(options.seed);
     if (!options.loadPath.empty()) {
       LoadResult loaded = loadModelWeights(options.loadPath, artifact);
@@ -477,19 +546,8 @@ EvalResult Trainer::evaluate() {
           << options.seed << ")\n";
     }
     artifact.uploadModel();
-    DataOptions dataOptions;
-    dataOptions.spec = options.data;
-    dataOptions.seed = options.seed;
-    dataOptions.rank = comm.rank();
-    dataOptions.worldSize = comm.size();
-    data = makeDataSource(dataOptions, manifest.task);
-    const int64_t rowsPerBatch = manifest.task.batch * comm.size();
-    if (batches == 0) {
-      if (data->rowsPerPass() == 0)
-        fail("--eval on %s needs --eval-batches N (the data has no end)",
-             data->describe().c_str());
-      batches = std::max<int64_t>(1, data->rowsPerPass() / rowsPerBatch);
-    }
+    eval = prepareEval(artifact, options.data, options.seed, comm,
+                       options.evalBatches);
     batch = BatchBuffers::forArtifact(artifact);
     if (!options.metricsPath.empty())
       metrics.open(rankMetricsPath(options.metricsPath, comm.rank()));
@@ -502,24 +560,14 @@ EvalResult Trainer::evaluate() {
     log << "evaluating "
         << (manifest.modelSpec.empty() ? artifact.directory()
                                        : manifest.modelSpec)
-        << " on " << data->describe() << ": " << batches << " batches"
+        << " on " << eval.data->describe() << ": " << eval.batches << " batches"
         << (comm.size() > 1 ? " of " + std::to_string(comm.size()) + " ranks"
                             : "")
         << "\n";
-  double sum = 0;
-  for (int64_t k = 0; k < batches; ++k) {
-    data->fill(k, batch);
-    artifact.uploadInputs();
-    loss->call();
-    artifact.downloadOutputs({lossOut});
-    sum += lossOut->get(0);
-  }
   EvalResult result;
-  result.batches = batches;
-  result.loss = sum / static_cast<double>(batches);
-  comm.allReduceSum(&result.loss, 1);
-  result.loss /= comm.size();
-  result.tokens = manifest.task.tokensPerStep() * comm.size() * batches;
+  result.loss = evalLoss(artifact, eval, batch, comm);
+  result.batches = eval.batches;
+  result.tokens = eval.tokens;
   metrics.writeEval(comm.rank(), result.loss, result.batches, result.tokens);
   if (!std::isfinite(result.loss))
     failTogether(comm,

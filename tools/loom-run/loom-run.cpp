@@ -94,8 +94,18 @@ options:
                     checkpoint, the mean of the ranks' models). Prints
                     `eval loss L over N batches (T tokens)`; --metrics gets
                     {"eval": {...}}
-  --eval-batches N  with --eval: global batches to average (default: one
-                    pass over text/tokens data; needed for synthetic)
+  --eval-batches N  global batches one evaluation averages (--eval,
+                    --eval-data; default: one pass over text/tokens data;
+                    needed for synthetic)
+  --eval-data SRC   while training, also evaluate the loss on SRC (held-out
+                    data, read in order) after the last step and every
+                    --eval-every K steps; printed as `step S: eval loss L`,
+                    written to --metrics as {"eval": {"step": S, ...}}. With
+                    CO2 the round in flight is finished first, and at an
+                    outer step (K a multiple of local_steps) every rank
+                    holds the new anchor
+  --eval-every K    with --eval-data: evaluate every K steps (default: only
+                    after the last step)
   --calibrate FILE  measure the machine instead of training and write FILE
                     for `loomc --calibration=FILE` (no ARTIFACT_DIR, no
                     --steps or other training options)
@@ -219,6 +229,10 @@ Command parse(int argc, char **argv) {
       command.calibratePath = value;
     } else if (args.flag("--eval")) {
       command.eval = true;
+    } else if (args.value("--eval-data", value)) {
+      options.evalData = value;
+    } else if (args.value("--eval-every", value)) {
+      options.evalEvery = parseIntFlag("--eval-every", value, 1);
     } else if (args.value("--eval-batches", value)) {
       options.evalBatches = parseIntFlag("--eval-batches", value, 1);
     } else if (args.value("--steps", value)) {
@@ -261,7 +275,8 @@ Command parse(int argc, char **argv) {
                        "' (only one ARTIFACT_DIR)");
     }
     const std::string name = arg.substr(0, arg.find('='));
-    for (const char *only : {"--save", "--save-every", "--shuffle", "--trace"})
+    for (const char *only : {"--save", "--save-every", "--shuffle", "--trace",
+                             "--eval-data", "--eval-every"})
       if (name == only)
         command.trainOnly.push_back(name);
     if (trainingFlag.empty() && name.rfind("--", 0) == 0 &&
@@ -297,8 +312,10 @@ Command parse(int argc, char **argv) {
                        " (a training option)");
     return command;
   }
-  if (options.evalBatches > 0)
-    throw UsageError("--eval-batches needs --eval");
+  if (options.evalBatches > 0 && options.evalData.empty())
+    throw UsageError("--eval-batches needs --eval or --eval-data");
+  if (options.evalEvery > 0 && options.evalData.empty())
+    throw UsageError("--eval-every needs --eval-data SRC");
   if (!stepsGiven)
     throw UsageError("missing --steps N");
   if (options.saveEvery > 0 && options.savePath.empty())

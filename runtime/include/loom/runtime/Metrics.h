@@ -72,8 +72,10 @@ public:
   bool isOpen() const { return file != nullptr; }
   void writeStep(const StepRecord &record);
   void writeSummary(const RunSummary &summary);
-  /// loom-run --eval's one line: {"eval": {rank, loss, batches, tokens}}.
-  void writeEval(int rank, double loss, int64_t batches, int64_t tokens);
+  /// An evaluation: {"eval": {[step,] rank, loss, batches, tokens}}, with
+  /// the step during training (--eval-data), without it for loom-run --eval.
+  void writeEval(int rank, double loss, int64_t batches, int64_t tokens,
+                 int64_t step = -1);
   void close();
 
 private:

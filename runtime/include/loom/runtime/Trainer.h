@@ -48,8 +48,12 @@ struct TrainOptions {
   /// The job was started by an external launcher (mpirun, srun), for advice
   /// in messages about the rank count.
   bool externalLauncher = false;
-  /// evaluate(): global batches to average (0: one pass over the data).
+  /// Global batches one evaluation averages (0: one pass over the data).
   int64_t evalBatches = 0;
+  /// run(): held-out data whose loss is evaluated every evalEvery steps (0:
+  /// only after the last step); "": none.
+  std::string evalData;
+  int64_t evalEvery = 0;
 };
 
 struct EvalResult {
