@@ -34,7 +34,7 @@ def losses(metrics, tau):
     """[(last step of a round or step, mean loss over ranks)]"""
     rows = [json.loads(l) for l in open(metrics)]
     summary = [r["summary"] for r in rows if "summary" in r][0]
-    steps = [r for r in rows if "summary" not in r]
+    steps = [r for r in rows if "step" in r]  # not the summary or evaluations
     if not tau:
         return [(r["step"], r["loss"]) for r in steps]
     # round_loss at step s is the round that ended at step s - tau; the last
@@ -78,7 +78,9 @@ def main():
     optimizer = ["--optimizer=adamw:lr=3e-3,beta1=0.9,beta2=0.95,wd=0.1",
                  "--warmup-steps=20", f"--decay-steps={args.steps}", "--min-lr=3e-4"]
     seeds = [int(x) for x in args.seeds.split(",")]
-    results = []  # (name, tau, mean curve, [training loss], [held-out loss]) per run
+    # (name, tau, mean training curve, [training loss], [held-out loss],
+    #  mean held-out curve) per run
+    results = []
     with tempfile.TemporaryDirectory() as tmp:
         corpus = os.path.join(tmp, "corpus.txt")
         heldout = os.path.join(tmp, "heldout.txt")
@@ -94,25 +96,30 @@ def main():
             art = os.path.join(tmp, "a")
             flags = ["--dp=2", *optimizer] + ([f"--co2={co2}"] if co2 else [])
             loomc(SPEC, art, *flags)
-            curves, train, held = [], [], []
+            curves, train, held, held_curves = [], [], [], []
             for seed in seeds:
                 metrics = os.path.join(tmp, "m.jsonl")
                 ckpt = os.path.join(tmp, "ckpt")
                 sh(["rm", "-rf", ckpt])
                 sh([os.path.join(BIN, "loom-run"), art, "--ranks", "2", "--steps",
                     str(args.steps), "--data", "text:" + corpus, "--seed", str(seed),
-                    "--log-every", "0", "--metrics", metrics, "--save", ckpt])
+                    "--log-every", "0", "--metrics", metrics, "--save", ckpt,
+                    "--eval-data", "text:" + heldout, "--eval-every", "48"])
                 evals = os.path.join(tmp, "e.jsonl")
                 sh([os.path.join(BIN, "loom-run"), art, "--ranks", "2", "--eval", "--load",
                     ckpt, "--data", "text:" + heldout, "--metrics", evals])
                 held.append([json.loads(l)["eval"]["loss"] for l in open(evals)][0])
                 curves.append(losses(metrics, tau))
+                held_curves.append([(r["eval"]["step"], r["eval"]["loss"])
+                                    for r in map(json.loads, open(metrics)) if "eval" in r])
                 train.append(tail_mean(curves[-1], args.steps))
                 print(name, "seed", seed, round(train[-1], 4), round(held[-1], 4), flush=True)
             # Every seed's points are at the same steps: average them.
             curve = [(s_, sum(c[i][1] for c in curves) / len(curves))
                      for i, (s_, _) in enumerate(curves[0])]
-            results.append((name, tau, curve, train, held))
+            held_curve = [(s_, sum(c[i][1] for c in held_curves) / len(held_curves))
+                          for i, (s_, _) in enumerate(held_curves[0])]
+            results.append((name, tau, curve, train, held, held_curve))
     mean = lambda xs: sum(xs) / len(xs)
     ddp_train, ddp_held = results[0][3], results[0][4]
 
@@ -122,7 +129,7 @@ def main():
     lines = [f"| run | training loss, last 100 steps | vs DDP (per seed) "
              f"| held-out loss, final model | vs DDP (per seed) |",
              "|---|---|---|---|---|"]
-    for name, _, _, train, held in results:
+    for name, _, _, train, held, _ in results:
         tg, hg = gaps(train, ddp_train), gaps(held, ddp_held)
         lines.append(f"| {name} | {mean(train):.4f} | {mean(tg):+.2f}% "
                      f"({', '.join(f'{g:+.1f}' for g in tg)}) | {mean(held):.4f} | "
@@ -133,16 +140,22 @@ def main():
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     tokens_per_step = 2 * 8 * 64
-    plt.figure(figsize=(6.5, 4.2))
-    for name, tau, points, _, _ in results:  # curves: mean over seeds
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    for name, tau, points, _, _, held_points in results:  # curves: mean over seeds
         if not tau:  # DDP per step: average over 12-step windows, like the rounds
             points = [(points[i + 11][0], sum(l for _, l in points[i:i + 12]) / 12)
                       for i in range(0, len(points) - 11, 12)]
-        plt.plot([s * tokens_per_step for s, _ in points], [l for _, l in points],
-                 label=name, linewidth=1)
-    plt.xlabel("samples (tokens, both ranks)"); plt.ylabel("training loss (mean over ranks)")
-    plt.ylim(top=3.5); plt.grid(alpha=0.3); plt.legend(fontsize=8)
-    plt.title("GPT on text, 2 ranks: DDP against CO2"); plt.tight_layout()
+        left.plot([s * tokens_per_step for s, _ in points], [l for _, l in points],
+                  label=name, linewidth=1)
+        right.plot([s * tokens_per_step for s, _ in held_points],
+                   [l for _, l in held_points], label=name, linewidth=1)
+    left.set_ylabel("training loss (mean over ranks)")
+    right.set_ylabel("held-out loss every 48 steps (CO2: the anchor)")
+    for ax in (left, right):
+        ax.set_xlabel("samples (tokens, both ranks)")
+        ax.set_ylim(top=3.5); ax.grid(alpha=0.3); ax.legend(fontsize=7)
+    fig.suptitle(f"GPT on text, 2 ranks: DDP against CO2 (mean of seeds {args.seeds})")
+    fig.tight_layout()
     plot = "co2_convergence_sweep.png" if args.runs else "co2_convergence.png"
     plt.savefig(os.path.join(ROOT, "bench", plot))
     if args.record:

@@ -127,6 +127,9 @@ int main(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   mlir::registerDefaultTimingManagerCLOptions();
 
+  // --help lists loomc's own options; LLVM's hundreds of backend flags only
+  // with --help-hidden.
+  cl::HideUnrelatedOptions(cat);
   cl::ParseCommandLineOptions(
       argc, argv,
       "loomc: compiles a model into a training artifact\n\n"
@@ -135,7 +138,10 @@ int main(int argc, char **argv) {
       "-o OUTDIR\n"
       "  loomc --model=mlp:in=16,hidden=64,out=4,layers=2,batch=32 "
       "--emit=mlir --stage=train\n\n"
-      "OUTDIR receives model.so and manifest.json; run it with loom-run.\n");
+      "OUTDIR receives model.so and manifest.json; run it with loom-run.\n\n"
+      "MLIR's options work too: --mlir-print-ir-after-all, "
+      "--mlir-print-ir-after=<pass>,\n--mlir-timing, --mlir-pass-statistics "
+      "(--help-hidden lists every option).\n");
 
   if (emit != "artifact" && emit != "mlir") {
     llvm::errs() << "loomc: error: --emit must be artifact or mlir, got '"
