@@ -14,7 +14,8 @@ samples (2 ranks x batch 8 per step, the same windows of the corpus). The traini
 the last 100 steps and its gap to DDP, and the held-out loss of the final
 model (loom-run --eval over the last tenth of the corpus, which no run
 trains on; for CO2 the mean of the ranks' final local models), writes
-bench/co2_convergence.png; --record appends to bench/RESULTS.md.
+bench/co2_convergence.png (and its numbers to bench/results/); --record
+appends to bench/RESULTS.md.
 
 Usage: /usr/bin/python3 bench/co2_convergence.py [--steps 1200] [--runs SPECS] [--seeds 1,2,3] [--record]"""
 import argparse
@@ -141,14 +142,19 @@ def main():
     import matplotlib.pyplot as plt
     tokens_per_step = 2 * 8 * 64
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    for name, tau, points, _, _, held_points in results:  # curves: mean over seeds
+    colors = plt.get_cmap("tab20").colors
+    for i, (name, tau, points, _, _, held_points) in enumerate(results):
+        # Curves are means over seeds. DDP in black; τ = 12 dashed; the
+        # defaults thicker than their ablations.
         if not tau:  # DDP per step: average over 12-step windows, like the rounds
             points = [(points[i + 11][0], sum(l for _, l in points[i:i + 12]) / 12)
                       for i in range(0, len(points) - 11, 12)]
-        left.plot([s * tokens_per_step for s, _ in points], [l for _, l in points],
-                  label=name, linewidth=1)
+        style = dict(label=name, color="black" if not tau else colors[i % 20],
+                     linestyle="--" if tau and tau >= 12 else "-",
+                     linewidth=2 if "," not in name else 1)
+        left.plot([s * tokens_per_step for s, _ in points], [l for _, l in points], **style)
         right.plot([s * tokens_per_step for s, _ in held_points],
-                   [l for _, l in held_points], label=name, linewidth=1)
+                   [l for _, l in held_points], **style)
     left.set_ylabel("training loss (mean over ranks)")
     right.set_ylabel("held-out loss every 48 steps (CO2: the anchor)")
     for ax in (left, right):
@@ -157,6 +163,12 @@ def main():
     fig.suptitle(f"GPT on text, 2 ranks: DDP against CO2 (mean of seeds {args.seeds})")
     fig.tight_layout()
     plot = "co2_convergence_sweep.png" if args.runs else "co2_convergence.png"
+    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
+    with open(os.path.join(ROOT, "bench", "results", plot.replace(".png", ".json")), "w") as out:
+        json.dump({"spec": SPEC, "steps": args.steps, "seeds": seeds, "runs": [
+            {"name": name, "local_steps": tau, "training_loss": train, "heldout_loss": held,
+             "training_curve": curve, "heldout_curve": held_curve}
+            for name, tau, curve, train, held, held_curve in results]}, out)
     plt.savefig(os.path.join(ROOT, "bench", plot))
     if args.record:
         with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as out:

@@ -132,7 +132,9 @@ metrics:
   exposed_comm_s (time the step was blocked waiting for collectives),
   tokens_per_s (global batch tokens per second of this rank's step time);
   last line: {"summary": {...}}, which adds comm_hidden_fraction
-  (1 - exposed_comm_s / comm_time_s, in [0, 1]).
+  (1 - exposed_comm_s / comm_time_s, in [0, 1]). Evaluations (--eval,
+  --eval-data) are {"eval": {"step" (during training), "rank", "loss" (mean
+  over batches and ranks), "batches", "tokens"}}.
   CO2 artifacts (loomc --co2): loss is the rank's own (ranks do not talk
   during a round); at the outer step ending round k > 1, round_loss is round
   k-1's mean over ranks and steps; the final loss is the last round's
