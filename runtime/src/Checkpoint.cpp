@@ -462,45 +462,65 @@ void saveCheckpoint(const std::string &path, Artifact &artifact,
   commitCheckpoint(tmp, target);
 }
 
-LoadResult loadCheckpoint(const std::string &path, Artifact &artifact, int rank,
-                          const std::vector<Tensor *> &extra) {
-  std::string target = trimSlashes(path);
+namespace {
+
+/// Where `path` names a checkpoint: a weights file, a directory, or (a save
+/// died between moving PATH aside and moving the new one in) PATH.old, with
+/// a note saying so. Fails if there is none.
+struct ResolvedCheckpoint {
+  std::string path;
+  bool weightsFile = false;
+  std::string note;
+};
+
+ResolvedCheckpoint resolveCheckpoint(const std::string &path) {
+  ResolvedCheckpoint resolved;
+  resolved.path = trimSlashes(path);
   std::error_code error;
-  if (fs::is_regular_file(target, error))
-    return loadWeights(target, artifact);
-  if (fs::is_directory(target, error))
-    return loadFull(target, artifact, rank, extra);
-  std::string old = oldPath(target);
-  if (!fs::exists(target, error) && fs::is_directory(old, error)) {
-    // A save died between moving PATH aside and moving the new one in.
-    LoadResult result = loadFull(old, artifact, rank, extra);
-    result.note = target + " is missing; loaded the previous checkpoint " +
-                  old + " left by an interrupted save";
-    return result;
+  if (fs::is_regular_file(resolved.path, error)) {
+    resolved.weightsFile = true;
+    return resolved;
+  }
+  if (fs::is_directory(resolved.path, error))
+    return resolved;
+  std::string old = oldPath(resolved.path);
+  if (!fs::exists(resolved.path, error) && fs::is_directory(old, error)) {
+    resolved.note = resolved.path +
+                    " is missing; loaded the previous checkpoint " + old +
+                    " left by an interrupted save";
+    resolved.path = old;
+    return resolved;
   }
   fail("no checkpoint at %s (expected a checkpoint directory written by "
        "--save or a .safetensors weights file)",
-       target.c_str());
+       resolved.path.c_str());
+}
+
+/// `result` with the resolution's note in front of its own.
+LoadResult withNote(LoadResult result, const ResolvedCheckpoint &resolved) {
+  if (!resolved.note.empty())
+    result.note =
+        resolved.note + (result.note.empty() ? "" : "; " + result.note);
+  return result;
+}
+
+} // namespace
+
+LoadResult loadCheckpoint(const std::string &path, Artifact &artifact, int rank,
+                          const std::vector<Tensor *> &extra) {
+  ResolvedCheckpoint resolved = resolveCheckpoint(path);
+  if (resolved.weightsFile)
+    return loadWeights(resolved.path, artifact);
+  return withNote(loadFull(resolved.path, artifact, rank, extra), resolved);
 }
 
 LoadResult loadModelWeights(const std::string &path, Artifact &artifact) {
-  std::string target = trimSlashes(path);
-  std::error_code error;
-  if (fs::is_regular_file(target, error))
-    return loadWeights(target, artifact);
-  std::string note;
-  if (!fs::exists(target, error) && fs::is_directory(oldPath(target), error)) {
-    note = target + " is missing; loaded the previous checkpoint " +
-           oldPath(target) + " left by an interrupted save";
-    target = oldPath(target);
-  }
-  if (!fs::is_directory(target, error))
-    fail("no checkpoint at %s (expected a checkpoint directory written by "
-         "--save or a .safetensors weights file)",
-         target.c_str());
-  LoadResult result = loadWeights(target + "/model.safetensors", artifact);
-  result.note = note;
-  return result;
+  ResolvedCheckpoint resolved = resolveCheckpoint(path);
+  return withNote(loadWeights(resolved.weightsFile
+                                  ? resolved.path
+                                  : resolved.path + "/model.safetensors",
+                              artifact),
+                  resolved);
 }
 
 } // namespace loom::rt

@@ -66,6 +66,20 @@ Tensor *output(Artifact &artifact, const EntrySpec &entry, const char *name,
   throw SilentError();
 }
 
+/// This rank's batches of `spec` (Data.h: each rank reads its own rows).
+std::unique_ptr<DataSource> rankDataSource(const std::string &spec,
+                                           uint64_t seed, bool shuffle,
+                                           const Communicator &comm,
+                                           const TaskSpec &task) {
+  DataOptions options;
+  options.spec = spec;
+  options.seed = seed;
+  options.shuffle = shuffle;
+  options.rank = comm.rank();
+  options.worldSize = comm.size();
+  return makeDataSource(options, task);
+}
+
 /// What evaluating needs: the loss entry, its output, the held-out data and
 /// how many global batches of it make one evaluation.
 struct EvalSetup {
@@ -87,12 +101,8 @@ EvalSetup prepareEval(Artifact &artifact, const std::string &spec,
          artifact.directory().c_str());
   eval.loss = &artifact.entry("loss");
   eval.lossOut = output(artifact, eval.loss->spec(), "loss", true);
-  DataOptions dataOptions;
-  dataOptions.spec = spec;
-  dataOptions.seed = seed;
-  dataOptions.rank = comm.rank();
-  dataOptions.worldSize = comm.size();
-  eval.data = makeDataSource(dataOptions, manifest.task);
+  eval.data =
+      rankDataSource(spec, seed, /*shuffle=*/false, comm, manifest.task);
   if (batches == 0) {
     if (eval.data->rowsPerPass() == 0)
       fail("evaluating on %s needs --eval-batches N (the data has no end)",
@@ -222,13 +232,8 @@ void Trainer::prepare(Setup &setup) {
   else if (setup.co2)
     setup.co2->start();
 
-  DataOptions dataOptions;
-  dataOptions.spec = options.data;
-  dataOptions.seed = state.seed;
-  dataOptions.shuffle = options.shuffle;
-  dataOptions.rank = comm.rank();
-  dataOptions.worldSize = comm.size();
-  setup.data = makeDataSource(dataOptions, manifest.task);
+  setup.data = rankDataSource(options.data, state.seed, options.shuffle, comm,
+                              manifest.task);
   setup.batch = BatchBuffers::forArtifact(artifact);
   if (!options.metricsPath.empty())
     setup.metrics.open(rankMetricsPath(options.metricsPath, comm.rank()));

@@ -48,5 +48,4 @@ static const char kScalePtx[] = ".version 9.0\n"
                                 "  ret;\n"
                                 "}\n";
 
-
 #endif /* LOOM_TEST_UNIT_RUNTIME_SCALEPTX_H */
