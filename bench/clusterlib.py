@@ -32,13 +32,38 @@ def calibrate(rate, path, hosts=2):
     return json.load(open(path))
 
 
-def loom(artifact, rate, steps, warmup, tmp, hosts=2, data="synthetic"):
+def hidden_from_trace(path, warmup):
+    """% of the communication after step `warmup` that no step waited for,
+    from a `loom-run --trace` file: per rank, 1 - (the compute lane's waits
+    in steps warmup+1..last) / (the communication lane's collectives that
+    started at the end of step `warmup` or later and ended within the last
+    step; the last outer round's, waited for after the last step, belongs
+    to no step); the lowest over ranks."""
+    events = [e for e in json.load(open(path))["traceEvents"] if e["ph"] == "X"]
+    shares = []
+    for rank in sorted({e["pid"] for e in events}):
+        mine = [e for e in events if e["pid"] == rank]
+        steps = {int(e["name"].split()[1]): e for e in mine if e["name"].startswith("step ")}
+        start, end = steps[warmup]["ts"], steps[max(steps)]["ts"] + steps[max(steps)]["dur"]
+        comm = sum(e["dur"] for e in mine if e["tid"] == 1 and e["ts"] >= start
+                   and e["ts"] + e["dur"] <= end)
+        waited = sum(e["dur"] for e in mine if e["name"] == "wait"
+                     and e["ts"] >= steps[warmup + 1]["ts"] and e["ts"] + e["dur"] <= end)
+        shares.append(100 * (1 - waited / comm) if comm else float("nan"))
+    return min(shares)
+
+
+def loom(artifact, rate, steps, warmup, tmp, hosts=2, data="synthetic", trace=False):
     """Runs `artifact` on `hosts` emulated hosts (rate None: one local
     process). Returns a dict: median and mean step time over the timed steps,
-    communication per step, and the % hidden from the run's summary line."""
+    communication per step, the % hidden from the run's summary line and,
+    with `trace`, from its Chrome trace ("hidden_trace")."""
     metrics = os.path.join(tmp, "m.jsonl")
+    trace_path = os.path.join(tmp, "trace.json")
     run = [os.path.join(BIN, "loom-run"), artifact, "--steps", str(warmup + steps),
            "--data", data, "--seed", "1", "--log-every", "0", "--metrics", metrics]
+    if trace:
+        run += ["--trace", trace_path]
     out = sh(run if rate is None else
              [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", *run]).stdout
     rows = [json.loads(l) for l in open(metrics) if '"summary"' not in l][warmup:]
@@ -47,7 +72,8 @@ def loom(artifact, rate, steps, warmup, tmp, hosts=2, data="synthetic"):
             "mean": statistics.mean(r["step_time_s"] for r in rows),
             "comm": statistics.mean(r.get("comm_time_s", 0.0) for r in rows),
             "exposed": statistics.mean(r.get("exposed_comm_s", 0.0) for r in rows),
-            "hidden": float(m.group(1)) if m else float("nan")}
+            "hidden": float(m.group(1)) if m else float("nan"),
+            **({"hidden_trace": hidden_from_trace(trace_path, warmup)} if trace else {})}
 
 
 def loom_side_by_side(artifact, copies, steps, warmup, tmp):
