@@ -263,7 +263,7 @@ TEST(Target, CudaArtifactSymbolsResolveAgainstThePlugin) {
   // RTLD_NOW: every mgpu* and loom_rt_gpu_* symbol the artifact uses must
   // resolve. Its constructor loads the kernels; without a GPU that failure
   // is kept for Artifact::load to report, and nothing crashes.
-  std::string path = std::string(LOOM_TEST_ARTIFACT_DIR) + "/linear_cuda.so";
+  std::string path = testArtifactDir() + "/linear_cuda.so";
   void *artifact = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   ASSERT_TRUE(artifact) << dlerror();
   EXPECT_TRUE(dlsym(artifact, "loom_linear_train_step"));

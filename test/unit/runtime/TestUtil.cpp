@@ -140,12 +140,17 @@ json bigramManifest() {
        {{"train_step", {{"symbol", "loom_train_step"}, {"args", args}}}}}};
 }
 
+std::string testArtifactDir() {
+  const char *dir = std::getenv("LOOM_TEST_ARTIFACT_DIR");
+  return dir && *dir ? dir : LOOM_TEST_ARTIFACT_DIR;
+}
+
 std::string makeArtifactDir(const std::string &parent, const std::string &name,
                             const std::string &variant, const json &manifest) {
   std::string dir = parent + "/" + name;
   fs::create_directories(dir);
-  fs::copy_file(std::string(LOOM_TEST_ARTIFACT_DIR) + "/" + variant + ".so",
-                dir + "/model.so", fs::copy_options::overwrite_existing);
+  fs::copy_file(testArtifactDir() + "/" + variant + ".so", dir + "/model.so",
+                fs::copy_options::overwrite_existing);
   writeText(dir + "/manifest.json", manifest.dump(2));
   return dir;
 }

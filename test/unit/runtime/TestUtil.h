@@ -43,6 +43,11 @@ nlohmann::json softmaxManifest(bool f64 = true);
 /// seq 16, vocab 256, plain SGD (no optimizer state), train_step only.
 nlohmann::json bigramManifest();
 
+/// Where the test artifacts (`<variant>.so`) are: $LOOM_TEST_ARTIFACT_DIR
+/// if set (scripts/gpu-checks.sh runs the tests on a machine where the
+/// build tree has another path), else the build tree's directory.
+std::string testArtifactDir();
+
 /// Creates `<parent>/<name>/` holding model.so (a copy of the `variant`
 /// build: softmax_{f64,f32,badgrad,nan} or bigram) and `manifest` as
 /// manifest.json.
