@@ -25,10 +25,11 @@ the mean loss over the last 100 steps and its gap to DDP, and the held-out
 loss of the final model (loom-run --eval over the last tenth of the corpus,
 which no run trains on; for CO2 the mean of the ranks' final local models),
 writes bench/co2_convergence[_licenses][_sweep].png (and its numbers to
-bench/results/); --record appends to bench/RESULTS.md.
+bench/results/); --record appends to bench/RESULTS.md; --replot redraws
+the plot from those numbers without training.
 
 Usage: /usr/bin/python3 bench/co2_convergence.py [--steps 1200] [--corpus docstrings|licenses]
-           [--runs SPECS] [--seeds 1,2,3,4,5] [--record]"""
+           [--runs SPECS] [--seeds 1,2,3,4,5] [--record | --replot]"""
 import argparse
 import ast
 import datetime
@@ -97,6 +98,65 @@ def tail_mean(points, steps, window=100):
     return sum(l for _, l in inside) / len(inside)
 
 
+WINDOW = 48
+
+
+def windowed(points):
+    """[(last step, mean loss)] over windows of WINDOW steps: DDP's per-step
+    and CO2's per-round losses on one readable scale (τ divides WINDOW)."""
+    windows = {}
+    for step, loss in points:
+        windows.setdefault((step - 1) // WINDOW, []).append((step, loss))
+    return [(max(s for s, _ in w), sum(l for _, l in w) / len(w))
+            for _, w in sorted(windows.items())]
+
+
+def report(results, seeds, plot):
+    """Prints the table of `results` and draws bench/PLOT; returns the table."""
+    mean = lambda xs: sum(xs) / len(xs)
+    ddp_train, ddp_held = results[0][3], results[0][4]
+
+    def gaps(values, ref):
+        return [100 * (v - r) / r for v, r in zip(values, ref)]
+
+    lines = [f"| run | training loss, last 100 steps | vs DDP (per seed) "
+             f"| held-out loss, final model | vs DDP (per seed) |",
+             "|---|---|---|---|---|"]
+    for name, _, _, train, held, _ in results:
+        tg, hg = gaps(train, ddp_train), gaps(held, ddp_held)
+        lines.append(f"| {name} | {mean(train):.4f} | {mean(tg):+.2f}% "
+                     f"({', '.join(f'{g:+.1f}' for g in tg)}) | {mean(held):.4f} | "
+                     f"{mean(hg):+.2f}% ({', '.join(f'{g:+.1f}' for g in hg)}) |")
+    table = "\n".join(lines)
+    print(table)
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    tokens_per_step = 2 * 8 * 64
+    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
+    colors = plt.get_cmap("tab20").colors
+    for i, (name, tau, points, _, _, held_points) in enumerate(results):
+        # Curves are means over seeds. DDP in black (against itself: grey);
+        # τ = 12 dashed; the defaults thicker than their ablations.
+        points = windowed(points)
+        style = dict(label=name, color=("grey" if i else "black") if not tau
+                     else colors[i % 20],
+                     linestyle="--" if tau and tau >= 12 else "-",
+                     linewidth=2 if "," not in name else 1)
+        left.plot([s * tokens_per_step for s, _ in points], [l for _, l in points], **style)
+        right.plot([s * tokens_per_step for s, _ in held_points],
+                   [l for _, l in held_points], **style)
+    left.set_ylabel(f"training loss (mean over ranks and {WINDOW} steps)")
+    right.set_ylabel("held-out loss every 48 steps (CO2: the anchor)")
+    for ax in (left, right):
+        ax.set_xlabel("samples (tokens, both ranks)")
+        ax.set_ylim(top=3.5); ax.grid(alpha=0.3); ax.legend(fontsize=7)
+    fig.suptitle(f"GPT on text, 2 ranks: DDP against CO2 (mean of seeds {seeds})")
+    fig.tight_layout()
+    plt.savefig(os.path.join(ROOT, "bench", plot))
+    return table
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--steps", type=int, default=1200)
@@ -107,7 +167,20 @@ def main():
                          "then averaged")
     ap.add_argument("--corpus", choices=sorted(CORPORA), default="docstrings")
     ap.add_argument("--runs", help="CO2 specs separated by ';' instead of the default set")
+    ap.add_argument("--replot", action="store_true",
+                    help="redraw the plot (and print the table) from the numbers the last "
+                         "run with the same --corpus and --runs saved under bench/results/, "
+                         "without training")
     args = ap.parse_args()
+    plot = ("co2_convergence" + ("_licenses" if args.corpus == "licenses" else "")
+            + ("_sweep" if args.runs else "") + ".png")
+    saved = os.path.join(ROOT, "bench", "results", plot.replace(".png", ".json"))
+    if args.replot:
+        data = json.load(open(saved))
+        results = [(r["name"], r["local_steps"], r["training_curve"], r["training_loss"],
+                    r["heldout_loss"], r["heldout_curve"]) for r in data["runs"]]
+        report(results, ",".join(map(str, data["seeds"])), plot)
+        return 0
     # (name, tau, --co2 spec, learning rate)
     lr = "3e-3"
     runs = [("DDP", 0, None, lr), ("DDP, lr 3.3e-3 (DDP against itself)", 0, None, "3.3e-3")]
@@ -174,58 +247,14 @@ def main():
             held_curve = [(s_, sum(c[i][1] for c in held_curves) / len(held_curves))
                           for i, (s_, _) in enumerate(held_curves[0])]
             results.append((name, tau, curve, train, held, held_curve))
-    mean = lambda xs: sum(xs) / len(xs)
-    ddp_train, ddp_held = results[0][3], results[0][4]
-
-    def gaps(values, ref):
-        return [100 * (v - r) / r for v, r in zip(values, ref)]
-
-    lines = [f"| run | training loss, last 100 steps | vs DDP (per seed) "
-             f"| held-out loss, final model | vs DDP (per seed) |",
-             "|---|---|---|---|---|"]
-    for name, _, _, train, held, _ in results:
-        tg, hg = gaps(train, ddp_train), gaps(held, ddp_held)
-        lines.append(f"| {name} | {mean(train):.4f} | {mean(tg):+.2f}% "
-                     f"({', '.join(f'{g:+.1f}' for g in tg)}) | {mean(held):.4f} | "
-                     f"{mean(hg):+.2f}% ({', '.join(f'{g:+.1f}' for g in hg)}) |")
-    table = "\n".join(lines)
-    print(table)
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    tokens_per_step = 2 * 8 * 64
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.5))
-    colors = plt.get_cmap("tab20").colors
-    for i, (name, tau, points, _, _, held_points) in enumerate(results):
-        # Curves are means over seeds. DDP in black (against itself: grey);
-        # τ = 12 dashed; the defaults thicker than their ablations.
-        if not tau:  # DDP per step: average over 12-step windows, like the rounds
-            points = [(points[i + 11][0], sum(l for _, l in points[i:i + 12]) / 12)
-                      for i in range(0, len(points) - 11, 12)]
-        style = dict(label=name, color=("grey" if i else "black") if not tau
-                     else colors[i % 20],
-                     linestyle="--" if tau and tau >= 12 else "-",
-                     linewidth=2 if "," not in name else 1)
-        left.plot([s * tokens_per_step for s, _ in points], [l for _, l in points], **style)
-        right.plot([s * tokens_per_step for s, _ in held_points],
-                   [l for _, l in held_points], **style)
-    left.set_ylabel("training loss (mean over ranks)")
-    right.set_ylabel("held-out loss every 48 steps (CO2: the anchor)")
-    for ax in (left, right):
-        ax.set_xlabel("samples (tokens, both ranks)")
-        ax.set_ylim(top=3.5); ax.grid(alpha=0.3); ax.legend(fontsize=7)
-    fig.suptitle(f"GPT on text, 2 ranks: DDP against CO2 (mean of seeds {args.seeds})")
-    fig.tight_layout()
-    plot = ("co2_convergence" + ("_licenses" if args.corpus == "licenses" else "")
-            + ("_sweep" if args.runs else "") + ".png")
+    table = report(results, args.seeds, plot)
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", plot.replace(".png", ".json")), "w") as out:
+    with open(saved, "w") as out:
         json.dump({"spec": SPEC, "steps": args.steps, "seeds": seeds,
                    "corpus": args.corpus, "corpus_bytes": len(text), "runs": [
             {"name": name, "local_steps": tau, "training_loss": train, "heldout_loss": held,
              "training_curve": curve, "heldout_curve": held_curve}
             for name, tau, curve, train, held, held_curve in results]}, out)
-    plt.savefig(os.path.join(ROOT, "bench", plot))
     if args.record:
         with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as out:
             out.write(f"\n### CO2 convergence against DDP, {datetime.date.today()}\n\n")
