@@ -176,6 +176,8 @@ def main():
             + ("_sweep" if args.runs else "") + ".png")
     saved = os.path.join(ROOT, "bench", "results", plot.replace(".png", ".json"))
     if args.replot:
+        if not os.path.exists(saved):
+            sys.exit(f"co2_convergence: nothing saved at {saved}: run once without --replot")
         data = json.load(open(saved))
         results = [(r["name"], r["local_steps"], r["training_curve"], r["training_loss"],
                     r["heldout_loss"], r["heldout_curve"]) for r in data["runs"]]
