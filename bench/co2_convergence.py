@@ -119,8 +119,8 @@ def report(results, seeds, plot):
     def gaps(values, ref):
         return [100 * (v - r) / r for v, r in zip(values, ref)]
 
-    lines = [f"| run | training loss, last 100 steps | vs DDP (per seed) "
-             f"| held-out loss, final model | vs DDP (per seed) |",
+    lines = ["| run | training loss, last 100 steps | vs DDP (per seed) "
+             "| held-out loss, final model | vs DDP (per seed) |",
              "|---|---|---|---|---|"]
     for name, _, _, train, held, _ in results:
         tg, hg = gaps(train, ddp_train), gaps(held, ddp_held)
