@@ -98,6 +98,9 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   const bool bf16 = options.precision == "bf16";
   if (!cuda && options.target != "cpu")
     return error("--target must be cpu or cuda, got '" + options.target + "'");
+  if (cuda && options.emulateGpuLoops)
+    return error("--emulate-gpu-loops is for --target=cpu: it runs the GPU's "
+                 "loop nests on the CPU");
   if (cuda && !StringRef(options.cudaChip).starts_with("sm_"))
     return error("--cuda-chip must name an architecture like sm_90, got '" +
                  options.cudaChip + "'");
@@ -231,8 +234,8 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
       buildGpuKernelsPipeline(pm, gpu);
       buildGpuToLLVMPipeline(pm, gpu);
     } else {
-      buildBufferizePipeline(pm);
-      buildLowerToLLVMPipeline(pm, bf16);
+      buildBufferizePipeline(pm, options.emulateGpuLoops);
+      buildLowerToLLVMPipeline(pm, bf16, options.emulateGpuLoops);
     }
     if (failed(runStage(pm, *module, root, "lower-to-llvm")))
       return failure();

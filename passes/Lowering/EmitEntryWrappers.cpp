@@ -36,6 +36,9 @@ struct EmitEntryWrappersPass
                << " is not a bare pointer (convert functions with "
                   "use-bare-ptr-memref-call-conv)";
     auto entry = fn->getAttrOfType<StringAttr>(kEntryAttr);
+    if (!entry)
+      return fn.emitError("'")
+             << kEntryAttr << "' must be the entry's name (a string)";
     std::string name = ("loom_" + entry.getValue()).str();
     if (module.lookupSymbol(name))
       return fn.emitError("symbol @") << name << " already exists";

@@ -143,6 +143,119 @@ def CopiesToLinalgPass : Pass<"loom-copies-to-linalg", "mlir::func::FuncOp"> {
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def SplitReductionsPass : Pass<"loom-split-reductions", "mlir::func::FuncOp"> {
+  let summary = "Splits reductions with few outputs into two parallel stages.";
+  let description = [{
+    On a GPU each output of a reduction gets one thread, which loops over
+    the reduced elements. A bias gradient (4096 rows summed into 256
+    outputs) or a gradient norm (a full reduction) then runs on a few
+    hundred threads, or one. For each `linalg` op on tensors with one
+    result, reduction iterators and fewer than `threads` / 8 outputs, this
+    pass
+    - collapses several contiguous reduction dimensions into one
+      (`linalg::collapseOpIterationDims`), so `16x256x256 -> 256` reduces
+      4096 rows;
+    - splits the reduction of K elements with upstream
+      `linalg::splitReduction` into a partial reduction with P times as
+      many outputs (each reducing K / P elements, strided by P so that
+      neighbouring threads read neighbouring elements) and a reduction of
+      the P partials per output. P is the power of two nearest below
+      sqrt(K), at most `threads` / outputs and dividing K, so neither stage
+      loops much longer than the other.
+
+    Ops whose body reads `linalg.index`, with dynamic shapes, or whose
+    combiner upstream does not recognise are left alone. The sums are
+    reassociated, so results differ from the one-loop order by rounding.
+
+    Example: `linalg.reduce ins(tensor<4096x256xf32>) outs(tensor<256xf32>)
+    dimensions = [0]` becomes a `linalg.generic` from `tensor<64x64x256xf32>`
+    to `tensor<64x256xf32>` (16384 outputs) and one from there to
+    `tensor<256xf32>`.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"65536",
+           "Threads that keep the GPU busy: reductions with fewer than "
+           "threads/8 outputs are split, into at most this many partials">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numSplit", "num-split", "Reductions split in two stages">,
+    Statistic<"numCollapsed", "num-collapsed",
+              "Reductions whose reduced dimensions were collapsed into one">,
+  ];
+}
+
+def InterchangeReductionsPass
+    : Pass<"loom-interchange-reductions", "mlir::func::FuncOp"> {
+  let summary = "Moves reduction iterators of linalg ops after the parallel ones.";
+  let description = [{
+    `convert-linalg-to-parallel-loops` nests loops in iteration order, so a
+    reduction over the first dimension (`linalg.reduce ... dimensions =
+    [0]`, a bias gradient) becomes a sequential `scf.for` around an
+    `scf.parallel`: on a GPU, one kernel launch per reduced row. This pass
+    generalizes such ops and permutes their iterators (parallel ones first,
+    each group in its old order, `linalg::interchangeGenericOp`), so the
+    loop nest is one `scf.parallel` over the outputs around the reduction
+    loop: one kernel, one thread per output. Ops whose reduction iterators
+    already come last are left as they are.
+  }];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numInterchanged", "num-interchanged", "Ops interchanged">,
+  ];
+}
+
+def PromoteAccumulatorsPass
+    : Pass<"loom-promote-accumulators", "mlir::func::FuncOp"> {
+  let summary = "Keeps reduction accumulators in registers across their loop.";
+  let description = [{
+    A reduction lowered to loops loads and stores its output element in
+    every iteration of the reduction loop. LLVM cannot keep it in a
+    register because the input's loads might alias the store, so on a GPU
+    every iteration waits for its load (and the loop is not unrolled). For
+    each `scf.for` whose body loads and then stores one element at
+    loop-invariant indices, when nothing else in the loop touches memory
+    that could overlap that buffer, the element becomes a loop-carried
+    value: loaded before the loop, stored after it. Innermost loops first,
+    so a reduction over several dimensions is promoted out of each loop.
+
+    Two buffers are known not to overlap when they view different
+    allocations (`memref.alloc`/`alloca`) or different arguments of a
+    `loom.entry` function: the runtime gives each argument of an entry its
+    own buffer (`runtime/include/loom/runtime/abi.h`). Anything else (a
+    call, an op with unknown effects, arguments of other functions) leaves
+    the loop as it is.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numPromoted", "num-promoted", "Accumulators promoted">,
+  ];
+}
+
+def CollapseParallelLoopsPass
+    : Pass<"loom-collapse-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "Collapses each outermost scf.parallel into one dimension.";
+  let description = [{
+    `gpu-map-parallel-loops` maps a loop's first dimension to
+    `threadIdx.x`. For a loop nest over a row-major buffer that is the
+    slowest-varying index, so the 32 threads of a warp would access 32
+    different rows (uncoalesced; up to 8x the memory traffic for f32), and
+    dimensions beyond the third would run sequentially in each thread.
+    This pass collapses every `scf.parallel` that is not nested in another
+    into a single dimension (upstream `collapseParallelLoops`), with the
+    last dimension varying fastest: after tiling, consecutive threads
+    handle consecutive elements of the innermost dimension, and the whole
+    iteration space is spread over a one-dimensional grid.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numCollapsed", "num-collapsed", "Loops collapsed">,
+  ];
+}
+
 def GpuHostToDevicePass : Pass<"loom-gpu-host-to-device", "mlir::ModuleOp"> {
   let summary = "Leaves the host no access to device memory.";
   let description = [{

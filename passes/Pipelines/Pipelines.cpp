@@ -6,6 +6,7 @@
 #include "passes/Schedule/Passes.h"
 #include "passes/Train/Passes.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "llvm/Support/ErrorHandling.h"
 
@@ -106,17 +107,23 @@ static void addBufferize(OpPassManager &pm, bool stack) {
   pm.addPass(createFinalizeCommPass());
 }
 
-void mlir::loom::buildBufferizePipeline(OpPassManager &pm) {
+void mlir::loom::buildBufferizePipeline(OpPassManager &pm, bool gpuLoops) {
+  if (gpuLoops)
+    pm.addNestedPass<func::FuncOp>(createSplitReductionsPass());
   addBufferize(pm, /*stack=*/true);
 }
 
-void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16) {
+void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16,
+                                          bool gpuLoops) {
   pm.addPass(createLowerGemmToRuntimePass());
   pm.addPass(createApproximateMathPass());
   // LLVM lowers bf16 <-> f32 conversions on CPUs without AVX512-BF16 to
   // libgcc calls the artifact does not link; as integer ops they vectorise.
   addUpstream(
-      pm, std::string("func.func(convert-linalg-to-loops),") +
+      pm, "func.func(" +
+              (gpuLoops ? gpuLoopNests(CudaPipelineOptions().blockSize) + ","
+                        : std::string()) +
+              "convert-linalg-to-loops)," +
               (bf16 ? "arith-expand{include-bf16=1}," : "") +
               "lower-affine,"
               "convert-scf-to-cf,canonicalize,expand-strided-metadata,"
@@ -128,10 +135,22 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16) {
   pm.addPass(createEmitEntryWrappersPass());
 }
 
-void mlir::loom::buildCpuPipeline(OpPassManager &pm, bool bf16) {
+void mlir::loom::buildCpuPipeline(OpPassManager &pm, bool bf16, bool gpuLoops) {
   buildLowerToLinalgPipeline(pm, bf16);
-  buildBufferizePipeline(pm);
-  buildLowerToLLVMPipeline(pm, bf16);
+  buildBufferizePipeline(pm, gpuLoops);
+  buildLowerToLLVMPipeline(pm, bf16, gpuLoops);
+}
+
+std::string mlir::loom::gpuLoopNests(int64_t blockSize) {
+  // Reductions with their outputs as the parallel loop (one kernel, not
+  // one per reduced row) and their accumulators in registers, every
+  // parallel nest one-dimensional (coalesced,
+  // no sequential dimensions), tiled into blocks of blockSize threads (no
+  // min/max bounds: a guard instead, so the launch sizes are constants).
+  return "loom-interchange-reductions,convert-linalg-to-parallel-loops,"
+         "loom-promote-accumulators,loom-collapse-parallel-loops,canonicalize,"
+         "scf-parallel-loop-tiling{parallel-loop-tile-sizes=" +
+         std::to_string(blockSize) + " no-min-max-bounds=1}";
 }
 
 void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
@@ -141,14 +160,9 @@ void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
   pm.addPass(createLowerGemmToRuntimePass(gemm));
   // Polynomials instead of libdevice calls for exp/log/tanh.
   pm.addPass(createApproximateMathPass());
-  // Loop nests tiled into blocks of block-size threads (no min/max bounds:
-  // a guard instead, so the launch sizes are constants).
-  addUpstream(pm, "func.func(loom-copies-to-linalg,"
-                  "convert-linalg-to-parallel-loops,"
-                  "scf-parallel-loop-tiling{parallel-loop-tile-sizes=" +
-                      std::to_string(o.blockSize) +
-                      " no-min-max-bounds=1},"
-                      "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
+  addUpstream(pm, "func.func(loom-copies-to-linalg," +
+                      gpuLoopNests(o.blockSize) +
+                      ",gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
                       "canonicalize,cse");
   pm.addPass(createGpuHostToDevicePass());
   addUpstream(pm, "canonicalize,cse");
@@ -157,7 +171,8 @@ void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
 void mlir::loom::buildGpuToLLVMPipeline(OpPassManager &pm,
                                         const CudaPipelineOptions &o) {
   addUpstream(
-      pm, "gpu-kernel-outlining,loom-merge-gpu-modules,"
+      pm, "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
+          "loom-merge-gpu-modules,"
           "func.func(gpu-async-region),nvvm-attach-target{"
           "chip=" +
               o.chip.getValue() +
@@ -179,6 +194,7 @@ void mlir::loom::buildGpuToLLVMPipeline(OpPassManager &pm,
 }
 
 void mlir::loom::buildBufferizeForDevicePipeline(OpPassManager &pm) {
+  pm.addNestedPass<func::FuncOp>(createSplitReductionsPass());
   addBufferize(pm, /*stack=*/false);
 }
 
@@ -211,19 +227,19 @@ void mlir::loom::registerPipelines() {
       [](OpPassManager &pm, const PrecisionOptions &o) {
         buildLowerToLinalgPipeline(pm, o.bf16);
       });
-  PassPipelineRegistration<>("loom-bufferize-pipeline",
-                             "linalg -> buffers: one-shot bufferization.",
-                             buildBufferizePipeline);
+  PassPipelineRegistration<>(
+      "loom-bufferize-pipeline", "linalg -> buffers: one-shot bufferization.",
+      [](OpPassManager &pm) { buildBufferizePipeline(pm); });
   PassPipelineRegistration<PrecisionOptions>(
       "loom-lower-to-llvm-pipeline",
       "buffers -> llvm: runtime GEMMs, loops, LLVM dialect, C wrappers.",
       [](OpPassManager &pm, const PrecisionOptions &o) {
-        buildLowerToLLVMPipeline(pm, o.bf16);
+        buildLowerToLLVMPipeline(pm, o.bf16, o.gpuLoops);
       });
   PassPipelineRegistration<PrecisionOptions>(
       "loom-cpu-pipeline", "train -> llvm: every CPU lowering stage.",
       [](OpPassManager &pm, const PrecisionOptions &o) {
-        buildCpuPipeline(pm, o.bf16);
+        buildCpuPipeline(pm, o.bf16, o.gpuLoops);
       });
   PassPipelineRegistration<CudaPipelineOptions>(
       "loom-gpu-kernels-pipeline",

@@ -86,6 +86,12 @@ struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
                                    "with f32 accumulation "
                                    "(--loom-demote-matmuls)"),
                     llvm::cl::init(false)};
+  Option<bool> gpuLoops{
+      *this, "emulate-gpu-loops",
+      llvm::cl::desc("CPU pipelines only, for testing: split reductions and "
+                     "build the loop nests as for a GPU (gpuLoopNests), run "
+                     "sequentially"),
+      llvm::cl::init(false)};
 };
 
 /// train -> linalg: inline, decompose composite ops, buffer calling
@@ -93,15 +99,21 @@ struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
 /// fusion.
 void buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16 = false);
 
-/// linalg -> buffers: one-shot bufferization and deallocation.
-void buildBufferizePipeline(OpPassManager &pm);
+/// linalg -> buffers: one-shot bufferization and deallocation. With
+/// `gpuLoops`, reductions are split first as for a GPU.
+void buildBufferizePipeline(OpPassManager &pm, bool gpuLoops = false);
 
 /// buffers -> llvm: GEMMs to the runtime, loops, [bf16: bf16 conversions as
-/// integer ops, which every x86 CPU has], LLVM dialect, C wrappers.
-void buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16 = false);
+/// integer ops, which every x86 CPU has], LLVM dialect, C wrappers. With
+/// `gpuLoops`, the loop nests are the GPU's (gpuLoopNests), which the CPU
+/// runs sequentially: a test of those transformations' semantics on the
+/// whole training step.
+void buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16 = false,
+                              bool gpuLoops = false);
 
 /// train -> llvm: the three above.
-void buildCpuPipeline(OpPassManager &pm, bool bf16 = false);
+void buildCpuPipeline(OpPassManager &pm, bool bf16 = false,
+                      bool gpuLoops = false);
 
 /// The NVIDIA GPU target (loomc --target=cuda; docs/gpu.md).
 struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
@@ -130,9 +142,15 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
                             llvm::cl::init(256)};
 };
 
-/// linalg -> buffers for a GPU: as buildBufferizePipeline, with nothing on
-/// the host stack.
+/// linalg -> buffers for a GPU: reductions with few outputs split in two
+/// stages (--loom-split-reductions), then as buildBufferizePipeline, with
+/// nothing on the host stack.
 void buildBufferizeForDevicePipeline(OpPassManager &pm);
+
+/// The loop-building part of a func.func pipeline for GPU kernels: linalg on
+/// buffers to one-dimensional scf.parallel nests tiled into blocks of
+/// `blockSize` threads, reductions as loops inside them.
+std::string gpuLoopNests(int64_t blockSize);
 
 /// The PTX features ptxas needs for `chip` (sm_90 needs PTX 8.0).
 std::string cudaFeatures(llvm::StringRef chip);

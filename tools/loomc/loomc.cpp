@@ -118,6 +118,12 @@ static cl::opt<std::string>
              cl::desc("With --target=cuda: the GPU architecture (sm_90: "
                       "H100/H200)"),
              cl::init("sm_90"), cl::cat(cat));
+static cl::opt<bool> emulateGpuLoops(
+    "emulate-gpu-loops",
+    cl::desc("With --target=cpu, for testing the GPU lowering: split "
+             "reductions and build every loop nest as for --target=cuda, "
+             "then run them sequentially on the CPU"),
+    cl::init(false), cl::Hidden, cl::cat(cat));
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
@@ -168,6 +174,7 @@ int main(int argc, char **argv) {
   options.co2 = co2;
   options.linkSpec = link;
   options.target = target;
+  options.emulateGpuLoops = emulateGpuLoops;
   options.cudaChip = cudaChip;
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);

@@ -39,6 +39,8 @@ struct CompileOptions {
   std::string commandLine;    ///< recorded in the manifest
   std::string target = "cpu"; ///< cpu or cuda
   std::string cudaChip = "sm_90";
+  /// CPU target, for tests: the GPU's loop nests, run sequentially.
+  bool emulateGpuLoops = false;
 };
 
 /// Registers every upstream and Loom pass and pipeline (once per process):

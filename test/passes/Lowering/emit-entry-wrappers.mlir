@@ -55,3 +55,14 @@ module @dont_overwrite_wrapper {
     llvm.return
   }
 }
+
+// -----
+
+// Tests that a loom.entry that is not the entry's name is an error, not a
+// crash.
+module @entry_not_a_name {
+  // expected-error@+1 {{'loom.entry' must be the entry's name (a string)}}
+  llvm.func @f(%a: !llvm.ptr) attributes {loom.entry} {
+    llvm.return
+  }
+}

@@ -1,0 +1,152 @@
+//===- PromoteAccumulators.cpp - Reduction accumulators in registers ------===//
+//
+// A reduction lowered to loops reads and writes its output element in every
+// iteration. The compiler cannot keep it in a register, because the loads
+// of the input might alias the store; on a GPU each iteration then waits
+// for its load, unpipelined. Where the buffers are provably distinct, the
+// accumulator becomes a loop-carried value, loaded once and stored once.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/Lowering/Passes.h"
+
+#include "dialects/Loom/IR/LoomDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+#define DEBUG_TYPE "loom-promote-accumulators"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_PROMOTEACCUMULATORSPASS
+#include "passes/Lowering/Passes.h.inc"
+
+namespace {
+
+/// The buffer `value` views: its allocation or function argument.
+Value rootBuffer(Value value) {
+  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
+    value = view.getViewSource();
+  return value;
+}
+
+/// Whether `root` is a buffer no other root overlaps: a fresh allocation,
+/// or an argument of an entry function, since the runtime gives every
+/// argument of an entry its own buffer (runtime/include/loom/runtime/abi.h).
+bool isDistinctBuffer(Value root) {
+  if (auto arg = dyn_cast<BlockArgument>(root)) {
+    auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
+    return fn && fn->hasAttr(kEntryAttr) && arg.getOwner()->isEntryBlock();
+  }
+  return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
+      root.getDefiningOp());
+}
+
+/// The load of `store`'s element that makes it an accumulator of `loop`:
+/// both in the loop's body, the load first, at the same loop-invariant
+/// indices, and nothing else in the loop touching memory that might
+/// overlap that buffer. Null otherwise.
+memref::LoadOp accumulatorLoad(scf::ForOp loop, memref::StoreOp store) {
+  if (!loop.isDefinedOutsideOfLoop(store.getMemRef()) ||
+      !llvm::all_of(store.getIndices(), [&](Value index) {
+        return loop.isDefinedOutsideOfLoop(index);
+      }))
+    return {};
+  Value root = rootBuffer(store.getMemRef());
+  if (!isDistinctBuffer(root))
+    return {};
+  // Whether an access to `buffer` (other than the pair) leaves the
+  // accumulator alone.
+  auto independent = [&](Value buffer) {
+    Value other = rootBuffer(buffer);
+    return other != root && isDistinctBuffer(other);
+  };
+  memref::LoadOp load;
+  WalkResult walk = loop.getBody()->walk([&](Operation *op) {
+    if (op == store)
+      return WalkResult::advance();
+    if (auto read = dyn_cast<memref::LoadOp>(op);
+        read && rootBuffer(read.getMemRef()) == root) {
+      if (load || read->getBlock() != store->getBlock() ||
+          read.getMemRef() != store.getMemRef() ||
+          read.getIndices() != store.getIndices() ||
+          !read->isBeforeInBlock(store))
+        return WalkResult::interrupt();
+      load = read;
+      return WalkResult::advance();
+    }
+    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (!effects)
+      return WalkResult::interrupt();
+    SmallVector<MemoryEffects::EffectInstance> instances;
+    effects.getEffects(instances);
+    for (const MemoryEffects::EffectInstance &effect : instances) {
+      if (!isa<MemoryEffects::Read, MemoryEffects::Write>(effect.getEffect()))
+        continue;
+      Value buffer = effect.getValue();
+      if (!buffer || !independent(buffer))
+        return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return {};
+  return load;
+}
+
+struct PromoteAccumulatorsPass
+    : impl::PromoteAccumulatorsPassBase<PromoteAccumulatorsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    // Innermost loops first: their accumulator's load and store then sit
+    // in the enclosing loop's body, which promotes it again.
+    SmallVector<scf::ForOp> loops;
+    getOperation().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+    IRRewriter rewriter(&getContext());
+    for (scf::ForOp loop : loops)
+      while (promoteOne(rewriter, loop))
+        ;
+  }
+
+  /// Promotes one accumulator of `loop` (updated to the new loop); false
+  /// when there is none left.
+  bool promoteOne(IRRewriter &rewriter, scf::ForOp &loop) {
+    for (Operation &op : *loop.getBody()) {
+      auto store = dyn_cast<memref::StoreOp>(op);
+      if (!store)
+        continue;
+      memref::LoadOp load = accumulatorLoad(loop, store);
+      if (!load)
+        continue;
+      rewriter.setInsertionPoint(loop);
+      Value initial =
+          memref::LoadOp::create(rewriter, load.getLoc(), load.getMemRef(),
+                                 load.getIndices(), load.getNontemporal());
+      auto grown = cast<scf::ForOp>(
+          *cast<LoopLikeOpInterface>(loop.getOperation())
+               .replaceWithAdditionalYields(
+                   rewriter, initial, /*replaceInitOperandUsesInLoop=*/false,
+                   [&](OpBuilder &, Location, ArrayRef<BlockArgument>) {
+                     return SmallVector<Value>{store.getValueToStore()};
+                   }));
+      rewriter.replaceOp(load, grown.getRegionIterArgs().back());
+      rewriter.setInsertionPointAfter(grown);
+      memref::StoreOp::create(rewriter, store.getLoc(),
+                              grown.getResults().back(), store.getMemRef(),
+                              store.getIndices(), store.getNontemporal());
+      rewriter.eraseOp(store);
+      loop = grown;
+      ++numPromoted;
+      return true;
+    }
+    return false;
+  }
+};
+
+} // namespace
+} // namespace mlir::loom
