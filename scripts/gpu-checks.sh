@@ -47,7 +47,7 @@ prepare() {
   compile --model=$GPT --target=cuda -o "$dir/art/f32-cuda"
   compile --model=$GPT --precision=bf16 -o "$dir/art/bf16-cpu"
   compile --model=$GPT --precision=bf16 --target=cuda -o "$dir/art/bf16-cuda"
-  compile --model=gpt:vocab=32,seq=8,dim=16,heads=2,layers=1,batch=2 --dtype=f64 --target=cuda \
+  compile --model=gpt:vocab=32,seq=16,dim=16,heads=2,layers=1,batch=8 --dtype=f64 --target=cuda \
     -o "$dir/art/gradcheck"
   compile --model=$BIG --target=cuda -o "$dir/art/big-f32-cuda"
   compile --model=$BIG --precision=bf16 --target=cuda -o "$dir/art/big-bf16-cuda"
