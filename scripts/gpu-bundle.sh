@@ -24,11 +24,29 @@ cp "$build"/runtime/libLoom*.so "$out/runtime/"
 ldd "$build/runtime/libLoomRuntime.so" | awk '/=> \// {print $3}' \
   | grep -E 'libopenblas|libgfortran|libquadmath|libcrypto' \
   | while read -r lib; do cp -L "$lib" "$out/runtime/"; done
+cat > "$out/libpath.sh" <<'LIBPATH'
+#!/bin/sh
+# Prints the library path the bundle's programs need: the bundled libraries,
+# the caller's LD_LIBRARY_PATH, then the lib directories of the pip wheels
+# that carry cuBLAS and NCCL for CUDA 13 (nvidia/cu13, nvidia/cublas,
+# nvidia/nccl), which PyTorch installs and the loader does not search.
+here=$(cd "$(dirname "$0")" && pwd)
+path="$here/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+for dir in $(${PYTHON:-python3} -c '
+import os, nvidia
+for root in nvidia.__path__:
+    for name in ("cu13", "cublas", "nccl"):
+        lib = os.path.join(root, name, "lib")
+        if os.path.isdir(lib):
+            print(lib)' 2>/dev/null); do
+  path="$path:$dir"
+done
+echo "$path"
+LIBPATH
 cat > "$out/loom-run" <<'WRAP'
 #!/bin/sh
-# The bundled libraries first, then the system's (CUDA, cuBLAS, NCCL).
 here=$(dirname "$0")
-LD_LIBRARY_PATH="$here/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "$here/bin/loom-run" "$@"
+LD_LIBRARY_PATH=$("$here/libpath.sh") exec "$here/bin/loom-run" "$@"
 WRAP
-chmod +x "$out/loom-run"
+chmod +x "$out/loom-run" "$out/libpath.sh"
 du -sh "$out" | awk '{print "gpu-bundle: " $2 " (" $1 ")"}'

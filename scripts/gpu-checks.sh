@@ -18,10 +18,12 @@
 # replayed with the same commands and helpers, the GoogleTests that need a
 # GPU (LoomCudaTests Gpu.*, including the one-rank NCCL communicator, and
 # LoomRuntimeTests CudaTraining.*) and bench/gpu_step.py (fp32 and bf16,
-# against PyTorch eager and torch.compile). Each prints PASS or FAIL; the
+# against PyTorch eager and torch.compile), then LOOM_CUDA_PROFILE tables of
+# the bench GPT's GPU time per kernel (OUT/profile-*.txt: what to speed up
+# next). Each prints PASS or FAIL; the
 # script goes on after a failure and exits 1 if any failed.
 # GPU_CHECKS_ONLY=REGEX runs only the checks whose names match (to split
-# the run over several calls, e.g. 'unit|gpt|gradcheck' and 'step-time').
+# the run over several calls, e.g. 'unit|gpt|gradcheck' and 'step-time|profile').
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -71,7 +73,8 @@ run() {
   local inputs=test/e2e/gpu/Inputs
   # The unit tests find libLoomRuntime.so and their artifacts here, not in
   # the build tree they were linked in.
-  export LD_LIBRARY_PATH="$dir/bundle/runtime${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  LD_LIBRARY_PATH=$("$dir/bundle/libpath.sh") || die "$dir/bundle/libpath.sh failed"
+  export LD_LIBRARY_PATH
   export LOOM_TEST_ARTIFACT_DIR="$dir/unit/artifacts"
 
   check() { # NAME COMMAND...: runs COMMAND, logging to OUT/NAME.log
@@ -145,6 +148,16 @@ run() {
   for a in f32-cuda bf16-cuda big-f32-cuda big-bf16-cuda; do
     check "step-time-$a" "$python" bench/gpu_step.py --artifact "$dir/art/$a" \
       --loom-run "$run" --out "$out/$a"
+  done
+
+  # Where the GPU time goes (LOOM_CUDA_PROFILE, docs/gpu.md): a table of
+  # kernels and cuBLAS GEMMs by total time over 10 steps of the bench GPT.
+  profile() { # ARTIFACT
+    LOOM_CUDA_PROFILE="$out/profile-$1.txt" "$run" "$dir/art/$1" --steps 10 "${data[@]}" &&
+      grep -q 'launches of' "$out/profile-$1.txt" && head -12 "$out/profile-$1.txt"
+  }
+  for a in big-f32-cuda big-bf16-cuda; do
+    check "profile-$a" profile "$a"
   done
 
   rm -rf "$tmp"

@@ -12,6 +12,7 @@
 #include "CudaDevice.h"
 #include "Export.h"
 #include "GemmMapping.h"
+#include "KernelProfile.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Error.h"
 
@@ -48,6 +49,8 @@ void gpuGemm(const char *caller, const char *call, Gemm gemm, Geam geam,
     abortJob(formatString("%s: %s", caller, error.c_str()));
   const T one = 1, zero = 0;
   cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  KernelProfiler *profile = kernelProfiler(device.driver());
+  CUevent start = profile ? profile->begin(device.computeStream()) : nullptr;
   if (K == 0) {
     // C = beta C. cuBLAS accepts k = 0, but as on the CPU path the
     // degenerate case is spelled out rather than left to the library:
@@ -71,6 +74,13 @@ void gpuGemm(const char *caller, const char *call, Gemm gemm, Geam geam,
                           static_cast<long long>(N), static_cast<long long>(K),
                           static_cast<long long>(batch),
                           cublasStatusText(status)));
+  if (profile)
+    profile->end(
+        device.computeStream(), start, call,
+        formatString("M=%lld N=%lld K=%lld batch=%lld%s%s",
+                     static_cast<long long>(M), static_cast<long long>(N),
+                     static_cast<long long>(K), static_cast<long long>(batch),
+                     transA ? " A^T" : "", transB ? " B^T" : ""));
   device.afterEnqueue(caller);
 }
 

@@ -10,6 +10,7 @@
 
 #include "CudaDevice.h"
 #include "Export.h"
+#include "KernelProfile.h"
 #include "Plugin.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Error.h"
@@ -66,16 +67,19 @@ CudaDevice &CudaDevice::open(const DeviceOptions &options) {
   return *device;
 }
 
+DeviceOptions CudaDevice::jobDefaults() {
+  JobInfo job = detectJob();
+  DeviceOptions options;
+  options.localRank = job.localRank;
+  options.localSize = job.localSize;
+  return options;
+}
+
 CudaDevice &CudaDevice::forCompiledCode(const char *caller) {
   try {
     CudaDevice *device = instance.load();
-    if (!device) {
-      JobInfo job = detectJob();
-      DeviceOptions options;
-      options.localRank = job.localRank;
-      options.localSize = job.localSize;
-      device = &open(options);
-    }
+    if (!device)
+      device = &open(jobDefaults());
     device->bind();
     return *device;
   } catch (const std::exception &e) {
@@ -201,6 +205,8 @@ void CudaDevice::synchronize() {
   bind();
   waitFor(compute, "the compute stream");
   waitFor(comm, "the communication stream");
+  if (KernelProfiler *profile = kernelProfiler(drv))
+    profile->harvest();
 }
 
 void CudaDevice::waitFor(CUstream stream, const char *what) {

@@ -53,6 +53,10 @@ public:
   /// job's defaults (DeviceOptions from the environment); if that fails,
   /// stops the job with a message naming `caller`.
   static CudaDevice &forCompiledCode(const char *caller);
+  /// The options a job opens its GPU with when the runtime has not: this
+  /// rank's local rank and the ranks on this machine, from the launcher's
+  /// environment.
+  static DeviceOptions jobDefaults();
 
   // Device.
   const char *kind() const override { return "cuda"; }

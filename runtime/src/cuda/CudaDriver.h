@@ -40,6 +40,7 @@ namespace loom::rt::cuda {
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
+  X(cuEventElapsedTime)                                                        \
   X(cuMemAlloc)                                                                \
   X(cuMemAllocManaged)                                                         \
   X(cuMemFree)                                                                 \

@@ -57,6 +57,7 @@
 
 #include "CudaDevice.h"
 #include "Export.h"
+#include "KernelProfile.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Error.h"
 
@@ -95,7 +96,7 @@ CudaDevice *deviceForLoad(const char *caller) {
   // Only when the artifact was loaded without the runtime opening the GPU
   // first (e.g. by hand through ctypes).
   try {
-    return &CudaDevice::open(DeviceOptions{});
+    return &CudaDevice::open(CudaDevice::jobDefaults());
   } catch (const std::exception &e) {
     CudaDevice::deferError(formatString("%s: %s", caller, e.what()));
     return nullptr;
@@ -243,12 +244,18 @@ LOOM_RT_ABI_EXPORT void mgpuLaunchKernel(CUfunction function, intptr_t gridX,
            by = dimension(blockY, caller, "block y", function),
            bz = dimension(blockZ, caller, "block z", function);
   allowSharedMemory(device, function, smem, caller);
+  KernelProfiler *profile = kernelProfiler(device.driver());
+  CUevent start = profile ? profile->begin(stream) : nullptr;
   CUresult result = device.driver().cuLaunchKernel(
       function, gx, gy, gz, bx, by, bz, static_cast<unsigned>(smem), stream,
       params, extra);
   if (result != CUDA_SUCCESS)
     launchFailed(device, result, caller, function, gx, gy, gz, bx, by, bz,
                  smem);
+  if (profile)
+    profile->end(
+        stream, start, kernelName(function),
+        formatString("grid %ux%ux%u block %ux%ux%u", gx, gy, gz, bx, by, bz));
   if (device.synchronousMode())
     device.afterEnqueue(
         formatString("kernel '%s'", kernelName(function).c_str()).c_str());

@@ -337,17 +337,13 @@ private:
     size_t sendBytes = static_cast<size_t>(call.count) * element;
     if (call.kind == Call::ReduceScatter)
       sendBytes *= static_cast<size_t>(size());
-    // In place (an all-gather from this rank's slice of recv, a
-    // reduce-scatter into this rank's slice of send), `send` is part of the
-    // buffer the runtime owns until the wait: no copy is needed.
-    const char *ownSlice = call.kind == Call::AllGather
-                               ? static_cast<const char *>(call.recv) +
-                                     rank() * call.count * element
-                               : static_cast<const char *>(call.send) +
-                                     rank() * call.count * element;
-    bool inPlace = call.kind == Call::AllGather
-                       ? call.send == ownSlice
-                       : static_cast<const char *>(call.recv) == ownSlice;
+    // An all-gather from this rank's slice of recv needs no copy: recv is
+    // the runtime's until the wait. A reduce-scatter is always staged, in
+    // place too: recv is then one slice of send, and compiled code may
+    // reuse the rest of send as soon as the start returns (abi.h).
+    bool inPlace = call.kind == Call::AllGather &&
+                   call.send == static_cast<const char *>(call.recv) +
+                                    rank() * call.count * element;
     if (stage && sendBytes > 0 && !inPlace) {
       staged = device.pool().allocate(sendBytes);
       device.check(

@@ -60,13 +60,16 @@ std::vector<std::string> pipCandidates() {
   return paths;
 }
 
-/// Where `python3` finds the pip package, or "" (the last resort: a Python
-/// in an unusual prefix).
-std::string askPython() {
-  std::FILE *pipe =
-      ::popen("python3 -c \"import os, nvidia.nccl; "
-              "print(os.path.dirname(nvidia.nccl.__file__))\" 2>/dev/null",
-              "r");
+} // namespace
+
+/// The last resort: a Python in an unusual prefix.
+std::string pythonNcclPath() {
+  // The wheel ships no nvidia/nccl/__init__.py: nvidia.nccl is a namespace
+  // package, whose __file__ is None; its __path__ lists the directory.
+  std::FILE *pipe = ::popen("python3 -c \"import nvidia.nccl; "
+                            "print(list(nvidia.nccl.__path__)[0])\" "
+                            "2>/dev/null",
+                            "r");
   if (!pipe)
     return "";
   char line[4096] = {0};
@@ -81,6 +84,8 @@ std::string askPython() {
   std::string path = dir + "/lib/" + kLibrary;
   return ::access(path.c_str(), R_OK) == 0 ? path : "";
 }
+
+namespace {
 
 /// Loads `candidate` completely, or says in `error` why not.
 bool tryLoad(const std::string &candidate, NcclLibrary &library,
@@ -159,16 +164,21 @@ std::vector<std::string> ncclCandidates() {
 }
 
 NcclLibrary openNccl(const std::vector<std::string> &given) {
-  const bool search = given.empty();
-  std::vector<std::string> candidates = search ? ncclCandidates() : given;
-  const bool fromEnv = search && std::getenv("LOOM_NCCL_LIBRARY") &&
-                       *std::getenv("LOOM_NCCL_LIBRARY");
+  if (!given.empty())
+    return searchNccl(given, /*askPython=*/false);
+  const char *env = std::getenv("LOOM_NCCL_LIBRARY");
+  return searchNccl(ncclCandidates(), /*askPython=*/!(env && *env));
+}
+
+NcclLibrary searchNccl(std::vector<std::string> candidates, bool askPython) {
   std::string attempts;
   NcclLibrary library;
   for (size_t i = 0; i <= candidates.size(); ++i) {
     if (i == candidates.size()) {
-      // The Python query spawns a process: only after everything else.
-      std::string python = search && !fromEnv ? askPython() : "";
+      // The Python query spawns a process: only after everything else, and
+      // once (a library it finds that fails to load ends the search).
+      std::string python = askPython ? pythonNcclPath() : "";
+      askPython = false;
       if (python.empty())
         break;
       candidates.push_back(python);

@@ -67,6 +67,14 @@ std::vector<std::string> ncclCandidates();
 /// `candidates` empty: ncclCandidates() plus the python3 query.
 NcclLibrary openNccl(const std::vector<std::string> &candidates = {});
 
+/// openNccl's search: `candidates` in order, then (`askPython`) once the
+/// library python3 finds.
+NcclLibrary searchNccl(std::vector<std::string> candidates, bool askPython);
+
+/// <the nvidia.nccl package python3 imports>/lib/libnccl.so.2 if that file
+/// exists, else "".
+std::string pythonNcclPath();
+
 /// openNccl() once per process (a failure is retried next time).
 const NcclLibrary &loadNccl();
 

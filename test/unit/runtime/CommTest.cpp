@@ -64,24 +64,6 @@ public:
   std::vector<std::string> calls;
 };
 
-/// Sets or clears an environment variable for the test's lifetime.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name(name) {
-    if (const char *old = std::getenv(name))
-      previous = old, hadValue = true;
-    value ? setenv(name, value, 1) : unsetenv(name);
-  }
-  ~ScopedEnv() {
-    hadValue ? setenv(name, previous.c_str(), 1) : unsetenv(name);
-  }
-
-private:
-  const char *name;
-  std::string previous;
-  bool hadValue = false;
-};
-
 } // namespace
 
 TEST(Collectives, LocalWorldIsIdentityOrCopy) {

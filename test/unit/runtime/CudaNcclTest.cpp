@@ -11,31 +11,17 @@
 #include "cuda/NcclLibrary.h"
 
 #include <cstdlib>
+#include <filesystem>
 
 using namespace loom::rt::cuda;
 using namespace loom::rt::test;
 
 namespace {
 
-class ScopedNcclEnv {
-public:
-  explicit ScopedNcclEnv(const char *value) {
-    if (const char *old = std::getenv("LOOM_NCCL_LIBRARY"))
-      previous = old;
-    if (value)
-      setenv("LOOM_NCCL_LIBRARY", value, 1);
-    else
-      unsetenv("LOOM_NCCL_LIBRARY");
-  }
-  ~ScopedNcclEnv() {
-    if (previous)
-      setenv("LOOM_NCCL_LIBRARY", previous->c_str(), 1);
-    else
-      unsetenv("LOOM_NCCL_LIBRARY");
-  }
-
-private:
-  std::optional<std::string> previous;
+/// LOOM_NCCL_LIBRARY set to `value` (nullptr: unset) for a scope.
+struct ScopedNcclEnv : ScopedEnv {
+  explicit ScopedNcclEnv(const char *value)
+      : ScopedEnv("LOOM_NCCL_LIBRARY", value) {}
 };
 
 } // namespace
@@ -96,6 +82,48 @@ TEST(NcclLibrary, ReportsEveryAttempt) {
       },
       {"tried:", "libm.so.6: has no ncclGetVersion",
        "/nonexistent/libnccl.so.2", "pip install nvidia-nccl-cu13"}));
+}
+
+/// A pip-style nvidia.nccl namespace package (no __init__.py, as the
+/// nvidia-nccl-cu13 wheel ships it) under `dir`, holding `library` as its
+/// lib/libnccl.so.2; python3 finds it through PYTHONPATH.
+std::string fakeNcclWheel(const TempDir &dir, const std::string &library) {
+  std::filesystem::create_directories(dir.file("nvidia/nccl/lib"));
+  std::string path = dir.file("nvidia/nccl/lib/libnccl.so.2");
+  writeText(path, library);
+  return path;
+}
+
+bool havePython3() { return std::system("python3 -c '' 2>/dev/null") == 0; }
+
+TEST(NcclLibrary, PythonFindsTheWheelsNamespacePackage) {
+  if (!havePython3())
+    GTEST_SKIP() << "no python3";
+  TempDir dir;
+  std::string path = fakeNcclWheel(dir, "not a library");
+  ScopedEnv pythonPath("PYTHONPATH", dir.path().c_str());
+  EXPECT_EQ(pythonNcclPath(), path);
+}
+
+TEST(NcclLibrary, AsksPythonOnceWhenItsLibraryDoesNotLoad) {
+  if (!havePython3())
+    GTEST_SKIP() << "no python3";
+  TempDir dir;
+  std::string path = fakeNcclWheel(dir, "not a library");
+  ScopedEnv pythonPath("PYTHONPATH", dir.path().c_str());
+  // Used to ask python3 again and again, forever.
+  std::string message;
+  try {
+    searchNccl({"/nonexistent/libnccl.so.2"}, /*askPython=*/true);
+  } catch (const loom::rt::Error &e) {
+    message = e.what();
+  }
+  EXPECT_NE(message.find("/nonexistent/libnccl.so.2"), std::string::npos)
+      << message;
+  size_t first = message.find(path);
+  ASSERT_NE(first, std::string::npos) << message;
+  EXPECT_EQ(message.find(path, first + 1), std::string::npos)
+      << "python3's library tried once: " << message;
 }
 
 TEST(NcclLibrary, VersionText) {

@@ -30,29 +30,6 @@ using nlohmann::json;
 
 namespace {
 
-/// Sets (or with nullptr unsets) an environment variable for a scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name(name) {
-    if (const char *old = std::getenv(name))
-      previous = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (previous)
-      setenv(name, previous->c_str(), 1);
-    else
-      unsetenv(name);
-  }
-
-private:
-  const char *name;
-  std::optional<std::string> previous;
-};
-
 bool haveNvidiaDriver() {
   void *driver = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
   if (driver)

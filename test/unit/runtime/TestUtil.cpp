@@ -15,6 +15,22 @@ using nlohmann::json;
 
 namespace loom::rt::test {
 
+ScopedEnv::ScopedEnv(const char *name, const char *value) : name(name) {
+  if (const char *old = std::getenv(name))
+    previous = old;
+  if (value)
+    setenv(name, value, 1);
+  else
+    unsetenv(name);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (previous)
+    setenv(name, previous->c_str(), 1);
+  else
+    unsetenv(name);
+}
+
 TempDir::TempDir() {
   const char *base = std::getenv("TMPDIR");
   std::string pattern =

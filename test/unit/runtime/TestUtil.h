@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,19 @@ public:
 
 private:
   std::string dir;
+};
+
+/// Sets (or with nullptr unsets) an environment variable for a scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+private:
+  const char *name;
+  std::optional<std::string> previous;
 };
 
 void writeBytes(const std::string &path, const std::vector<char> &bytes);

@@ -1,0 +1,180 @@
+//===- CudaProfileTest.cpp - LOOM_CUDA_PROFILE's bookkeeping
+//----------------===//
+//
+// The kernel profiler against a driver table whose events read a clock the
+// test sets, so the sums, the reuse of events and the handling of events
+// that have not completed are checked without a GPU.
+//
+//===----------------------------------------------------------------------===//
+#include "cuda/KernelProfile.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+using namespace loom::rt::cuda;
+
+namespace {
+
+/// A fake event: the clock when it was last recorded, and whether the GPU
+/// has reached it.
+struct FakeEvent {
+  double recordedAt = -1;
+  bool complete = true;
+};
+
+double clockMs = 0;
+bool recordFails = false;
+int created = 0, destroyed = 0, createLimit = 1 << 30;
+std::deque<FakeEvent> events; // stable addresses
+
+CUresult fakeCreate(CUevent *event, unsigned) {
+  if (created >= createLimit)
+    return CUDA_ERROR_OUT_OF_MEMORY;
+  events.emplace_back();
+  ++created;
+  *event = reinterpret_cast<CUevent>(&events.back());
+  return CUDA_SUCCESS;
+}
+CUresult fakeDestroy(CUevent) {
+  ++destroyed;
+  return CUDA_SUCCESS;
+}
+CUresult fakeRecord(CUevent event, CUstream) {
+  if (recordFails)
+    return CUDA_ERROR_INVALID_HANDLE;
+  auto *fake = reinterpret_cast<FakeEvent *>(event);
+  fake->recordedAt = clockMs;
+  fake->complete = true;
+  return CUDA_SUCCESS;
+}
+CUresult fakeElapsed(float *ms, CUevent start, CUevent end) {
+  auto *a = reinterpret_cast<FakeEvent *>(start);
+  auto *b = reinterpret_cast<FakeEvent *>(end);
+  if (!a->complete || !b->complete)
+    return CUDA_ERROR_NOT_READY;
+  *ms = static_cast<float>(b->recordedAt - a->recordedAt);
+  return CUDA_SUCCESS;
+}
+
+Driver fakeDriver() {
+  Driver driver;
+  driver.cuEventCreate = fakeCreate;
+  driver.cuEventDestroy = fakeDestroy;
+  driver.cuEventRecord = fakeRecord;
+  driver.cuEventElapsedTime = fakeElapsed;
+  return driver;
+}
+
+class KernelProfilerTest : public ::testing::Test {
+protected:
+  void SetUp() override {
+    clockMs = 0;
+    recordFails = false;
+    created = destroyed = 0;
+    createLimit = 1 << 30;
+    events.clear();
+  }
+  /// One launch of `name` taking `ms` on the fake GPU.
+  void launch(KernelProfiler &profiler, const char *name, double ms,
+              const char *shape = "grid 1x1x1 block 256x1x1") {
+    CUevent start = profiler.begin(nullptr);
+    clockMs += ms;
+    profiler.end(nullptr, start, name, shape);
+  }
+  Driver driver = fakeDriver();
+};
+
+} // namespace
+
+TEST(KernelTimes, TableSortsByTotalTime) {
+  KernelTimes times;
+  times.add("softmax", 1.0, "grid 128x1x1 block 256x1x1");
+  times.add("gemm", 3.0, "64x64x64");
+  times.add("softmax", 3.0, "grid 999x1x1 block 1x1x1"); // first shape kept
+  times.add("tiny", 0.5, "grid 1x1x1 block 1x1x1");
+  std::string table = times.table(/*top=*/2, /*untimed=*/3);
+  size_t softmax = table.find("softmax"), gemm = table.find("gemm");
+  ASSERT_NE(softmax, std::string::npos);
+  ASSERT_NE(gemm, std::string::npos);
+  EXPECT_LT(softmax, gemm) << table; // 4 ms before 3 ms
+  // softmax: 4 ms in 2 calls, 2000 us each, 4 / 7.5 of the total.
+  EXPECT_NE(table.find("     4.000        2     2000.00      53.3%"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("grid 128x1x1 block 256x1x1"), std::string::npos);
+  EXPECT_EQ(table.find("grid 999x1x1"), std::string::npos);
+  EXPECT_EQ(table.find("tiny"), std::string::npos) << "only the top 2";
+  EXPECT_NE(table.find("(1 more kernels)"), std::string::npos);
+  EXPECT_NE(table.find("     7.500        4 launches of 3 kernels in all"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("3 launches not timed"), std::string::npos);
+  EXPECT_EQ(times.launches(), 4);
+}
+
+TEST_F(KernelProfilerTest, SumsTheEventPairsPerKernel) {
+  KernelProfiler profiler(driver);
+  launch(profiler, "a", 2.0);
+  launch(profiler, "b", 0.25);
+  launch(profiler, "a", 1.0);
+  EXPECT_EQ(profiler.pending(), 3u);
+  std::string table = profiler.report();
+  EXPECT_EQ(profiler.pending(), 0u);
+  EXPECT_NE(table.find("     3.000        2     1500.00"), std::string::npos)
+      << table;
+  EXPECT_NE(table.find("     0.250        1      250.00"), std::string::npos)
+      << table;
+  EXPECT_EQ(table.find("not timed"), std::string::npos) << table;
+}
+
+TEST_F(KernelProfilerTest, ReusesHarvestedEvents) {
+  KernelProfiler profiler(driver);
+  for (int i = 0; i < 100; ++i) {
+    launch(profiler, "k", 0.01);
+    profiler.harvest();
+  }
+  EXPECT_EQ(created, 2) << "one pair, reused after each harvest";
+  EXPECT_NE(profiler.report().find("100 launches"), std::string::npos);
+}
+
+TEST_F(KernelProfilerTest, KeepsPairsTheGpuHasNotReached) {
+  KernelProfiler profiler(driver);
+  launch(profiler, "done", 1.0);
+  launch(profiler, "running", 5.0);
+  // The GPU has not reached the second pair's end yet.
+  events.back().complete = false;
+  profiler.harvest();
+  EXPECT_EQ(profiler.pending(), 1u);
+  events.back().complete = true;
+  std::string table = profiler.report();
+  EXPECT_EQ(profiler.pending(), 0u);
+  EXPECT_NE(table.find("running"), std::string::npos) << table;
+  EXPECT_NE(table.find("     6.000        2 launches"), std::string::npos)
+      << table;
+}
+
+TEST_F(KernelProfilerTest, CountsWhatItCannotTime) {
+  KernelProfiler profiler(driver);
+  createLimit = 3; // the second launch gets a start but no end
+  launch(profiler, "a", 1.0);
+  launch(profiler, "b", 1.0);
+  recordFails = true;
+  launch(profiler, "c", 1.0);
+  std::string table = profiler.report();
+  EXPECT_NE(table.find("     1.000        1 launches of 1 kernels"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("2 launches not timed"), std::string::npos) << table;
+}
+
+TEST_F(KernelProfilerTest, DestroysItsEvents) {
+  {
+    KernelProfiler profiler(driver);
+    launch(profiler, "a", 1.0);
+    launch(profiler, "b", 1.0);
+    profiler.harvest();
+    launch(profiler, "c", 1.0); // pending at destruction
+  }
+  EXPECT_EQ(destroyed, created);
+}
