@@ -77,6 +77,8 @@ public:
   cublasHandle_t blas() const { return blasHandle; }
   DevicePool &pool() { return memory; }
   int ordinal() const { return deviceOrdinal; }
+  /// The GPU's UUID (unique across machines). Throws Error.
+  CUuuid uuid() const;
   int deviceCount() const { return count; }
   /// Ranks sharing this machine, as the launcher announced (0: unknown).
   int localRanks() const { return localSize; }
@@ -139,6 +141,11 @@ private:
 /// The device communicator over `host` (NcclCommunicator.cpp).
 std::unique_ptr<DeviceCommunicator>
 connectDeviceCommunicator(CudaDevice &device, Communicator &host);
+
+/// Why ranks cannot each have their own GPU: "" when the UUIDs (one per
+/// rank, in rank order) are distinct, else the two lowest ranks that share
+/// one and what to do.
+std::string sharedGpuError(const std::vector<CUuuid> &uuids);
 
 /// "CUBLAS_STATUS_EXECUTION_FAILED".
 const char *cublasStatusText(cublasStatus_t status);

@@ -29,6 +29,7 @@ namespace loom::rt::cuda {
   X(cuDeviceGet)                                                               \
   X(cuDeviceGetName)                                                           \
   X(cuDeviceGetAttribute)                                                      \
+  X(cuDeviceGetUuid)                                                           \
   X(cuDevicePrimaryCtxRetain)                                                  \
   X(cuCtxSetCurrent)                                                           \
   X(cuStreamCreate)                                                            \

@@ -400,22 +400,27 @@ connectDeviceCommunicator(CudaDevice &device, Communicator &host) {
   const NcclLibrary *nccl = nullptr;
   ncclUniqueId id;
   std::memset(&id, 0, sizeof(id));
+  // Whether two ranks would share a GPU is decided from the GPUs' UUIDs,
+  // not from counts: a launcher may give each rank of a machine its own
+  // single visible GPU (srun --gpus-per-task=1).
+  static_assert(sizeof(CUuuid) == 2 * sizeof(int64_t),
+                "a UUID travels as two int64 values");
+  CUuuid mine;
+  std::memset(&mine, 0, sizeof(mine));
   try {
     nccl = &loadNccl();
-    int ranksHere = device.localRanks();
-    if (ranksHere > device.deviceCount())
-      fail("%d ranks run on this machine but it has %d GPU%s, and NCCL needs "
-           "a GPU of its own for every rank; start at most %d rank%s per "
-           "machine",
-           ranksHere, device.deviceCount(),
-           device.deviceCount() == 1 ? "" : "s", device.deviceCount(),
-           device.deviceCount() == 1 ? "" : "s");
+    mine = device.uuid();
     if (host.isRoot())
       nccl->check(nccl->ncclGetUniqueId(&id), "ncclGetUniqueId");
   } catch (const std::exception &e) {
     failure = e.what();
   }
   agreeOnFailure(host, failure);
+  std::vector<CUuuid> uuids(static_cast<size_t>(host.size()));
+  host.allGather(&mine, uuids.data(), 2, DType::I64);
+  // Every rank sees the same UUIDs, so all fail here together.
+  if (std::string shared = sharedGpuError(uuids); !shared.empty())
+    fail("%s", shared.c_str());
   static_assert(sizeof(ncclUniqueId) % sizeof(int64_t) == 0,
                 "the id travels as int64 values");
   host.broadcast(&id, sizeof(id) / sizeof(int64_t), DType::I64, 0);

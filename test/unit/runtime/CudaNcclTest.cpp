@@ -8,9 +8,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
+#include "cuda/CudaDevice.h"
 #include "cuda/NcclLibrary.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 using namespace loom::rt::cuda;
@@ -130,4 +132,27 @@ TEST(NcclLibrary, VersionText) {
   EXPECT_EQ(ncclVersionText(22809), "2.28.9");
   EXPECT_EQ(ncclVersionText(21300), "2.13.0");
   EXPECT_EQ(ncclVersionText(2804), "2.8.4");
+}
+
+namespace {
+CUuuid uuidOf(char last) {
+  CUuuid id;
+  std::memset(&id, 0x5a, sizeof(id));
+  id.bytes[15] = last;
+  return id;
+}
+} // namespace
+
+TEST(NcclLibrary, RanksSharingAGpuAreNamed) {
+  // Distinct GPUs, e.g. one visible GPU per rank under srun: fine.
+  EXPECT_EQ(sharedGpuError({uuidOf(1), uuidOf(2), uuidOf(3)}), "");
+  EXPECT_EQ(sharedGpuError({uuidOf(1)}), "");
+  // Ranks 1 and 3 were given the same GPU.
+  std::string message =
+      sharedGpuError({uuidOf(1), uuidOf(2), uuidOf(3), uuidOf(2)});
+  EXPECT_NE(message.find("ranks 1 and 3 would share GPU "
+                         "5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a02"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("CUDA_VISIBLE_DEVICES"), std::string::npos);
 }
