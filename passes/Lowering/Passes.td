@@ -234,6 +234,51 @@ def PromoteAccumulatorsPass
   ];
 }
 
+def FuseParallelLoopsPass
+    : Pass<"loom-fuse-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "Merges consecutive independent parallel loops into one kernel.";
+  let description = [{
+    A training step on a GPU launches a thousand small kernels, and every
+    launch costs the host a few microseconds whatever its size. Runs of
+    consecutive one-dimensional `scf.parallel` loops (from 0 by 1 to a
+    constant, as `--loom-collapse-parallel-loops` leaves them) that touch
+    disjoint buffers (no loop writes a buffer another reads or writes;
+    buffers as in `--loom-promote-accumulators`) become one loop: member k
+    runs on its own range of iterations, starting at a multiple of
+    `block-size`, so each GPU block runs one member. Between the members
+    only ops without memory effects or that allocate may stand; the merged
+    loop takes the last member's place.
+
+    Example: the AdamW updates of a bias and of a weight, 256 and 65536
+    elements, become one loop of 256 + 65536 iterations with an `scf.if`
+    per member.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block: members start at multiples of it">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "Loops merged into others">,
+    Statistic<"numMerged", "num-merged", "Merged loops made">,
+  ];
+}
+
+def ReverseParallelLoopsPass
+    : Pass<"loom-reverse-parallel-loops", "mlir::func::FuncOp"> {
+  let summary = "Runs every scf.parallel backwards (testing on the CPU).";
+  let description = [{
+    For `loomc --emulate-gpu-loops`, which runs the GPU's loop nests on the
+    CPU: the CPU lowering runs an `scf.parallel` in order, so a dependence
+    between its iterations (which the GPU would race on, e.g. between two
+    nests `--loom-fuse-parallel-loops` merged) would not show. Each
+    induction variable is replaced by its mirror image (`last - (iv -
+    lb)`), which changes nothing for a loop that is really parallel.
+  }];
+  let dependentDialects = ["::mlir::arith::ArithDialect"];
+}
+
 def CollapseParallelLoopsPass
     : Pass<"loom-collapse-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Collapses each outermost scf.parallel into one dimension.";

@@ -7,15 +7,12 @@
 // accumulator becomes a loop-carried value, loaded once and stored once.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Lowering/BufferRoots.h"
 #include "passes/Lowering/Passes.h"
 
-#include "dialects/Loom/IR/LoomDialect.h"
-
-#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "mlir/Interfaces/ViewLikeInterface.h"
 
 #define DEBUG_TYPE "loom-promote-accumulators"
 
@@ -24,25 +21,6 @@ namespace mlir::loom {
 #include "passes/Lowering/Passes.h.inc"
 
 namespace {
-
-/// The buffer `value` views: its allocation or function argument.
-Value rootBuffer(Value value) {
-  while (auto view = value.getDefiningOp<ViewLikeOpInterface>())
-    value = view.getViewSource();
-  return value;
-}
-
-/// Whether `root` is a buffer no other root overlaps: a fresh allocation,
-/// or an argument of an entry function, since the runtime gives every
-/// argument of an entry its own buffer (runtime/include/loom/runtime/abi.h).
-bool isDistinctBuffer(Value root) {
-  if (auto arg = dyn_cast<BlockArgument>(root)) {
-    auto fn = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp());
-    return fn && fn->hasAttr(kEntryAttr) && arg.getOwner()->isEntryBlock();
-  }
-  return isa_and_nonnull<memref::AllocOp, memref::AllocaOp>(
-      root.getDefiningOp());
-}
 
 /// The load of `store`'s element that makes it an accumulator of `loop`:
 /// both in the loop's body, the load first, at the same loop-invariant

@@ -121,7 +121,8 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16,
   // libgcc calls the artifact does not link; as integer ops they vectorise.
   addUpstream(
       pm, "func.func(" +
-              (gpuLoops ? gpuLoopNests(CudaPipelineOptions().blockSize) + ","
+              (gpuLoops ? gpuLoopNests(CudaPipelineOptions().blockSize) +
+                              ",loom-reverse-parallel-loops,"
                         : std::string()) +
               "convert-linalg-to-loops)," +
               (bf16 ? "arith-expand{include-bf16=1}," : "") +
@@ -143,14 +144,18 @@ void mlir::loom::buildCpuPipeline(OpPassManager &pm, bool bf16, bool gpuLoops) {
 
 std::string mlir::loom::gpuLoopNests(int64_t blockSize) {
   // Reductions with their outputs as the parallel loop (one kernel, not
-  // one per reduced row) and their accumulators in registers, every
-  // parallel nest one-dimensional (coalesced,
-  // no sequential dimensions), tiled into blocks of blockSize threads (no
-  // min/max bounds: a guard instead, so the launch sizes are constants).
+  // one per reduced row) and their accumulators in registers, consecutive
+  // independent nests merged (one launch), every parallel nest one-dimensional
+  // (coalesced, no sequential dimensions), tiled into blocks of blockSize
+  // threads (no min/max bounds: a guard instead, so the launch sizes are
+  // constants).
+  std::string block = std::to_string(blockSize);
   return "loom-interchange-reductions,convert-linalg-to-parallel-loops,"
          "loom-promote-accumulators,loom-collapse-parallel-loops,canonicalize,"
-         "scf-parallel-loop-tiling{parallel-loop-tile-sizes=" +
-         std::to_string(blockSize) + " no-min-max-bounds=1}";
+         "loom-fuse-parallel-loops{block-size=" +
+         block +
+         "},scf-parallel-loop-tiling{parallel-loop-tile-sizes=" + block +
+         " no-min-max-bounds=1}";
 }
 
 void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
