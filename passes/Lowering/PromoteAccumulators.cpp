@@ -33,42 +33,28 @@ memref::LoadOp accumulatorLoad(scf::ForOp loop, memref::StoreOp store) {
       }))
     return {};
   Value root = rootBuffer(store.getMemRef());
-  if (!isDistinctBuffer(root))
+  // Every access in the loop is to a view of some distinct buffer...
+  if (!isDistinctBuffer(root) || failed(collectAccesses(loop)))
     return {};
-  // Whether an access to `buffer` (other than the pair) leaves the
-  // accumulator alone.
-  auto independent = [&](Value buffer) {
-    Value other = rootBuffer(buffer);
-    return other != root && isDistinctBuffer(other);
-  };
+  // ...and the only ones to this buffer are the store and one load.
   memref::LoadOp load;
   WalkResult walk = loop.getBody()->walk([&](Operation *op) {
-    if (op == store)
-      return WalkResult::advance();
-    if (auto read = dyn_cast<memref::LoadOp>(op);
-        read && rootBuffer(read.getMemRef()) == root) {
-      if (load || read->getBlock() != store->getBlock() ||
-          read.getMemRef() != store.getMemRef() ||
-          read.getIndices() != store.getIndices() ||
-          !read->isBeforeInBlock(store))
-        return WalkResult::interrupt();
-      load = read;
-      return WalkResult::advance();
-    }
-    if (op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
-      return WalkResult::advance();
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
-    if (!effects)
-      return WalkResult::interrupt();
+    if (op == store || !effects)
+      return WalkResult::advance();
     SmallVector<MemoryEffects::EffectInstance> instances;
     effects.getEffects(instances);
-    for (const MemoryEffects::EffectInstance &effect : instances) {
-      if (!isa<MemoryEffects::Read, MemoryEffects::Write>(effect.getEffect()))
-        continue;
-      Value buffer = effect.getValue();
-      if (!buffer || !independent(buffer))
-        return WalkResult::interrupt();
-    }
+    if (llvm::none_of(instances, [&](const MemoryEffects::EffectInstance &e) {
+          return e.getValue() && rootBuffer(e.getValue()) == root;
+        }))
+      return WalkResult::advance();
+    auto read = dyn_cast<memref::LoadOp>(op);
+    if (!read || load || read->getBlock() != store->getBlock() ||
+        read.getMemRef() != store.getMemRef() ||
+        read.getIndices() != store.getIndices() ||
+        !read->isBeforeInBlock(store))
+      return WalkResult::interrupt();
+    load = read;
     return WalkResult::advance();
   });
   if (walk.wasInterrupted())
