@@ -11,6 +11,7 @@
 #include "passes/Lowering/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -79,9 +80,20 @@ struct FuseParallelLoopsPass
       fuseIn(*block);
   }
 
-  void fuseIn(Block &block) {
-    SmallVector<Member> group;
+  /// A run of members being collected, and the frees of buffers they use
+  /// that stood between them (moved after the merged loop).
+  struct Group {
+    SmallVector<Member> members;
     BufferAccesses touched;
+    SmallVector<Operation *> frees;
+  };
+
+  void fuseIn(Block &block) {
+    Group group;
+    auto flush = [&] {
+      merge(group);
+      group = Group();
+    };
     for (Operation &op : llvm::make_early_inc_range(block)) {
       if (auto loop = dyn_cast<scf::ParallelOp>(op)) {
         std::optional<int64_t> size = mergeableSize(loop);
@@ -89,30 +101,33 @@ struct FuseParallelLoopsPass
         if (size)
           accesses = collectAccesses(loop);
         if (succeeded(accesses)) {
-          if (group.empty() || !independent(touched, *accesses)) {
-            merge(group);
-            group.clear();
-            touched = BufferAccesses();
-          }
-          group.push_back({loop, *size});
-          touched.reads.insert_range(accesses->reads);
-          touched.writes.insert_range(accesses->writes);
+          if (!group.members.empty() && !independent(group.touched, *accesses))
+            flush();
+          group.members.push_back({loop, *size});
+          group.touched.reads.insert_range(accesses->reads);
+          group.touched.writes.insert_range(accesses->writes);
           continue;
         }
       }
-      if (!group.empty() && transparent(&op))
+      if (!group.members.empty() && transparent(&op))
         continue;
-      merge(group);
-      group.clear();
-      touched = BufferAccesses();
+      // Bufferization frees each temporary after its last use, between
+      // the loops; a free can wait until the merged loop is done.
+      if (auto free = dyn_cast<memref::DeallocOp>(op);
+          free && !group.members.empty()) {
+        group.frees.push_back(free);
+        continue;
+      }
+      flush();
     }
-    merge(group);
+    flush();
   }
 
   /// One loop at the last member's place; member k runs on the iterations
   /// [start_k, start_k + size_k), where start_k is a multiple of the block
   /// size, so every block runs one member (no divergence in a warp).
-  void merge(MutableArrayRef<Member> group) {
+  void merge(Group &run) {
+    MutableArrayRef<Member> group = run.members;
     if (group.size() < 2)
       return;
     scf::ParallelOp last = group.back().loop;
@@ -127,7 +142,7 @@ struct FuseParallelLoopsPass
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value end = arith::ConstantIndexOp::create(b, loc, total);
-    scf::ParallelOp::create(
+    auto merged = scf::ParallelOp::create(
         b, loc, ValueRange{zero}, ValueRange{end}, ValueRange{one},
         [&](OpBuilder &nb, Location l, ValueRange ivs) {
           Value iv = ivs[0];
@@ -156,6 +171,11 @@ struct FuseParallelLoopsPass
         });
     for (Member &member : group)
       member.loop.erase();
+    Operation *after = merged;
+    for (Operation *free : run.frees) {
+      free->moveAfter(after);
+      after = free;
+    }
     numFused += group.size();
     ++numMerged;
   }

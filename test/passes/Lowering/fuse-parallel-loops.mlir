@@ -102,13 +102,25 @@ func.func @dependent(%a: memref<64xf32>, %b: memref<64xf32>, %c: memref<64xf32>,
   return
 }
 
+// Tests that a temporary's free between two loops is moved after the
+// merged loop, and that a call between two loops keeps them apart.
+// CHECK-LABEL: func.func @across_a_free(
+// CHECK: %[[T:.+]] = memref.alloc()
+// CHECK: scf.parallel
+// CHECK: scf.if
+// CHECK: memref.store %{{.+}}, %[[T]]
+// CHECK: scf.if
+// CHECK: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NEXT: memref.dealloc %[[T]]
+// CHECK-NEXT: return
 // CHECK-LABEL: func.func @apart(
 // CHECK-COUNT-2: scf.parallel
 // CHECK-NOT: scf.if
 // CHECK-LABEL: func.func @not_an_entry(
 // CHECK-COUNT-2: scf.parallel
 // CHECK-NOT: scf.if
-func.func @apart(%a: memref<64xf32>, %b: memref<64xf32>) attributes {loom.entry = "apart"} {
+func.func @across_a_free(%a: memref<64xf32>, %b: memref<64xf32>) attributes {loom.entry = "across_a_free"} {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
@@ -122,6 +134,26 @@ func.func @apart(%a: memref<64xf32>, %b: memref<64xf32>) attributes {loom.entry 
   memref.dealloc %t : memref<64xf32>
   scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
     %x = memref.load %a[%i] : memref<64xf32>
+    %y = arith.mulf %x, %two : f32
+    memref.store %y, %b[%i] : memref<64xf32>
+    scf.reduce
+  }
+  return
+}
+func.func private @opaque()
+func.func @apart(%a: memref<64xf32>, %b: memref<64xf32>) attributes {loom.entry = "apart"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %two = arith.constant 2.0 : f32
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %a[%i] : memref<64xf32>
+    memref.store %x, %a[%i] : memref<64xf32>
+    scf.reduce
+  }
+  func.call @opaque() : () -> ()
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %b[%i] : memref<64xf32>
     %y = arith.mulf %x, %two : f32
     memref.store %y, %b[%i] : memref<64xf32>
     scf.reduce
