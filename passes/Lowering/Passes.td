@@ -234,6 +234,27 @@ def PromoteAccumulatorsPass
   ];
 }
 
+def ParallelizeHostLoopsPass
+    : Pass<"loom-parallelize-host-loops", "mlir::func::FuncOp"> {
+  let summary = "Runs host code that touches memory as one-iteration parallel nests.";
+  let description = [{
+    What the loop mapping leaves outside parallel nests (a reduction to a
+    scalar, the copy or fill of a 0-d buffer) would run on a GPU as a
+    one-thread launch of its own (`--loom-gpu-host-to-device`). Each run of
+    consecutive `memref.load`, `memref.store` and `scf.for` ops of the
+    function's body, with pure arithmetic between, whose accesses are all
+    to distinct buffers (as `--loom-promote-accumulators` defines them; so
+    no calls) moves into an `scf.parallel` of one iteration after it: a
+    kernel like the loop nests around it, which `--loom-fuse-parallel-loops`
+    can merge with them. Constants the code after the run also uses stay
+    where they are; a run whose values the host uses later (a scalar it
+    reads) is left alone. Runs after `canonicalize`, which would inline a
+    one-iteration nest.
+  }];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def FuseParallelLoopsPass
     : Pass<"loom-fuse-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Merges consecutive independent parallel loops into one kernel.";

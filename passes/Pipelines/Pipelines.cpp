@@ -144,14 +144,16 @@ void mlir::loom::buildCpuPipeline(OpPassManager &pm, bool bf16, bool gpuLoops) {
 
 std::string mlir::loom::gpuLoopNests(int64_t blockSize) {
   // Reductions with their outputs as the parallel loop (one kernel, not
-  // one per reduced row) and their accumulators in registers, consecutive
-  // independent nests merged (one launch), every parallel nest one-dimensional
-  // (coalesced, no sequential dimensions), tiled into blocks of blockSize
-  // threads (no min/max bounds: a guard instead, so the launch sizes are
-  // constants).
+  // one per reduced row), scalar reductions as one-iteration nests, their
+  // accumulators in registers, every parallel nest one-dimensional
+  // (coalesced, no sequential dimensions), consecutive independent nests
+  // merged (one launch), tiled into blocks of blockSize threads (no min/max
+  // bounds: a guard instead, so the launch sizes are constants).
   std::string block = std::to_string(blockSize);
+  // (canonicalize would inline a one-iteration nest: it comes before.)
   return "loom-interchange-reductions,convert-linalg-to-parallel-loops,"
-         "loom-promote-accumulators,loom-collapse-parallel-loops,canonicalize,"
+         "loom-collapse-parallel-loops,canonicalize,"
+         "loom-parallelize-host-loops,loom-promote-accumulators,"
          "loom-fuse-parallel-loops{block-size=" +
          block +
          "},scf-parallel-loop-tiling{parallel-loop-tile-sizes=" + block +
