@@ -132,12 +132,16 @@ CudaDevice::CudaDevice(Driver driver, const DeviceOptions &options)
   cublasStatus_t status = cublasCreate(&blasHandle);
   if (status != CUBLAS_STATUS_SUCCESS)
     fail("cublasCreate failed: %s", cublasStatusText(status));
-  cublasSetStream(blasHandle, compute);
+  status = cublasSetStream(blasHandle, compute);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    fail("cublasSetStream failed: %s", cublasStatusText(status));
   // FP32 GEMMs in full FP32 unless asked: results must match the CPU path
   // to ~1e-3, and TF32 keeps only 10 mantissa bits of the inputs.
-  cublasSetMathMode(blasHandle, envFlag("LOOM_CUDA_TF32")
-                                    ? CUBLAS_TF32_TENSOR_OP_MATH
-                                    : CUBLAS_DEFAULT_MATH);
+  status = cublasSetMathMode(blasHandle, envFlag("LOOM_CUDA_TF32")
+                                             ? CUBLAS_TF32_TENSOR_OP_MATH
+                                             : CUBLAS_DEFAULT_MATH);
+  if (status != CUBLAS_STATUS_SUCCESS)
+    fail("cublasSetMathMode failed: %s", cublasStatusText(status));
   syncEveryCall = envFlag("LOOM_CUDA_SYNC");
 }
 

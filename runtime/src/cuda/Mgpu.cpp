@@ -202,7 +202,13 @@ LOOM_RT_ABI_EXPORT void mgpuModuleUnload(CUmodule module) {
   if (!module || !device)
     return;
   // Runs in the artifact's global destructor, possibly at process exit after
-  // the driver has shut down: nothing to report then.
+  // the driver has shut down: nothing to report then. The module belongs
+  // to the device's context, which this thread may not have current.
+  try {
+    device->bind();
+  } catch (const std::exception &) {
+    return;
+  }
   CUresult result = device->driver().cuModuleUnload(module);
   if (result != CUDA_SUCCESS && result != CUDA_ERROR_DEINITIALIZED)
     std::fprintf(stderr, "%s: warning: mgpuModuleUnload: %s\n", toolName(),
