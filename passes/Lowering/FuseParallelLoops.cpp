@@ -11,7 +11,6 @@
 #include "passes/Lowering/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
@@ -80,18 +79,16 @@ struct FuseParallelLoopsPass
       fuseIn(*block);
   }
 
-  /// A run of members being collected, and the frees of buffers they use
-  /// that stood between them (moved after the merged loop).
+  /// A run of members being collected.
   struct Group {
     SmallVector<Member> members;
     BufferAccesses touched;
-    SmallVector<Operation *> frees;
   };
 
   void fuseIn(Block &block) {
     Group group;
     auto flush = [&] {
-      merge(group);
+      merge(group.members);
       group = Group();
     };
     for (Operation &op : llvm::make_early_inc_range(block)) {
@@ -111,13 +108,6 @@ struct FuseParallelLoopsPass
       }
       if (!group.members.empty() && transparent(&op))
         continue;
-      // Bufferization frees each temporary after its last use, between
-      // the loops; a free can wait until the merged loop is done.
-      if (auto free = dyn_cast<memref::DeallocOp>(op);
-          free && !group.members.empty()) {
-        group.frees.push_back(free);
-        continue;
-      }
       flush();
     }
     flush();
@@ -126,8 +116,7 @@ struct FuseParallelLoopsPass
   /// One loop at the last member's place; member k runs on the iterations
   /// [start_k, start_k + size_k), where start_k is a multiple of the block
   /// size, so every block runs one member (no divergence in a warp).
-  void merge(Group &run) {
-    MutableArrayRef<Member> group = run.members;
+  void merge(MutableArrayRef<Member> group) {
     if (group.size() < 2)
       return;
     scf::ParallelOp last = group.back().loop;
@@ -142,7 +131,7 @@ struct FuseParallelLoopsPass
     Value zero = arith::ConstantIndexOp::create(b, loc, 0);
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
     Value end = arith::ConstantIndexOp::create(b, loc, total);
-    auto merged = scf::ParallelOp::create(
+    scf::ParallelOp::create(
         b, loc, ValueRange{zero}, ValueRange{end}, ValueRange{one},
         [&](OpBuilder &nb, Location l, ValueRange ivs) {
           Value iv = ivs[0];
@@ -171,11 +160,6 @@ struct FuseParallelLoopsPass
         });
     for (Member &member : group)
       member.loop.erase();
-    Operation *after = merged;
-    for (Operation *free : run.frees) {
-      free->moveAfter(after);
-      after = free;
-    }
     numFused += group.size();
     ++numMerged;
   }

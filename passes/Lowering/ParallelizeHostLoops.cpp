@@ -40,6 +40,7 @@ struct ParallelizeHostLoopsPass
 
   void runOnOperation() override {
     for (Block &block : getOperation().getBody()) {
+      // A run starts at an op that touches memory.
       SmallVector<SmallVector<Operation *>> runs(1);
       for (Operation &op : block) {
         if (touchesMemory(&op) || (pureScalar(&op) && !runs.back().empty()))
@@ -57,7 +58,7 @@ struct ParallelizeHostLoopsPass
   /// nothing moved (constants); gives up if a moved op's result is used
   /// after the run (a scalar the host needs).
   void wrap(ArrayRef<Operation *> run) {
-    if (llvm::none_of(run, touchesMemory))
+    if (run.empty())
       return;
     llvm::SmallPtrSet<Operation *, 16> inRun(run.begin(), run.end()), moved;
     auto usedOutside = [&](Operation *op) {

@@ -267,9 +267,8 @@ def FuseParallelLoopsPass
     buffers as in `--loom-promote-accumulators`) become one loop: member k
     runs on its own range of iterations, starting at a multiple of
     `block-size`, so each GPU block runs one member. Between the members
-    only ops without memory effects, allocations and frees may stand; the
-    merged loop takes the last member's place and the frees move after
-    it.
+    only ops without memory effects or that allocate may stand; the merged
+    loop takes the last member's place.
 
     Example: the AdamW updates of a bias and of a weight, 256 and 65536
     elements, become one loop of 256 + 65536 iterations with an `scf.if`

@@ -22,10 +22,10 @@ namespace mlir::loom {
 
 namespace {
 
-/// The load of `store`'s element that makes it an accumulator of `loop`:
-/// both in the loop's body, the load first, at the same loop-invariant
-/// indices, and nothing else in the loop touching memory that might
-/// overlap that buffer. Null otherwise.
+/// The load of `store`'s element that makes it an accumulator of `loop`
+/// (whose accesses are all to views of distinct buffers): both in the
+/// loop's body, the load first, at the same loop-invariant indices, and
+/// nothing else in the loop touching that buffer. Null otherwise.
 memref::LoadOp accumulatorLoad(scf::ForOp loop, memref::StoreOp store) {
   if (!loop.isDefinedOutsideOfLoop(store.getMemRef()) ||
       !llvm::all_of(store.getIndices(), [&](Value index) {
@@ -33,10 +33,6 @@ memref::LoadOp accumulatorLoad(scf::ForOp loop, memref::StoreOp store) {
       }))
     return {};
   Value root = rootBuffer(store.getMemRef());
-  // Every access in the loop is to a view of some distinct buffer...
-  if (!isDistinctBuffer(root) || failed(collectAccesses(loop)))
-    return {};
-  // ...and the only ones to this buffer are the store and one load.
   memref::LoadOp load;
   WalkResult walk = loop.getBody()->walk([&](Operation *op) {
     auto effects = dyn_cast<MemoryEffectOpInterface>(op);
@@ -80,6 +76,8 @@ struct PromoteAccumulatorsPass
   /// Promotes one accumulator of `loop` (updated to the new loop); false
   /// when there is none left.
   bool promoteOne(IRRewriter &rewriter, scf::ForOp &loop) {
+    if (failed(collectAccesses(loop)))
+      return false;
     for (Operation &op : *loop.getBody()) {
       auto store = dyn_cast<memref::StoreOp>(op);
       if (!store)

@@ -87,32 +87,26 @@ TEST(NcclLibrary, ReportsEveryAttempt) {
 }
 
 /// A pip-style nvidia.nccl namespace package (no __init__.py, as the
-/// nvidia-nccl-cu13 wheel ships it) under `dir`, holding `library` as its
-/// lib/libnccl.so.2; python3 finds it through PYTHONPATH.
-std::string fakeNcclWheel(const TempDir &dir, const std::string &library) {
-  std::filesystem::create_directories(dir.file("nvidia/nccl/lib"));
-  std::string path = dir.file("nvidia/nccl/lib/libnccl.so.2");
-  writeText(path, library);
-  return path;
-}
-
-bool havePython3() { return std::system("python3 -c '' 2>/dev/null") == 0; }
-
-TEST(NcclLibrary, PythonFindsTheWheelsNamespacePackage) {
-  if (!havePython3())
-    GTEST_SKIP() << "no python3";
+/// nvidia-nccl-cu13 wheel ships it) whose lib/libnccl.so.2 is not a
+/// library, where python3 finds it (PYTHONPATH).
+class FakeNcclWheel : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (std::system("python3 -c '' 2>/dev/null") != 0)
+      GTEST_SKIP() << "no python3";
+    std::filesystem::create_directories(dir.file("nvidia/nccl/lib"));
+    writeText(path, "not a library");
+  }
   TempDir dir;
-  std::string path = fakeNcclWheel(dir, "not a library");
-  ScopedEnv pythonPath("PYTHONPATH", dir.path().c_str());
+  std::string path = dir.file("nvidia/nccl/lib/libnccl.so.2");
+  ScopedEnv pythonPath{"PYTHONPATH", dir.path().c_str()};
+};
+
+TEST_F(FakeNcclWheel, PythonFindsTheWheelsNamespacePackage) {
   EXPECT_EQ(pythonNcclPath(), path);
 }
 
-TEST(NcclLibrary, AsksPythonOnceWhenItsLibraryDoesNotLoad) {
-  if (!havePython3())
-    GTEST_SKIP() << "no python3";
-  TempDir dir;
-  std::string path = fakeNcclWheel(dir, "not a library");
-  ScopedEnv pythonPath("PYTHONPATH", dir.path().c_str());
+TEST_F(FakeNcclWheel, AsksPythonOnceWhenItsLibraryDoesNotLoad) {
   // Used to ask python3 again and again, forever.
   std::string message;
   try {
