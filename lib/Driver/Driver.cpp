@@ -230,12 +230,17 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
       gpu.chip = options.cudaChip;
       gpu.features = cudaFeatures(options.cudaChip);
       gpu.bf16 = bf16;
+      gpu.lateFrees = options.lateFrees;
       buildBufferizeForDevicePipeline(pm);
       buildGpuKernelsPipeline(pm, gpu);
       buildGpuToLLVMPipeline(pm, gpu);
     } else {
       buildBufferizePipeline(pm, options.emulateGpuLoops);
-      buildLowerToLLVMPipeline(pm, bf16, options.emulateGpuLoops);
+      PrecisionOptions cpu;
+      cpu.bf16 = bf16;
+      cpu.gpuLoops = options.emulateGpuLoops;
+      cpu.lateFrees = options.lateFrees;
+      buildLowerToLLVMPipeline(pm, cpu);
     }
     if (failed(runStage(pm, *module, root, "lower-to-llvm")))
       return failure();

@@ -8,6 +8,7 @@
 // launches of their own. See Passes.td.
 //
 //===----------------------------------------------------------------------===//
+#include "passes/Lowering/BufferRoots.h"
 #include "passes/Lowering/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,17 +26,6 @@ namespace mlir::loom {
 #include "passes/Lowering/Passes.h.inc"
 
 namespace {
-
-/// The buffer a memref value views, through view-like ops.
-Value rootBuffer(Value v) {
-  while (Operation *def = v.getDefiningOp()) {
-    auto view = dyn_cast<ViewLikeOpInterface>(def);
-    if (!view)
-      break;
-    v = view.getViewSource();
-  }
-  return v;
-}
 
 /// Whether `op` or an op nested in it reads or writes a buffer. Allocation,
 /// views and runtime calls (which enqueue device work themselves) do not.
@@ -190,13 +180,22 @@ struct GpuHostToDevicePass
   }
 
   /// Moves every run of host ops that touch memory (with the pure scalar
-  /// ops among them) into a one-thread launch.
+  /// ops among them) into a one-thread launch. Frees among them
+  /// (--loom-hoist-deallocs puts each after its buffer's last use) wait
+  /// until after the run.
   LogicalResult wrapHostAccesses(Block &block) {
-    SmallVector<Operation *> run;
+    SmallVector<Operation *> run, frees;
     auto flush = [&]() -> LogicalResult {
       // Pure ops after the last access stay on the host.
       while (!run.empty() && !accessesMemory(run.back()))
         run.pop_back();
+      Operation *after = run.empty() ? nullptr : run.back();
+      for (Operation *free : frees)
+        if (after && free->isBeforeInBlock(after)) {
+          free->moveAfter(after);
+          after = free;
+        }
+      frees.clear();
       if (run.empty())
         return success();
       LogicalResult result = wrap(run);
@@ -209,6 +208,10 @@ struct GpuHostToDevicePass
       bool access = accessesMemory(&op);
       if (access || (!run.empty() && isPureScalar(&op))) {
         run.push_back(&op);
+        continue;
+      }
+      if (!run.empty() && isa<gpu::DeallocOp>(op)) {
+        frees.push_back(&op);
         continue;
       }
       if (failed(flush()))

@@ -286,6 +286,34 @@ def FuseParallelLoopsPass
   ];
 }
 
+def HoistDeallocsPass : Pass<"loom-hoist-deallocs", "mlir::func::FuncOp"> {
+  let summary = "Frees each temporary right after its last use.";
+  let description = [{
+    Ownership-based deallocation frees a buffer at the end of the block
+    that allocated it; a training step is one block, so all its
+    temporaries would stay allocated until the step ends. This pass moves
+    each `memref.dealloc` of a `memref.alloc` of the same block to just
+    after the last op of the block that uses the buffer: through a view,
+    inside a nested region (a loop), or through its address (an integer or
+    pointer from `memref.extract_aligned_pointer_as_index` and what is
+    computed from it, including the handle an asynchronous collective
+    returns, so the free follows `loom_rt_wait`). A call that takes the
+    address uses the buffer only until it returns unless it returns a
+    handle (the runtime ABI, abi.h). A free stays where it is when the
+    address is stored to memory or the buffer is used in another block.
+    Runs after the loop nests are built (`--loom-fuse-parallel-loops` may
+    move loops past each other, not past frees), before loops are lowered.
+
+    Example: the attention scores of layer 0 are freed after the backward
+    op that last reads them, and the next layer's scores reuse their
+    memory (the runtime's allocator caches blocks by size).
+  }];
+  let statistics = [
+    Statistic<"numHoisted", "num-hoisted", "Frees moved up">,
+    Statistic<"numKept", "num-kept", "Frees left in place">,
+  ];
+}
+
 def ReverseParallelLoopsPass
     : Pass<"loom-reverse-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Runs every scf.parallel backwards (testing on the CPU).";

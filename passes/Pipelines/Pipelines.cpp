@@ -113,8 +113,15 @@ void mlir::loom::buildBufferizePipeline(OpPassManager &pm, bool gpuLoops) {
   addBufferize(pm, /*stack=*/true);
 }
 
-void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16,
-                                          bool gpuLoops) {
+/// The step's frees after last uses, once the loop nests are built (a
+/// pass that moves loops past each other may not move them past frees).
+static std::string hoistDeallocs(bool lateFrees) {
+  return lateFrees ? "" : "loom-hoist-deallocs,";
+}
+
+void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm,
+                                          const PrecisionOptions &o) {
+  bool bf16 = o.bf16, gpuLoops = o.gpuLoops;
   pm.addPass(createLowerGemmToRuntimePass());
   pm.addPass(createApproximateMathPass());
   // LLVM lowers bf16 <-> f32 conversions on CPUs without AVX512-BF16 to
@@ -124,7 +131,7 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16,
               (gpuLoops ? gpuLoopNests(CudaPipelineOptions().blockSize) +
                               ",loom-reverse-parallel-loops,"
                         : std::string()) +
-              "convert-linalg-to-loops)," +
+              hoistDeallocs(o.lateFrees) + "convert-linalg-to-loops)," +
               (bf16 ? "arith-expand{include-bf16=1}," : "") +
               "lower-affine,"
               "convert-scf-to-cf,canonicalize,expand-strided-metadata,"
@@ -136,10 +143,11 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16,
   pm.addPass(createEmitEntryWrappersPass());
 }
 
-void mlir::loom::buildCpuPipeline(OpPassManager &pm, bool bf16, bool gpuLoops) {
-  buildLowerToLinalgPipeline(pm, bf16);
-  buildBufferizePipeline(pm, gpuLoops);
-  buildLowerToLLVMPipeline(pm, bf16, gpuLoops);
+void mlir::loom::buildCpuPipeline(OpPassManager &pm,
+                                  const PrecisionOptions &o) {
+  buildLowerToLinalgPipeline(pm, o.bf16);
+  buildBufferizePipeline(pm, o.gpuLoops);
+  buildLowerToLLVMPipeline(pm, o);
 }
 
 std::string mlir::loom::gpuLoopNests(int64_t blockSize) {
@@ -168,8 +176,9 @@ void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
   // Polynomials instead of libdevice calls for exp/log/tanh.
   pm.addPass(createApproximateMathPass());
   addUpstream(pm, "func.func(loom-copies-to-linalg," +
-                      gpuLoopNests(o.blockSize) +
-                      ",gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
+                      gpuLoopNests(o.blockSize) + "," +
+                      hoistDeallocs(o.lateFrees) +
+                      "gpu-map-parallel-loops,convert-parallel-loops-to-gpu),"
                       "canonicalize,cse");
   pm.addPass(createGpuHostToDevicePass());
   addUpstream(pm, "canonicalize,cse");
@@ -241,13 +250,11 @@ void mlir::loom::registerPipelines() {
       "loom-lower-to-llvm-pipeline",
       "buffers -> llvm: runtime GEMMs, loops, LLVM dialect, C wrappers.",
       [](OpPassManager &pm, const PrecisionOptions &o) {
-        buildLowerToLLVMPipeline(pm, o.bf16, o.gpuLoops);
+        buildLowerToLLVMPipeline(pm, o);
       });
   PassPipelineRegistration<PrecisionOptions>(
       "loom-cpu-pipeline", "train -> llvm: every CPU lowering stage.",
-      [](OpPassManager &pm, const PrecisionOptions &o) {
-        buildCpuPipeline(pm, o.bf16, o.gpuLoops);
-      });
+      buildCpuPipeline);
   PassPipelineRegistration<CudaPipelineOptions>(
       "loom-gpu-kernels-pipeline",
       "buffers on the device -> gpu.launch kernels and runtime cuBLAS calls.",

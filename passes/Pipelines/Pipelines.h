@@ -79,7 +79,8 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 /// over `dp` ranks, add @train_step.
 void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
 
-/// The numerics of the lowering pipelines (loomc --precision).
+/// The options of the CPU lowering pipelines: numerics (loomc --precision)
+/// and the testing variants.
 struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
   Option<bool> bf16{*this, "bf16",
                     llvm::cl::desc("Mixed precision: GEMMs on bf16 operands "
@@ -92,6 +93,12 @@ struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
                      "build the loop nests as for a GPU (gpuLoopNests), run "
                      "sequentially"),
       llvm::cl::init(false)};
+  Option<bool> lateFrees{
+      *this, "late-frees",
+      llvm::cl::desc("For comparison: free temporaries at the end of the "
+                     "step, where bufferization puts the frees (no "
+                     "--loom-hoist-deallocs)"),
+      llvm::cl::init(false)};
 };
 
 /// train -> linalg: inline, decompose composite ops, buffer calling
@@ -103,17 +110,15 @@ void buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16 = false);
 /// `gpuLoops`, reductions are split first as for a GPU.
 void buildBufferizePipeline(OpPassManager &pm, bool gpuLoops = false);
 
-/// buffers -> llvm: GEMMs to the runtime, loops, [bf16: bf16 conversions as
-/// integer ops, which every x86 CPU has], LLVM dialect, C wrappers. With
-/// `gpuLoops`, the loop nests are the GPU's (gpuLoopNests), which the CPU
-/// runs sequentially: a test of those transformations' semantics on the
-/// whole training step.
-void buildLowerToLLVMPipeline(OpPassManager &pm, bool bf16 = false,
-                              bool gpuLoops = false);
+/// buffers -> llvm: GEMMs to the runtime, frees after last uses, loops,
+/// [bf16: bf16 conversions as integer ops, which every x86 CPU has], LLVM
+/// dialect, C wrappers. With `gpuLoops`, the loop nests are the GPU's
+/// (gpuLoopNests), which the CPU runs sequentially: a test of those
+/// transformations' semantics on the whole training step.
+void buildLowerToLLVMPipeline(OpPassManager &pm, const PrecisionOptions &o);
 
 /// train -> llvm: the three above.
-void buildCpuPipeline(OpPassManager &pm, bool bf16 = false,
-                      bool gpuLoops = false);
+void buildCpuPipeline(OpPassManager &pm, const PrecisionOptions &o);
 
 /// The NVIDIA GPU target (loomc --target=cuda; docs/gpu.md).
 struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
@@ -140,6 +145,10 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
                             llvm::cl::desc("Threads per block of a mapped "
                                            "loop nest"),
                             llvm::cl::init(256)};
+  Option<bool> lateFrees{*this, "late-frees",
+                         llvm::cl::desc("For comparison: no "
+                                        "--loom-hoist-deallocs"),
+                         llvm::cl::init(false)};
 };
 
 /// linalg -> buffers for a GPU: reductions with few outputs split in two

@@ -13,8 +13,11 @@
 #include "Export.h"
 #include "loom/runtime/abi.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -52,13 +55,13 @@ public:
         void *block = it->second.back();
         it->second.pop_back();
         ++stats.reuses;
-        ++stats.liveBlocks;
         --stats.cachedBlocks;
         stats.cachedBytes -= sizeClass;
+        countLive(sizeClass);
         return block;
       }
       ++stats.systemAllocs;
-      ++stats.liveBlocks;
+      countLive(sizeClass);
     }
     // The header needs 64 bytes below the user pointer and the user pointer
     // must be aligned, so the block starts `alignment` bytes into the raw
@@ -74,6 +77,8 @@ public:
     char *user = static_cast<char *>(raw) + alignment;
     auto *header = reinterpret_cast<BlockHeader *>(user - kMinAlignment);
     *header = BlockHeader{kMagic, sizeClass, alignment, raw};
+    if (poison)
+      std::memset(user, 0xff, sizeClass);
     return user;
   }
 
@@ -91,9 +96,12 @@ public:
                    ptr);
       std::abort();
     }
+    if (poison)
+      std::memset(ptr, 0xff, header->size);
     std::lock_guard<std::mutex> lock(mutex);
     freeLists[{header->size, header->alignment}].push_back(ptr);
     --stats.liveBlocks;
+    stats.liveBytes -= header->size;
     ++stats.cachedBlocks;
     stats.cachedBytes += header->size;
   }
@@ -119,7 +127,20 @@ public:
     return stats;
   }
 
+  /// LOOM_ALLOC_POISON=1 (AllocCache.h), read once.
+  std::atomic<bool> poison = [] {
+    const char *value = std::getenv("LOOM_ALLOC_POISON");
+    return value && std::strcmp(value, "0") != 0 && *value;
+  }();
+
 private:
+  /// Under the lock: a block of `sizeClass` bytes handed out.
+  void countLive(size_t sizeClass) {
+    ++stats.liveBlocks;
+    stats.liveBytes += sizeClass;
+    stats.peakLiveBytes = std::max(stats.peakLiveBytes, stats.liveBytes);
+  }
+
   static size_t roundAlignment(size_t alignment) {
     size_t result = kMinAlignment;
     while (result < alignment)
@@ -142,6 +163,8 @@ AllocCache &cache() {
 } // namespace
 
 AllocCacheStats allocCacheStats() { return cache().snapshot(); }
+
+void allocCacheSetPoison(bool poison) { cache().poison = poison; }
 void allocCacheTrim() { cache().trim(); }
 
 } // namespace loom::rt

@@ -284,6 +284,10 @@ void Artifact::synchronize() {
     synchronizeFor("the GPU failed while running the artifact");
 }
 
+uint64_t Artifact::peakDeviceBytes() const {
+  return device ? device->peakBytesInUse() : 0;
+}
+
 void Entry::call() {
   if (!device) {
     fn(args.data());

@@ -77,7 +77,10 @@ void MetricsWriter::writeSummary(const RunSummary &summary) {
       {"exposed_comm_s", number(summary.exposedCommS)},
       {"comm_hidden_fraction", number(summary.hiddenCommFraction)},
       {"tokens_per_s", number(summary.tokensPerS)},
-      {"wall_s", number(summary.wallS)}};
+      {"wall_s", number(summary.wallS)},
+      {"peak_temp_bytes", summary.peakTempBytes}};
+  if (summary.peakDeviceBytes)
+    inner["peak_device_bytes"] = summary.peakDeviceBytes;
   ordered_json line = {{"summary", inner}};
   writeLine(line.dump());
 }

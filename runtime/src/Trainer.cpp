@@ -15,6 +15,7 @@
 #include "loom/runtime/Trainer.h"
 #include "CO2Rounds.h"
 #include "Replicas.h"
+#include "loom/runtime/AllocCache.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
@@ -40,6 +41,19 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// What rank 0 used at most: a cpu artifact's temporaries (its parameters
+/// and state are the size of the checkpoint), a cuda artifact's device
+/// memory, all of it.
+std::string memoryLine(const RunSummary &summary) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  if (summary.peakDeviceBytes)
+    return formatString("memory: GPU peak %.1f MiB in use (parameters, "
+                        "optimizer state, temporaries)",
+                        summary.peakDeviceBytes / kMiB);
+  return formatString("memory: temporaries peak %.1f MiB",
+                      summary.peakTempBytes / kMiB);
 }
 
 /// The train_step output called `name` (nullptr if optional and absent).
@@ -501,6 +515,8 @@ TrainResult Trainer::run() {
       summary.commTimeS > 0
           ? std::clamp(1 - summary.exposedCommS / summary.commTimeS, 0.0, 1.0)
           : 0;
+  summary.peakTempBytes = allocCacheStats().peakLiveBytes;
+  summary.peakDeviceBytes = artifact.peakDeviceBytes();
   setup.metrics.writeSummary(summary);
   if (!options.tracePath.empty()) {
     setTracing(false);
@@ -524,6 +540,7 @@ TrainResult Trainer::run() {
                             100 * summary.hiddenCommFraction,
                             1e3 * summary.exposedCommS / summary.steps)
             << std::endl;
+      out << memoryLine(summary) << std::endl;
     } else {
       out << "no steps run (model at step " << state.step << ")" << std::endl;
     }

@@ -125,6 +125,12 @@ static cl::opt<bool> emulateGpuLoops(
              "then run them sequentially on the CPU"),
     cl::init(false), cl::Hidden, cl::cat(cat));
 
+static cl::opt<bool> lateFrees(
+    "late-frees",
+    cl::desc("For comparison and debugging: free each temporary at the end "
+             "of the step, not after its last use (no --loom-hoist-deallocs)"),
+    cl::init(false), cl::Hidden, cl::cat(cat));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
@@ -175,6 +181,7 @@ int main(int argc, char **argv) {
   options.linkSpec = link;
   options.target = target;
   options.emulateGpuLoops = emulateGpuLoops;
+  options.lateFrees = lateFrees;
   options.cudaChip = cudaChip;
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);

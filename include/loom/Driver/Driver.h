@@ -41,6 +41,8 @@ struct CompileOptions {
   std::string cudaChip = "sm_90";
   /// CPU target, for tests: the GPU's loop nests, run sequentially.
   bool emulateGpuLoops = false;
+  /// For comparison: temporaries freed at the end of the step.
+  bool lateFrees = false;
 };
 
 /// Registers every upstream and Loom pass and pipeline (once per process):

@@ -68,6 +68,9 @@ public:
   void upload(void *device, const void *host, size_t bytes) override;
   void download(void *host, const void *device, size_t bytes) override;
   void synchronize() override;
+  uint64_t peakBytesInUse() const override {
+    return memory.stats().peakLiveBytes;
+  }
   std::string takeDeferredError() override;
   std::unique_ptr<DeviceCommunicator> connect(Communicator &host) override;
 

@@ -9,6 +9,8 @@
 #include "DevicePool.h"
 #include "loom/runtime/Error.h"
 
+#include <algorithm>
+
 namespace loom::rt::cuda {
 
 DevicePool::DevicePool(Backend backend) : backend(std::move(backend)) {}
@@ -31,10 +33,7 @@ uintptr_t DevicePool::allocate(size_t bytes) {
     ++counters.reuses;
     --counters.cachedBlocks;
     counters.cachedBytes -= size;
-    ++counters.liveBlocks;
-    counters.liveBytes += size;
-    live.emplace(block, size);
-    return block;
+    return handOut(block, size);
   }
   uintptr_t block = backend.allocate(size);
   if (!block && counters.cachedBlocks > 0) {
@@ -49,8 +48,13 @@ uintptr_t DevicePool::allocate(size_t bytes) {
          bytes, static_cast<unsigned long long>(counters.liveBytes),
          static_cast<unsigned long long>(counters.liveBlocks));
   ++counters.systemAllocs;
+  return handOut(block, size);
+}
+
+uintptr_t DevicePool::handOut(uintptr_t block, size_t size) {
   ++counters.liveBlocks;
   counters.liveBytes += size;
+  counters.peakLiveBytes = std::max(counters.peakLiveBytes, counters.liveBytes);
   live.emplace(block, size);
   return block;
 }

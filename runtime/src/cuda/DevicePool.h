@@ -38,6 +38,8 @@ struct DevicePoolStats {
   /// Blocks handed out and not yet freed, and their bytes (size classes).
   uint64_t liveBlocks = 0;
   uint64_t liveBytes = 0;
+  /// The most liveBytes has been.
+  uint64_t peakLiveBytes = 0;
   /// Blocks sitting in free lists, and their bytes.
   uint64_t cachedBlocks = 0;
   uint64_t cachedBytes = 0;
@@ -91,6 +93,8 @@ public:
 
 private:
   size_t trimLocked();
+  /// Counts `block` (of size class `size`) as live and returns it.
+  uintptr_t handOut(uintptr_t block, size_t size);
 
   Backend backend;
   mutable std::mutex mutex;

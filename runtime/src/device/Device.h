@@ -94,6 +94,10 @@ public:
   /// earlier asynchronous work.
   virtual void synchronize() = 0;
 
+  /// The most device memory the runtime's pool has had in use at once
+  /// (parameters, optimizer state and temporaries), in bytes.
+  virtual uint64_t peakBytesInUse() const = 0;
+
   /// A failure of a call made where nothing could be thrown or stopped (the
   /// module load in an artifact's global constructor), "" if none; clears it.
   virtual std::string takeDeferredError() = 0;

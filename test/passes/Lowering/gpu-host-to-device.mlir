@@ -62,6 +62,32 @@ func.func @full_reduction(%x: memref<8xf32>, %out: memref<f32>) {
 
 // -----
 
+// Tests that a free among host accesses (--loom-hoist-deallocs puts each
+// after its buffer's last use) does not split them into two kernels, where
+// the second would use a value the first computed: it moves after the
+// one kernel they become.
+// CHECK-LABEL: func.func @free_between_host_accesses(
+// CHECK: %[[PART:.+]] = gpu.alloc () : memref<f32>
+// CHECK: gpu.launch
+// CHECK: memref.load %[[PART]][]
+// CHECK: memref.store %{{.+}}, %arg1[]
+// CHECK: gpu.terminator
+// CHECK-NEXT: }
+// CHECK-NEXT: gpu.dealloc %[[PART]]
+// CHECK-NEXT: return
+func.func @free_between_host_accesses(%x: memref<f32>, %out: memref<f32>) {
+  %part = memref.alloc() : memref<f32>
+  %a = memref.load %x[] : memref<f32>
+  memref.store %a, %part[] : memref<f32>
+  %b = memref.load %part[] : memref<f32>
+  memref.dealloc %part : memref<f32>
+  %c = arith.addf %a, %b : f32
+  memref.store %c, %out[] : memref<f32>
+  return
+}
+
+// -----
+
 // Tests that a load is not moved past a kernel that may write its buffer:
 // the value the host read would differ from the one the kernel would read.
 // Such a read cannot be kept on the host either, which is an error.

@@ -8,6 +8,8 @@
 #include "TestUtil.h"
 #include "loom/runtime/abi.h"
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <thread>
 
@@ -49,6 +51,44 @@ TEST(AllocCache, ReusesTheFreedBlock) {
   void *q = _mlir_memref_to_llvm_alloc(777);
   EXPECT_EQ(p, q);
   _mlir_memref_to_llvm_free(q);
+}
+
+TEST(AllocCache, CountsPeakBytesInUse) {
+  AllocCacheStats before = allocCacheStats();
+  void *a = _mlir_memref_to_llvm_alloc(1000); // a 1024-byte class
+  void *b = _mlir_memref_to_llvm_alloc(64);
+  _mlir_memref_to_llvm_free(a);
+  void *c = _mlir_memref_to_llvm_alloc(128);
+  AllocCacheStats during = allocCacheStats();
+  EXPECT_EQ(during.liveBytes - before.liveBytes, 64u + 128u);
+  // The most at once was a and b together.
+  EXPECT_EQ(during.peakLiveBytes,
+            std::max(before.peakLiveBytes, before.liveBytes + 1024 + 64));
+  _mlir_memref_to_llvm_free(b);
+  _mlir_memref_to_llvm_free(c);
+  EXPECT_EQ(allocCacheStats().liveBytes, before.liveBytes);
+}
+
+TEST(AllocCache, PoisonFillsFreedAndFreshBlocks) {
+  allocCacheSetPoison(true);
+  auto allNaNBytes = [](const void *p, size_t n) {
+    const auto *bytes = static_cast<const unsigned char *>(p);
+    return std::all_of(bytes, bytes + n, [](unsigned char x) { return x == 0xff; });
+  };
+  // A size no other test uses, so the first block is fresh.
+  auto *fresh = static_cast<float *>(_mlir_memref_to_llvm_alloc(4 * 1111));
+  EXPECT_TRUE(allNaNBytes(fresh, 4 * 1111));
+  EXPECT_TRUE(std::isnan(fresh[0]));
+  std::memset(fresh, 0, 4 * 1111);
+  _mlir_memref_to_llvm_free(fresh);
+  // Still the cache's memory: what compiled code would read after a free.
+  EXPECT_TRUE(allNaNBytes(fresh, 4 * 1111));
+  allocCacheSetPoison(false);
+  void *again = _mlir_memref_to_llvm_alloc(4 * 1111);
+  EXPECT_EQ(again, static_cast<void *>(fresh));
+  std::memset(again, 0, 4 * 1111);
+  _mlir_memref_to_llvm_free(again);
+  EXPECT_FALSE(allNaNBytes(again, 4 * 1111)); // off again: left as it was
 }
 
 TEST(AllocCache, BlocksAreAligned) {

@@ -92,6 +92,22 @@ TEST(DevicePool, SteadyStateReusesEveryBlock) {
   EXPECT_EQ(device.synchronizations, 0); // reuse never waits
 }
 
+TEST(DevicePool, CountsPeakBytesInUse) {
+  FakeDevice device;
+  DevicePool pool(device.backend());
+  uintptr_t a = pool.allocate(1000); // 1024-byte class
+  uintptr_t b = pool.allocate(256);
+  ASSERT_TRUE(pool.release(a));
+  uintptr_t c = pool.allocate(512);
+  EXPECT_EQ(pool.stats().liveBytes, 256u + 512u);
+  // The most at once was a and b together, not a + b + c.
+  EXPECT_EQ(pool.stats().peakLiveBytes, 1024u + 256u);
+  ASSERT_TRUE(pool.release(b));
+  ASSERT_TRUE(pool.release(c));
+  EXPECT_EQ(pool.stats().liveBytes, 0u);
+  EXPECT_EQ(pool.stats().peakLiveBytes, 1024u + 256u);
+}
+
 TEST(DevicePool, NearlyEqualSizesShareAClass) {
   FakeDevice device;
   DevicePool pool(device.backend());

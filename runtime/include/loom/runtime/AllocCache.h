@@ -20,14 +20,22 @@ struct AllocCacheStats {
   uint64_t systemAllocs = 0;
   /// Requests served from the free list.
   uint64_t reuses = 0;
-  /// Blocks handed out and not yet freed.
+  /// Blocks handed out and not yet freed, their bytes (size classes), and
+  /// the most those bytes have been.
   uint64_t liveBlocks = 0;
+  uint64_t liveBytes = 0;
+  uint64_t peakLiveBytes = 0;
   /// Blocks sitting in the free list, and their bytes.
   uint64_t cachedBlocks = 0;
   uint64_t cachedBytes = 0;
 };
 
 AllocCacheStats allocCacheStats();
+/// Whether blocks are filled with 0xff bytes (a NaN in every float type)
+/// when freed and when first allocated, so that compiled code reading a
+/// buffer after freeing it, or before writing it, computes NaNs. Off
+/// unless LOOM_ALLOC_POISON=1; for tests.
+void allocCacheSetPoison(bool poison);
 /// Returns every cached (free) block to the system.
 void allocCacheTrim();
 

@@ -155,6 +155,10 @@ public:
   /// Blocks until the device has finished what was issued so far.
   void synchronize();
 
+  /// The most device memory in use at once so far (parameters, optimizer
+  /// state, temporaries), in bytes; 0 for a cpu artifact.
+  uint64_t peakDeviceBytes() const;
+
 private:
   Artifact() = default;
   Tensor &addTensor(const std::string &name, ArgRole role, const Shape &shape,

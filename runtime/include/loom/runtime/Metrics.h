@@ -55,6 +55,11 @@ struct RunSummary {
   double hiddenCommFraction = 0;
   double tokensPerS = 0;
   double wallS = 0;
+  /// The most bytes of compiled code's temporaries (AllocCache) and, for a
+  /// cuda artifact, of device memory (Artifact::peakDeviceBytes) in use at
+  /// once.
+  uint64_t peakTempBytes = 0;
+  uint64_t peakDeviceBytes = 0;
 };
 
 /// FILE for rank 0, FILE.rank<R> for rank R > 0.

@@ -1,0 +1,137 @@
+"""Peak memory of a training step: Loom with each temporary freed after its
+last use (--loom-hoist-deallocs, the default), Loom with every free at the
+end of the step (loomc --late-frees, where bufferization puts them), and
+PyTorch 1.13 eager on the same GPT, batch and AdamW, one thread, all
+measured in this run. For each: the process's peak resident memory, its
+resident memory before the first step (the interpreter, libraries, model
+and optimizer state), and what the steps added; for Loom also its own
+count of the temporaries' peak (the metrics summary's peak_temp_bytes).
+Prints a Markdown table; with --record, appends it and the command to
+bench/RESULTS.md.
+
+Usage: python3 bench/peak_memory.py [--spec gpt:...] [--steps 3] [--record]
+(run from the repository root after building; needs Debian's python3-torch)"""
+import argparse
+import datetime
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BIN = os.path.join(ROOT, "build", "bin")
+TORCH_PY = "/usr/bin/python3"
+MIB = 2.0 ** 20
+
+# The PyTorch peer, run as `python3 -c TORCH_WORKER fields steps`: the
+# nanoGPT of the numerical tests; prints its resident memory before the
+# first step and its peak, in bytes.
+TORCH_WORKER = r"""
+import json, os, resource, sys
+import torch
+sys.path.insert(0, os.path.join(sys.argv[1], "test", "e2e", "torch"))
+from nanogpt import GPT
+f = json.loads(sys.argv[2]); steps = int(sys.argv[3])
+torch.set_num_threads(1)
+torch.manual_seed(0)
+model = GPT(f["vocab"], f["seq"], f["dim"], f["heads"], f["layers"])
+opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+# AdamW creates its state at the first step: count it before, as Loom's
+# artifact holds its state from the start.
+for p in model.parameters():
+    opt.state[p]["step"] = torch.tensor(0.0)
+    opt.state[p]["exp_avg"] = torch.zeros_like(p)
+    opt.state[p]["exp_avg_sq"] = torch.zeros_like(p)
+g = torch.Generator().manual_seed(0)
+page = os.sysconf("SC_PAGE_SIZE")
+before = int(open("/proc/self/statm").read().split()[1]) * page
+for _ in range(steps):
+    x = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), generator=g)
+    y = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), generator=g)
+    loss = model(x, y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+print(json.dumps({"before": before,
+                  "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
+"""
+
+
+def loom(spec, steps, late, tmp):
+    name = "late" if late else "early"
+    art = os.path.join(tmp, name)
+    cmd = [os.path.join(BIN, "loomc"), f"--model={spec}", "-o", art]
+    if late:
+        cmd.append("--late-frees")
+    subprocess.run(cmd, check=True)
+    metrics = os.path.join(tmp, f"{name}.jsonl")
+    # A fresh interpreter per measurement: RUSAGE_CHILDREN is the peak of
+    # every child waited for, so each loom-run is measured alone.
+    stats = os.path.join(tmp, f"{name}.rss")
+    script = ("import resource,subprocess,sys;"
+              "subprocess.run(sys.argv[2:],check=True,stdout=subprocess.DEVNULL,"
+              "stderr=subprocess.DEVNULL);"
+              "open(sys.argv[1],'w').write(str(resource.getrusage("
+              "resource.RUSAGE_CHILDREN).ru_maxrss*1024))")
+    subprocess.run([sys.executable, "-c", script, stats,
+                    os.path.join(BIN, "loom-run"), art, "--steps", str(steps),
+                    "--data", "synthetic", "--seed", "1", "--threads", "1",
+                    "--metrics", metrics], check=True)
+    peak = int(open(stats).read())
+    summary = [json.loads(l)["summary"] for l in open(metrics) if '"summary"' in l][0]
+    # Before the first step: the same run with no steps.
+    before_stats = os.path.join(tmp, f"{name}-0.rss")
+    subprocess.run([sys.executable, "-c", script, before_stats,
+                    os.path.join(BIN, "loom-run"), art, "--steps", "0",
+                    "--data", "synthetic", "--seed", "1", "--threads", "1"],
+                   check=True)
+    before = int(open(before_stats).read())
+    return {"peak": peak, "before": before, "temps": summary["peak_temp_bytes"]}
+
+
+def torch(fields, steps):
+    out = subprocess.run([TORCH_PY, "-c", TORCH_WORKER, ROOT, json.dumps(fields),
+                          str(steps)], check=True, text=True,
+                         capture_output=True).stdout
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--spec", default="gpt:vocab=256,seq=256,dim=256,heads=8,layers=4,batch=16")
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--record", action="store_true")
+    args = ap.parse_args()
+    fields = {k: int(v) for k, v in (kv.split("=") for kv in args.spec.split(":")[1].split(","))}
+    with tempfile.TemporaryDirectory() as tmp:
+        early = loom(args.spec, args.steps, False, tmp)
+        late = loom(args.spec, args.steps, True, tmp)
+    peer = torch(fields, args.steps)
+    rows = [("Loom (frees after last uses)", early), ("Loom --late-frees (frees at the end of the step)", late),
+            ("PyTorch 1.13 eager", peer)]
+    lines = ["| run | peak RSS (MiB) | RSS before the first step (MiB) | added by the steps (MiB) | temporaries' peak, runtime's count (MiB) | peak RSS / PyTorch | added / PyTorch's |",
+             "|---|---|---|---|---|---|---|"]
+    for name, r in rows:
+        temps = f"{r['temps'] / MIB:.1f}" if "temps" in r else "-"
+        added = r["peak"] - r["before"]
+        lines.append(f"| {name} | {r['peak'] / MIB:.0f} | {r['before'] / MIB:.0f} | {added / MIB:.0f} | "
+                     f"{temps} | {r['peak'] / peer['peak']:.2f} | "
+                     f"{added / (peer['peak'] - peer['before']):.2f} |")
+    table = "\n".join(lines)
+    print(table)
+    if args.record:
+        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
+            f.write(f"\n### Peak memory of a training step, {datetime.date.today()}\n\n")
+            f.write(f"`{args.spec}`, AdamW, one thread, {args.steps} steps on random tokens; "
+                    "resident memory from getrusage (peak) and /proc (PyTorch before its first "
+                    "step; Loom: a run of 0 steps, which loads the artifact and initialises "
+                    "the model and state).\n\n")
+            cmd = "python3 bench/peak_memory.py" + ("" if args.spec == ap.get_default("spec") else f" --spec {args.spec}") + " --record"
+            f.write(f"Command: `{cmd}`\n\n")
+            f.write(table + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
