@@ -175,6 +175,18 @@ environment:
                     so that an error names the one that failed (slow)
   LOOM_CUDA_TF32=1  let FP32 GEMMs use TF32 tensor cores (faster, about 3
                     decimal digits; default: full FP32)
+  LOOM_ALLOC_POISON=1
+                    fill the compiled code's temporaries with NaNs when
+                    allocated and when freed, so that reading one after its
+                    free (a compiler bug) turns the loss NaN (cpu artifacts)
+
+memory:
+  After the final loss rank 0 prints the most memory it used at once, e.g.
+    memory: temporaries peak 608.5 MiB
+  (a cuda artifact: "memory: GPU peak ... MiB in use", parameters and
+  state included); --metrics records it as peak_temp_bytes and
+  peak_device_bytes. Compiled code frees each temporary after its last use
+  (docs/pipeline.md).
 
 examples:
   loom-run out/ --steps 1000 --data text:corpus.txt --metrics m.jsonl \
