@@ -132,6 +132,31 @@ def FinalizeCommPass : Pass<"loom-finalize-comm", "mlir::ModuleOp"> {
   }];
 }
 
+def DuplicateInitsPass : Pass<"loom-duplicate-inits", "mlir::func::FuncOp"> {
+  let summary = "Gives each destination its own empty tensor or zero fill.";
+  let description = [{
+    CSE merges identical `tensor.empty` ops and `linalg.fill`s of them, so
+    ops of one result shape share one destination. Bufferized, that is one
+    buffer, alive until its last use, which every op writing into it copies
+    first (a GPT's attention GEMMs each copied a 32 MiB zero tensor that
+    stayed allocated all step). Runs before bufferization: each use of such
+    a `tensor.empty` or `linalg.fill` (of a `tensor.empty`) as a
+    destination (`outs`) gets its own copy of it, placed just before the
+    user (the original goes when nothing else reads it). Then every op
+    bufferizes to a fresh buffer, allocated and filled where it is
+    needed.
+
+    Example: two `linalg.batch_matmul`s with `outs(%zero)`, where `%zero =
+    linalg.fill ins(%cst) outs(%empty)`, each get their own `tensor.empty`
+    and `linalg.fill`.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numDuplicated", "num-duplicated", "Destinations duplicated">,
+  ];
+}
+
 def CopiesToLinalgPass : Pass<"loom-copies-to-linalg", "mlir::func::FuncOp"> {
   let summary = "Turns memref.copy into linalg.copy.";
   let description = [{

@@ -92,6 +92,7 @@ void mlir::loom::buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16) {
 /// One-shot bufferization and deallocation; `stack` promotes small buffers
 /// to the host stack (CPU only: a GPU's buffers live in device memory).
 static void addBufferize(OpPassManager &pm, bool stack) {
+  pm.addNestedPass<func::FuncOp>(createDuplicateInitsPass());
   // No eliminate-empty-tensors: with destinations that are function arguments
   // it let two reductions sharing one CSE-d init write the same output buffer
   // (caught by test/e2e/gradcheck/layernorm.mlir).
