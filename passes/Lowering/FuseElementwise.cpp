@@ -22,8 +22,16 @@ struct FuseElementwisePass
       Operation *consumer = fused->getOwner();
       // Only generic ops fuse: a named op (matmul, fill, reduce...) on either
       // side stays as it is so later passes can still recognise it.
-      return isa_and_nonnull<linalg::GenericOp>(producer) &&
-             isa<linalg::GenericOp>(consumer);
+      if (!isa_and_nonnull<linalg::GenericOp>(producer) ||
+          !isa<linalg::GenericOp>(consumer))
+        return false;
+      // A producer a named op also uses stays materialised; fused, the
+      // consumer would recompute it from its operands and keep those alive
+      // as well (the backward pass recomputing attention probabilities
+      // from the scores kept a second score tensor per layer).
+      return llvm::all_of(fused->get().getUsers(), [](Operation *user) {
+        return isa<linalg::GenericOp>(user);
+      });
     };
     linalg::populateElementwiseOpsFusionPatterns(patterns, control);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))

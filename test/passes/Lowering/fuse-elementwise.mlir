@@ -89,3 +89,38 @@ func.func @dont_fuse_into_reduce(%x: tensor<4x8xf32>) -> tensor<4xf32> {
     }
   return %2 : tensor<4xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+// Tests that a generic a matmul also uses (the attention probabilities) is
+// not fused into a generic consumer: it is materialised for the matmul
+// anyway, and fused, the consumer would recompute it from the producer's
+// operand, keeping that alive too. The consumer reads the producer's result.
+// CHECK-LABEL: func.func @dont_recompute_materialised
+// CHECK: %[[P:.+]] = linalg.generic
+// CHECK: math.exp
+// CHECK: linalg.matmul ins(%[[P]],
+// CHECK: linalg.generic {{.*}} ins(%[[P]], %{{.+}} : tensor<4x8xf32>, tensor<4x8xf32>)
+// CHECK-NOT: math.exp
+// CHECK: arith.mulf
+func.func @dont_recompute_materialised(%s: tensor<4x8xf32>, %v: tensor<8x16xf32>, %dp: tensor<4x8xf32>) -> (tensor<4x16xf32>, tensor<4x8xf32>) {
+  %cst = arith.constant 0.000000e+00 : f32
+  %e0 = tensor.empty() : tensor<4x8xf32>
+  %p = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]} ins(%s : tensor<4x8xf32>) outs(%e0 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %e = math.exp %in : f32
+    linalg.yield %e : f32
+  } -> tensor<4x8xf32>
+  %e1 = tensor.empty() : tensor<4x16xf32>
+  %init = linalg.fill ins(%cst : f32) outs(%e1 : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %y = linalg.matmul ins(%p, %v : tensor<4x8xf32>, tensor<8x16xf32>) outs(%init : tensor<4x16xf32>) -> tensor<4x16xf32>
+  %e2 = tensor.empty() : tensor<4x8xf32>
+  %ds = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel", "parallel"]} ins(%p, %dp : tensor<4x8xf32>, tensor<4x8xf32>) outs(%e2 : tensor<4x8xf32>) {
+  ^bb0(%in: f32, %in_1: f32, %out: f32):
+    %m = arith.mulf %in, %in_1 : f32
+    linalg.yield %m : f32
+  } -> tensor<4x8xf32>
+  return %y, %ds : tensor<4x16xf32>, tensor<4x8xf32>
+}
