@@ -182,7 +182,7 @@ environment:
 
 memory:
   After the final loss rank 0 prints the most memory it used at once, e.g.
-    memory: temporaries peak 538.6 MiB
+    memory: temporaries peak 410.8 MiB
   (a cuda artifact: "memory: GPU peak ... MiB in use", parameters and
   state included); --metrics records it as peak_temp_bytes and
   peak_device_bytes. Compiled code frees each temporary after its last use
