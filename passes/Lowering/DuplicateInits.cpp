@@ -62,7 +62,8 @@ struct DuplicateInitsPass : impl::DuplicateInitsPassBase<DuplicateInitsPass> {
     for (linalg::FillOp fill : fills)
       duplicateForDestinations(fill, count);
     SmallVector<tensor::EmptyOp> empties;
-    getOperation().walk([&](tensor::EmptyOp empty) { empties.push_back(empty); });
+    getOperation().walk(
+        [&](tensor::EmptyOp empty) { empties.push_back(empty); });
     for (tensor::EmptyOp empty : empties)
       duplicateForDestinations(empty, count);
     numDuplicated += count;

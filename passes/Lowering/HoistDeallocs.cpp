@@ -67,8 +67,7 @@ Operation *lastUse(memref::DeallocOp free) {
       if (last->isBeforeInBlock(ancestor))
         last = ancestor;
       // An address written to memory could be read back anywhere.
-      if (address && !isMemoryEffectFree(user) &&
-          !isa<CallOpInterface>(user) &&
+      if (address && !isMemoryEffectFree(user) && !isa<CallOpInterface>(user) &&
           !user->hasTrait<OpTrait::IsTerminator>())
         return nullptr;
       // What is computed from an address is an address (or a handle); of

@@ -73,7 +73,8 @@ TEST(AllocCache, PoisonFillsFreedAndFreshBlocks) {
   allocCacheSetPoison(true);
   auto allNaNBytes = [](const void *p, size_t n) {
     const auto *bytes = static_cast<const unsigned char *>(p);
-    return std::all_of(bytes, bytes + n, [](unsigned char x) { return x == 0xff; });
+    return std::all_of(bytes, bytes + n,
+                       [](unsigned char x) { return x == 0xff; });
   };
   // A size no other test uses, so the first block is fresh.
   auto *fresh = static_cast<float *>(_mlir_memref_to_llvm_alloc(4 * 1111));
