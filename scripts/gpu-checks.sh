@@ -126,6 +126,15 @@ run() {
       grep '20 steps, losses within 0'
   }
   check gpt-sync-same-losses sync_same
+  # test/e2e/train/early-frees.test on the GPU: freed device blocks filled
+  # with NaNs (LOOM_ALLOC_POISON) change nothing, so no kernel reads a
+  # temporary after --loom-hoist-deallocs freed it.
+  poison_same() {
+    LOOM_ALLOC_POISON=1 "$run" "$dir/art/f32-cuda" --steps 20 "${data[@]}" --metrics "$tmp/poison.jsonl" &&
+      "$python" $inputs/compare_losses.py "$tmp/cuda.jsonl" "$tmp/poison.jsonl" --rtol 0 |
+      grep '20 steps, losses within 0'
+  }
+  check gpt-poisoned-frees-same-losses poison_same
 
   # test/e2e/gpu/gpt-bf16-matches-cpu.test
   bf16_matches_cpu() {

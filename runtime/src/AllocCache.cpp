@@ -128,10 +128,7 @@ public:
   }
 
   /// LOOM_ALLOC_POISON=1 (AllocCache.h), read once.
-  std::atomic<bool> poison = [] {
-    const char *value = std::getenv("LOOM_ALLOC_POISON");
-    return value && std::strcmp(value, "0") != 0 && *value;
-  }();
+  std::atomic<bool> poison = allocPoisonRequested();
 
 private:
   /// Under the lock: a block of `sizeClass` bytes handed out.
@@ -165,6 +162,11 @@ AllocCache &cache() {
 AllocCacheStats allocCacheStats() { return cache().snapshot(); }
 
 void allocCacheSetPoison(bool poison) { cache().poison = poison; }
+
+bool allocPoisonRequested() {
+  const char *value = std::getenv("LOOM_ALLOC_POISON");
+  return value && *value && std::strcmp(value, "0") != 0;
+}
 void allocCacheTrim() { cache().trim(); }
 
 } // namespace loom::rt

@@ -178,7 +178,8 @@ environment:
   LOOM_ALLOC_POISON=1
                     fill the compiled code's temporaries with NaNs when
                     allocated and when freed, so that reading one after its
-                    free (a compiler bug) turns the loss NaN (cpu artifacts)
+                    free (a compiler bug) turns the loss NaN (on a GPU:
+                    every block of the device pool, on the compute stream)
 
 memory:
   After the final loss rank 0 prints the most memory it used at once, e.g.

@@ -12,6 +12,7 @@
 #include "Export.h"
 #include "KernelProfile.h"
 #include "Plugin.h"
+#include "loom/runtime/AllocCache.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/World.h"
@@ -103,7 +104,8 @@ CudaDevice::CudaDevice(Driver driver, const DeviceOptions &options)
                        [this] {
                          drv.cuStreamSynchronize(compute);
                          drv.cuStreamSynchronize(comm);
-                       }}) {
+                       },
+                       poisonBlocks()}) {
   CUresult init = drv.cuInit(0);
   if (init != CUDA_SUCCESS)
     fail("cuInit failed: %s; this machine cannot run CUDA artifacts",
@@ -161,6 +163,18 @@ void CudaDevice::bind() {
 
 void CudaDevice::check(CUresult result, const char *call) const {
   cuda::check(drv, result, call);
+}
+
+std::function<void(uintptr_t, size_t)> CudaDevice::poisonBlocks() {
+  if (!allocPoisonRequested())
+    return nullptr;
+  // On the compute stream: after the kernels that used the block, before
+  // those of its next owner.
+  return [this](uintptr_t block, size_t bytes) {
+    checkOrAbort(drv.cuMemsetD8Async(static_cast<CUdeviceptr>(block), 0xff,
+                                     bytes, compute),
+                 "the device pool", "cuMemsetD8Async");
+  };
 }
 
 void CudaDevice::checkOrAbort(CUresult result, const char *caller,

@@ -124,6 +124,8 @@ public:
 private:
   CudaDevice(Driver driver, const DeviceOptions &options);
   void checkAsyncErrors();
+  /// The pool's poisoning under LOOM_ALLOC_POISON, else empty.
+  std::function<void(uintptr_t, size_t)> poisonBlocks();
 
   Driver drv;
   CUdevice dev = 0;

@@ -48,6 +48,8 @@ uintptr_t DevicePool::allocate(size_t bytes) {
          bytes, static_cast<unsigned long long>(counters.liveBytes),
          static_cast<unsigned long long>(counters.liveBlocks));
   ++counters.systemAllocs;
+  if (backend.poison)
+    backend.poison(block, size);
   return handOut(block, size);
 }
 
@@ -66,6 +68,8 @@ bool DevicePool::release(uintptr_t block) {
     return false;
   size_t size = it->second;
   live.erase(it);
+  if (backend.poison)
+    backend.poison(block, size);
   freeLists[size].push_back(block);
   --counters.liveBlocks;
   counters.liveBytes -= size;

@@ -63,6 +63,10 @@ public:
     /// Waits until no queued work uses any block (before blocks are
     /// returned to the driver).
     std::function<void()> synchronize;
+    /// If set (LOOM_ALLOC_POISON, AllocCache.h): fills a block with 0xff
+    /// bytes after the work queued so far, when it is first handed out and
+    /// when it is freed, so that a read after the free computes NaNs.
+    std::function<void(uintptr_t block, size_t bytes)> poison;
   };
 
   explicit DevicePool(Backend backend);

@@ -108,6 +108,23 @@ TEST(DevicePool, CountsPeakBytesInUse) {
   EXPECT_EQ(pool.stats().peakLiveBytes, 1024u + 256u);
 }
 
+TEST(DevicePool, PoisonsFreshAndFreedBlocks) {
+  FakeDevice device;
+  DevicePool::Backend backend = device.backend();
+  std::vector<std::pair<uintptr_t, size_t>> poisoned;
+  backend.poison = [&](uintptr_t block, size_t bytes) {
+    poisoned.emplace_back(block, bytes);
+  };
+  DevicePool pool(backend);
+  uintptr_t a = pool.allocate(1000);
+  EXPECT_EQ(poisoned, (decltype(poisoned){{a, 1024}})); // fresh
+  ASSERT_TRUE(pool.release(a));
+  EXPECT_EQ(poisoned.size(), 2u); // freed
+  EXPECT_EQ(poisoned.back(), std::make_pair(a, size_t(1024)));
+  EXPECT_EQ(pool.allocate(1024), a);
+  EXPECT_EQ(poisoned.size(), 2u); // reused: it was poisoned when freed
+}
+
 TEST(DevicePool, NearlyEqualSizesShareAClass) {
   FakeDevice device;
   DevicePool pool(device.backend());

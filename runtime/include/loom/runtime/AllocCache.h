@@ -36,6 +36,9 @@ AllocCacheStats allocCacheStats();
 /// buffer after freeing it, or before writing it, computes NaNs. Off
 /// unless LOOM_ALLOC_POISON=1; for tests.
 void allocCacheSetPoison(bool poison);
+/// Whether LOOM_ALLOC_POISON asks for poisoning (set and not "0"); the GPU's
+/// device pool poisons its blocks too.
+bool allocPoisonRequested();
 /// Returns every cached (free) block to the system.
 void allocCacheTrim();
 
