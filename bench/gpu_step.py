@@ -12,8 +12,11 @@ PyTorch 2.x and CUDA but no LLVM or MPI: compile the artifact here
   python3 bench/gpu_step.py --artifact DIR --loom-run BUNDLE/loom-run [--steps 50] [--out bench/results/gpu]
 
 It prints `nvidia-smi -L`'s device line, the median step time of each, and
-Loom's ratio to eager and to compiled (target: Loom <= 1.0x eager), and
-writes the raw numbers and outputs as JSON under --out."""
+Loom's ratio to eager and to compiled (target: Loom <= 1.0x eager), the
+peak GPU memory of each (Loom: its device pool's peak, peak_device_bytes;
+PyTorch: torch.cuda.max_memory_allocated; both count parameters,
+gradients, optimizer state and temporaries), and writes the raw numbers
+and outputs as JSON under --out."""
 import argparse
 import json
 import os
@@ -43,7 +46,8 @@ def loom_steps(args, manifest):
             sys.exit(f"loom-run failed ({run.returncode}):\n{run.stderr}")
         rows = [json.loads(l) for l in open(metrics)]
         times = [r["step_time_s"] for r in rows if "step" in r][args.warmup:]
-        return times, run.stdout + run.stderr
+        peak = [r["summary"].get("peak_device_bytes", 0) for r in rows if "summary" in r]
+        return times, peak[0] if peak else 0, run.stdout + run.stderr
 
 
 def torch_steps(args, f, opt, compiled, bf16):
@@ -52,6 +56,8 @@ def torch_steps(args, f, opt, compiled, bf16):
     from nanogpt import GPT
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
+    torch.cuda.empty_cache()
+    torch.cuda.reset_peak_memory_stats()
     torch.manual_seed(0)
     model = GPT(f["vocab"], f["seq"], f["dim"], f["heads"], f["layers"]).cuda()
     decay = [p for p in model.parameters() if p.dim() >= 2]
@@ -75,7 +81,7 @@ def torch_steps(args, f, opt, compiled, bf16):
         loss.item()  # Loom's step also ends with the loss on the host
         torch.cuda.synchronize()
         times.append(time.perf_counter() - t0)
-    return times[args.warmup:], torch.__version__
+    return times[args.warmup:], torch.cuda.max_memory_allocated(), torch.__version__
 
 
 def main():
@@ -92,25 +98,30 @@ def main():
     f = spec_fields(manifest["model"]["spec"])
     opt = manifest["optimizer"]
     device = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.strip()
-    loom, loom_out = loom_steps(args, manifest)
+    loom, loom_peak, loom_out = loom_steps(args, manifest)
     precision = manifest.get("compile_options", {}).get("precision", "f32")
     bf16 = precision == "bf16"
-    eager, version = torch_steps(args, f, opt, compiled=False, bf16=bf16)
-    compiled, _ = torch_steps(args, f, opt, compiled=True, bf16=bf16)
+    eager, eager_peak, version = torch_steps(args, f, opt, compiled=False, bf16=bf16)
+    compiled, compiled_peak, _ = torch_steps(args, f, opt, compiled=True, bf16=bf16)
+    peak = {"loom": loom_peak, "eager": eager_peak, "compile": compiled_peak}
     med = {k: statistics.median(v) for k, v in
            (("loom", loom), ("eager", eager), ("compile", compiled))}
     print(device)
     what = "bf16 mixed precision (torch.autocast)" if bf16 else "fp32"
     print(f"{manifest['model']['spec']}, {what}, AdamW; PyTorch {version}; median of {args.steps} steps")
-    print("| | step (ms) | Loom / this |\n|---|---|---|")
+    print("| | step (ms) | Loom / this | peak GPU memory (MiB) | Loom / this |\n"
+          "|---|---|---|---|---|")
     for k in ("loom", "eager", "compile"):
-        print(f"| {k} | {1e3 * med[k]:.3f} | {med['loom'] / med[k]:.2f}x |")
+        mem = f"{peak[k] / 2**20:.1f} | " if peak[k] else "- | "
+        mem += f"{peak['loom'] / peak[k]:.2f}x" if peak[k] and peak["loom"] else "-"
+        print(f"| {k} | {1e3 * med[k]:.3f} | {med['loom'] / med[k]:.2f}x | {mem} |")
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, f"gpu_step_{precision}.json"), "w") as out:
         json.dump({"device": device, "spec": manifest["model"]["spec"], "torch": version,
                    "precision": precision,
                    "step_s": {"loom": loom, "eager": eager, "compile": compiled},
-                   "median_s": med, "loom_run_output": loom_out}, out, indent=1)
+                   "median_s": med, "peak_gpu_bytes": peak,
+                   "loom_run_output": loom_out}, out, indent=1)
 
 
 if __name__ == "__main__":
