@@ -137,7 +137,9 @@ void loom_rt_broadcast(int64_t group, void *buf, int64_t count, int32_t dtype,
 /// (NCCL) nothing blocks the host: a collective runs on a communication
 /// stream after the compute work issued before its call, and the compute
 /// work issued after `loom_rt_wait` (or after a synchronous form) waits for
-/// it.
+/// it. Every other loom_rt_* call is done with its buffers when it returns
+/// (for cuda artifacts: in stream order); --loom-hoist-deallocs relies on
+/// this to free a temporary right after its last use.
 int64_t loom_rt_all_reduce_start(int64_t group, void *buf, int64_t count,
                                  int32_t dtype, int32_t op);
 int64_t loom_rt_broadcast_start(int64_t group, void *buf, int64_t count,
