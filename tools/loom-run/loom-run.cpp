@@ -132,7 +132,8 @@ metrics:
   exposed_comm_s (time the step was blocked waiting for collectives),
   tokens_per_s (global batch tokens per second of this rank's step time);
   last line: {"summary": {...}}, which adds comm_hidden_fraction
-  (1 - exposed_comm_s / comm_time_s, in [0, 1]). Evaluations (--eval,
+  (1 - exposed_comm_s / comm_time_s, in [0, 1]), peak_temp_bytes and, for
+  a cuda artifact, peak_device_bytes (see "memory"). Evaluations (--eval,
   --eval-data) are {"eval": {"step" (during training), "rank", "loss" (mean
   over batches and ranks), "batches", "tokens"}}.
   CO2 artifacts (loomc --co2): loss is the rank's own (ranks do not talk
