@@ -59,6 +59,16 @@ print(json.dumps({"before": before,
 """
 
 
+def peak_rss(cmd):
+    """Runs `cmd` (its output discarded) and returns its peak resident bytes."""
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode:
+        sys.exit(f"{' '.join(cmd)} failed ({proc.returncode})")
+    return usage.ru_maxrss * 1024
+
+
 def loom(spec, steps, late, tmp):
     name = "late" if late else "early"
     art = os.path.join(tmp, name)
@@ -67,27 +77,12 @@ def loom(spec, steps, late, tmp):
         cmd.append("--late-frees")
     subprocess.run(cmd, check=True)
     metrics = os.path.join(tmp, f"{name}.jsonl")
-    # A fresh interpreter per measurement: RUSAGE_CHILDREN is the peak of
-    # every child waited for, so each loom-run is measured alone.
-    stats = os.path.join(tmp, f"{name}.rss")
-    script = ("import resource,subprocess,sys;"
-              "subprocess.run(sys.argv[2:],check=True,stdout=subprocess.DEVNULL,"
-              "stderr=subprocess.DEVNULL);"
-              "open(sys.argv[1],'w').write(str(resource.getrusage("
-              "resource.RUSAGE_CHILDREN).ru_maxrss*1024))")
-    subprocess.run([sys.executable, "-c", script, stats,
-                    os.path.join(BIN, "loom-run"), art, "--steps", str(steps),
-                    "--data", "synthetic", "--seed", "1", "--threads", "1",
-                    "--metrics", metrics], check=True)
-    peak = int(open(stats).read())
+    run = [os.path.join(BIN, "loom-run"), art, "--data", "synthetic", "--seed", "1",
+           "--threads", "1", "--steps"]
+    peak = peak_rss(run + [str(steps), "--metrics", metrics])
     summary = [json.loads(l)["summary"] for l in open(metrics) if '"summary"' in l][0]
     # Before the first step: the same run with no steps.
-    before_stats = os.path.join(tmp, f"{name}-0.rss")
-    subprocess.run([sys.executable, "-c", script, before_stats,
-                    os.path.join(BIN, "loom-run"), art, "--steps", "0",
-                    "--data", "synthetic", "--seed", "1", "--threads", "1"],
-                   check=True)
-    before = int(open(before_stats).read())
+    before = peak_rss(run + ["0"])
     return {"peak": peak, "before": before, "temps": summary["peak_temp_bytes"]}
 
 

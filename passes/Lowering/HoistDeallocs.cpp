@@ -91,8 +91,7 @@ Operation *lastUse(memref::DeallocOp free) {
             carries(result);
     }
   }
-  if (last == free || !last->isBeforeInBlock(free) ||
-      last->hasTrait<OpTrait::IsTerminator>())
+  if (!last->isBeforeInBlock(free) || last->hasTrait<OpTrait::IsTerminator>())
     return nullptr;
   return last;
 }
