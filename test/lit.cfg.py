@@ -33,6 +33,12 @@ config.environment["OPENBLAS_NUM_THREADS"] = "1"
 tools = ["loom-opt", "loomc", "loom-run", "loom-gradcheck"]
 llvm_config.add_tool_substitutions(tools, [config.loom_tools_dir])
 
+# The ASan/UBSan fuzz targets of the runtime's file readers (runtime/fuzz,
+# CMake option LOOM_RUNTIME_FUZZ), run from PATH.
+if all(os.path.exists(os.path.join(config.loom_tools_dir, "loom-fuzz-" + r))
+       for r in ("safetensors", "manifest", "data")):
+    config.available_features.add("loom-fuzz")
+
 # The PyTorch peer (Debian's python3-torch) is optional.
 def _has_torch():
     py = config.torch_python

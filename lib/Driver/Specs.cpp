@@ -1,6 +1,8 @@
 //===- Specs.cpp - `--model` and `--optimizer` spec strings ---------------===//
 #include "loom/Driver/Specs.h"
 
+#include "dialects/Loom/IR/LoomShapes.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -68,6 +70,20 @@ llvm::Error applyFields(StringRef flag, StringRef kind, StringRef body,
   }
   return llvm::Error::success();
 }
+
+/// Fails when a tensor the model would build is larger than loom ops take
+/// (isSupportedShape); checked before building, whose shape inference would
+/// otherwise see wrapped-around sizes.
+llvm::Error checkTensors(
+    std::initializer_list<std::pair<const char *, llvm::SmallVector<int64_t>>>
+        tensors) {
+  for (const auto &[what, shape] : tensors)
+    if (!mlir::loom::isSupportedShape(shape))
+      return fail("--model", llvm::Twine("the model is too large: its ") +
+                                 what + " " + mlir::loom::formatShape(shape) +
+                                 " would have more than 2^40 elements");
+  return llvm::Error::success();
+}
 } // namespace
 
 llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
@@ -82,6 +98,13 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
                         {intField("in", m.in), intField("hidden", m.hidden),
                          intField("out", m.out), intField("layers", m.layers),
                          intField("batch", m.batch)}))
+      return std::move(err);
+    if (auto err = checkTensors({{"first weight", {m.hidden, m.in}},
+                                 {"hidden weights", {m.hidden, m.hidden}},
+                                 {"last weight", {m.out, m.hidden}},
+                                 {"inputs", {m.batch, m.in}},
+                                 {"activations", {m.batch, m.hidden}},
+                                 {"logits", {m.batch, m.out}}}))
       return std::move(err);
     return spec;
   }
@@ -98,6 +121,14 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
       return fail("--model", "field 'heads' (" + llvm::Twine(g.heads) +
                                  ") must divide 'dim' (" + llvm::Twine(g.dim) +
                                  ")");
+    // The embedding first: it bounds dim, so 4 * dim cannot wrap.
+    if (auto err = checkTensors(
+            {{"embedding", {g.vocab, g.dim}},
+             {"positions", {g.seq, g.dim}},
+             {"attention scores", {g.batch, g.heads, g.seq, g.seq}},
+             {"MLP activations", {g.batch, g.seq, 4 * g.dim}},
+             {"logits", {g.batch, g.seq, g.vocab}}}))
+      return std::move(err);
     return spec;
   }
   return fail("--model", "unknown model kind '" + kind +

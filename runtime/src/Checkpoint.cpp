@@ -221,8 +221,8 @@ void loadTensors(const std::vector<Tensor *> &tensors, const std::string &path,
     copyInto(*tensor, matching(file, *tensor, path), path);
 }
 
-LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
-                    const std::vector<Tensor *> &extra) {
+/// The checkpoint directory's trainer.json, which must be a JSON object.
+json readTrainerFile(const std::string &dir) {
   std::string trainerPath = dir + "/" + kTrainerFile;
   std::error_code error;
   if (!fs::exists(trainerPath, error))
@@ -236,6 +236,13 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
   }
   if (!trainer.is_object())
     fail("%s is corrupted: not a JSON object", trainerPath.c_str());
+  return trainer;
+}
+
+LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
+                    const std::vector<Tensor *> &extra) {
+  std::string trainerPath = dir + "/" + kTrainerFile;
+  json trainer = readTrainerFile(dir);
   int64_t version = field<int64_t>(trainer, "format_version", trainerPath);
   if (version != kCheckpointFormatVersion)
     fail("%s: checkpoint format version %lld is not supported (this runtime "
@@ -512,6 +519,23 @@ LoadResult loadCheckpoint(const std::string &path, Artifact &artifact, int rank,
   if (resolved.weightsFile)
     return loadWeights(resolved.path, artifact);
   return withNote(loadFull(resolved.path, artifact, rank, extra), resolved);
+}
+
+std::optional<CheckpointPeek> peekCheckpoint(const std::string &path) {
+  std::error_code error;
+  if (!fs::exists(trimSlashes(path), error) &&
+      !fs::is_directory(oldPath(path), error))
+    return std::nullopt;
+  ResolvedCheckpoint resolved = resolveCheckpoint(path);
+  CheckpointPeek peek;
+  peek.path = resolved.path;
+  if (resolved.weightsFile)
+    return peek;
+  json trainer = readTrainerFile(resolved.path);
+  peek.step =
+      field<int64_t>(trainer, "step", resolved.path + "/" + kTrainerFile);
+  peek.trainerJson = trainer.dump();
+  return peek;
 }
 
 LoadResult loadModelWeights(const std::string &path, Artifact &artifact) {

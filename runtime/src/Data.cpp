@@ -1,7 +1,8 @@
 //===- Data.cpp - Batch sources for the artifact inputs ---------*- C++ -*-===//
 //
 // Token-file sources (text:, tokens:) and the source factory. The synthetic
-// sources live in SyntheticData.cpp.
+// sources live in SyntheticData.cpp, and binding the batch buffers to an
+// artifact in BatchBuffers.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,25 +17,6 @@
 namespace loom::rt {
 
 DataSource::~DataSource() = default;
-
-BatchBuffers BatchBuffers::forArtifact(Artifact &artifact) {
-  const TaskSpec &task = artifact.manifest().task;
-  BatchBuffers buffers;
-  // The manifest parser has already checked names, shapes and dtypes of the
-  // task inputs, so only presence needs handling here.
-  if (task.kind == TaskSpec::Kind::LM) {
-    buffers.tokens = artifact.tensor("tokens").dataAs<int32_t>();
-    buffers.targets = artifact.tensor("targets").dataAs<int32_t>();
-  } else if (task.kind == TaskSpec::Kind::Classify) {
-    Tensor &x = artifact.tensor("x");
-    buffers.x = x.data();
-    buffers.xIsF64 = x.dtype() == DType::F64;
-    buffers.y = artifact.tensor("y").dataAs<int32_t>();
-  } else {
-    buffers.others = artifact.inputs();
-  }
-  return buffers;
-}
 
 namespace {
 

@@ -9,6 +9,7 @@
 
 #include "loom/runtime/Manifest.h"
 #include "FileUtil.h"
+#include "JsonParse.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/abi.h"
 
@@ -203,6 +204,15 @@ public:
     if (!ok)
       error(path,
             "expected a list of non-negative integers, got " + describe(value));
+    // The loader computes element counts and byte sizes (8 bytes at most an
+    // element) dimension by dimension; no partial product may overflow.
+    constexpr uint64_t kMaxElements = uint64_t(1) << 60;
+    uint64_t elements = 1;
+    for (int64_t dim : result)
+      if (__builtin_mul_overflow(elements, uint64_t(dim), &elements) ||
+          elements > kMaxElements)
+        error(path, "shape " + describe(value) +
+                        " is implausibly large (more than 2^60 elements)");
     return result;
   }
 
@@ -354,15 +364,16 @@ public:
       if (!seen.insert(axis).second)
         error(index(join(path, "axes"), i), "duplicate axis \"" + axis + "\"");
       mesh.axes.push_back(axis);
-      // A bound keeps the product (the rank count) far from overflow.
+      // Bounding every partial product keeps the rank count (ranks())
+      // from overflowing, however many axes there are.
       int64_t size = integer(shape[i], index(join(path, "shape"), i), 1);
       if (size > (1 << 20))
         error(index(join(path, "shape"), i),
               "axis size " + std::to_string(size) + " is implausibly large");
       mesh.shape.push_back(size);
+      if (mesh.ranks() > (1 << 20))
+        error(join(path, "shape"), "the mesh has more than 2^20 ranks");
     }
-    if (mesh.ranks() > (1 << 20))
-      error(join(path, "shape"), "the mesh has more than 2^20 ranks");
     return mesh;
   }
 
@@ -541,16 +552,9 @@ void parseEntries(Parser &parser, const json &value, Manifest &manifest) {
 Manifest parseManifest(const std::string &text, const std::string &source) {
   Parser parser(source);
   json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::parse_error &e) {
-    // nlohmann's message starts with "[json.exception.parse_error.101] ".
-    std::string what = e.what();
-    size_t bracket = what.find("] ");
-    parser.error("", "invalid JSON: " + (bracket == std::string::npos
-                                             ? what
-                                             : what.substr(bracket + 2)));
-  }
+  std::string problem;
+  if (!parseJson(text.data(), text.data() + text.size(), root, problem))
+    parser.error("", "invalid JSON: " + problem);
   parser.expectObject(root, "");
 
   Manifest manifest;
@@ -660,6 +664,12 @@ Manifest parseManifest(const std::string &text, const std::string &source) {
   }
   if (const json *co2 = parser.optional(root, "co2"))
     manifest.co2 = parser.co2(*co2, "co2");
+  // The trainer's round buffer holds a shard per rank of the mesh.
+  if (manifest.co2.shardElements > (int64_t(1) << 60) / manifest.mesh.ranks())
+    parser.error("co2.shard_elements",
+                 std::to_string(manifest.co2.shardElements) + " x " +
+                     std::to_string(manifest.mesh.ranks()) +
+                     " ranks is implausibly large (more than 2^60 elements)");
   checkTaskInputs(parser, manifest);
   parseEntries(parser, parser.require(root, "", "entries"), manifest);
   return manifest;

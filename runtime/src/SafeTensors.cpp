@@ -9,6 +9,7 @@
 
 #include "loom/runtime/SafeTensors.h"
 #include "FileUtil.h"
+#include "JsonParse.h"
 #include "loom/runtime/Error.h"
 
 #include <nlohmann/json.hpp>
@@ -37,6 +38,12 @@ size_t safeTensorsElementSize(const std::string &dtype) {
     if (dtype == name)
       return size;
   return 0;
+}
+
+/// A JSON value for a message, shortened.
+std::string brief(const nlohmann::json &value) {
+  std::string text = value.dump();
+  return text.size() > 60 ? text.substr(0, 57) + "..." : text;
 }
 
 [[noreturn]] void corrupt(const std::string &source, const std::string &what) {
@@ -115,17 +122,10 @@ SafeTensorsFile SafeTensorsFile::parse(std::vector<char> bytes,
                         " bytes after the length field (truncated?)");
 
   nlohmann::json header;
-  try {
-    header = nlohmann::json::parse(bytes.begin() + 8,
-                                   bytes.begin() + 8 + headerSize);
-  } catch (const nlohmann::json::parse_error &e) {
-    std::string what = e.what();
-    size_t bracket = what.find("] ");
-    corrupt(
-        source,
-        "header is not valid JSON (corrupted?): " +
-            (bracket == std::string::npos ? what : what.substr(bracket + 2)));
-  }
+  std::string problem;
+  if (!parseJson(bytes.data() + 8, bytes.data() + 8 + headerSize, header,
+                 problem))
+    corrupt(source, "header is not valid JSON (corrupted?): " + problem);
   if (!header.is_object())
     corrupt(source, "header is not a JSON object (corrupted?)");
 
@@ -170,15 +170,28 @@ SafeTensorsFile SafeTensorsFile::parse(std::vector<char> bytes,
     size_t elementSize = safeTensorsElementSize(view.dtypeName);
     if (!elementSize)
       corrupt(source, where + "unknown dtype \"" + view.dtypeName + "\"");
+    // The element count as numElements() computes it, dimension by
+    // dimension: no partial product may overflow (like the reference
+    // reader's checked product), nor the byte size.
+    uint64_t elements = 1;
+    bool overflow = false;
     for (const auto &dim : *shape) {
       if (!dim.is_number_unsigned())
         corrupt(source, where + "shape must hold non-negative integers");
-      view.shape.push_back(dim.get<int64_t>());
+      uint64_t size = dim.get<uint64_t>();
+      overflow = overflow || size > uint64_t(INT64_MAX) ||
+                 __builtin_mul_overflow(elements, size, &elements) ||
+                 elements > uint64_t(INT64_MAX);
+      view.shape.push_back(static_cast<int64_t>(size));
     }
+    uint64_t expected = 0;
+    if (overflow || __builtin_mul_overflow(elements, elementSize, &expected))
+      corrupt(source, where + "shape " + brief(*shape) + " of " +
+                          view.dtypeName +
+                          " is too large: its byte size overflows 64 bits "
+                          "(corrupted header)");
     uint64_t begin = (*offsets)[0].get<uint64_t>();
     uint64_t end = (*offsets)[1].get<uint64_t>();
-    uint64_t expected =
-        static_cast<uint64_t>(numElements(view.shape)) * elementSize;
     if (end < begin || end - begin != expected)
       corrupt(source, where + "data_offsets [" + std::to_string(begin) + ", " +
                           std::to_string(end) + "] do not hold the " +

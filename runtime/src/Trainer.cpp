@@ -28,10 +28,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <ostream>
+#include <unistd.h>
 
 namespace loom::rt {
 
@@ -41,6 +45,31 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+/// The test hook of `loom-run --max-restarts`: LOOM_TEST_KILL_AT_STEP=S,R
+/// kills rank R with SIGKILL once it has finished (and saved) step S;
+/// S,R,once does so only in the job's first attempt (LOOM_RUN_ATTEMPT, which
+/// the launcher sets).
+void killPointForTests(int64_t step, int rank) {
+  const char *spec = std::getenv("LOOM_TEST_KILL_AT_STEP");
+  if (!spec || !*spec)
+    return;
+  long long wantedStep = -1;
+  int wantedRank = -1;
+  char once[8] = "";
+  if (std::sscanf(spec, "%lld,%d,%7s", &wantedStep, &wantedRank, once) < 2 ||
+      wantedStep != step || wantedRank != rank)
+    return;
+  const char *attempt = std::getenv("LOOM_RUN_ATTEMPT");
+  if (std::strcmp(once, "once") == 0 && attempt && std::atoi(attempt) > 1)
+    return;
+  std::fprintf(stderr,
+               "LOOM_TEST_KILL_AT_STEP: killing rank %d (pid %d) "
+               "after step %lld\n",
+               rank, static_cast<int>(getpid()), wantedStep);
+  std::fflush(stderr);
+  std::raise(SIGKILL);
 }
 
 /// What rank 0 used at most: a cpu artifact's temporaries (its parameters
@@ -496,6 +525,7 @@ TrainResult Trainer::run() {
       save(state, co2);
       lastSaved = state.step;
     }
+    killPointForTests(state.step, comm.rank());
   }
   if (co2) {
     // The last round's mean loss arrives with its all-reduce.

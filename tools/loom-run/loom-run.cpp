@@ -83,6 +83,12 @@ options:
   --ranks N         start N ranks on this machine (data parallel) by running
                     the MPI launcher (mpirun) on loom-run itself; the artifact
                     must be compiled for N ranks (loomc --dp=N)
+  --max-restarts R  with --ranks and --save: when a rank crashes or is killed
+                    (not when the ranks stop on an error they agree on),
+                    start the job again from its last checkpoint, at most R
+                    times, with the steps left (resume is bit-exact: the
+                    result is the uninterrupted run's). A failed attempt's
+                    --metrics files are kept as FILE.attempt<k>
   --collective-timeout S
                     stop the job when one collective has waited S seconds for
                     the other ranks (default: 60; 0: wait forever); a rank
@@ -212,6 +218,7 @@ struct Command {
   std::vector<std::string> trainOnly;
   int64_t threads = 1;
   int64_t ranks = 0; // 0: not given
+  int64_t maxRestarts = 0;
   /// --device; empty: the artifact's target.
   std::optional<Target> device;
   double collectiveTimeout = 60;
@@ -236,6 +243,11 @@ Command parse(int argc, char **argv) {
     if (args.value("--ranks", value)) {
       // The ranks run the same command without it.
       command.ranks = parseIntFlag("--ranks", value, 1);
+      continue;
+    }
+    if (args.value("--max-restarts", value)) {
+      // The launcher's alone, like --ranks.
+      command.maxRestarts = parseIntFlag("--max-restarts", value, 0);
       continue;
     }
     const std::string arg = args.current();
@@ -302,6 +314,18 @@ Command parse(int argc, char **argv) {
     command.rankArgs.insert(command.rankArgs.end(), argv + 1 + start,
                             argv + 1 + args.consumed());
   }
+  if (command.maxRestarts > 0) {
+    if (command.ranks < 2)
+      throw UsageError("--max-restarts needs --ranks N (N > 1): the launcher "
+                       "it starts restarts the job (under mpirun or srun, "
+                       "use their restart options)");
+    if (!command.calibratePath.empty() || command.eval)
+      throw UsageError("--max-restarts is for training");
+    if (options.savePath.empty())
+      throw UsageError("--max-restarts needs --save PATH (and --save-every "
+                       "K): a restart resumes from the job's last "
+                       "checkpoint");
+  }
   if (!command.calibratePath.empty()) {
     const char *separate =
         " are separate modes: calibrate first (loom-run --calibrate FILE), "
@@ -359,7 +383,13 @@ int launch(const Command &command, const char *argv0) {
   launch.args.push_back(selfPath(argv0));
   launch.args.insert(launch.args.end(), command.rankArgs.begin(),
                      command.rankArgs.end());
-  return launchLocalRanks(launch);
+  RestartOptions restarts;
+  restarts.maxRestarts = command.maxRestarts;
+  restarts.savePath = command.options.savePath;
+  restarts.loadPath = command.options.loadPath;
+  restarts.steps = command.options.steps;
+  restarts.metricsPath = command.options.metricsPath;
+  return launchWithRestarts(launch, restarts);
 }
 
 /// Runs `body` as one rank of the job `job` (or alone), turning its failures

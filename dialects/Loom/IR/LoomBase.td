@@ -18,7 +18,8 @@ def Loom_Dialect : Dialect {
   let description = [{
     A module in the `loom` dialect describes one training problem:
     `loom.param` symbols declare the trainable tensors, and `func.func @loss`
-    computes a scalar loss from a batch. Every differentiable op implements
+    computes a scalar loss from a batch. Tensors have static dimensions of
+    at least 1 and at most 2^40 elements. Every differentiable op implements
     `LoomVJPOpInterface`, which `--loom-autodiff` uses to build gradients.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
@@ -28,10 +29,18 @@ def Loom_Dialect : Dialect {
 class Loom_Op<string mnemonic, list<Trait> traits = []>
     : Op<Loom_Dialect, mnemonic, traits>;
 
-def Loom_FloatTensor : RankedTensorOf<[F32, F64], [HasStaticShapePred],
-                                      "statically shaped float tensor">;
-def Loom_IndexTensor : RankedTensorOf<[I32, I64], [HasStaticShapePred],
-                                      "statically shaped integer tensor">;
+// Loom computes on tensors with static dimensions >= 1 and at most 2^40
+// elements (isSupportedShape): a zero dimension would make gradients and
+// means divide by zero, and the cap keeps every size computation in int64.
+def Loom_SupportedShapePred : CPred<
+    "::mlir::loom::isSupportedShape("
+    "::llvm::cast<::mlir::ShapedType>($_self).getShape())">;
+def Loom_FloatTensor : RankedTensorOf<[F32, F64],
+                                      [HasStaticShapePred, Loom_SupportedShapePred],
+                                      "non-empty statically shaped float tensor">;
+def Loom_IndexTensor : RankedTensorOf<[I32, I64],
+                                      [HasStaticShapePred, Loom_SupportedShapePred],
+                                      "non-empty statically shaped integer tensor">;
 def Loom_ScalarFloatTensor : 0DTensorOf<[F32, F64]>;
 def Loom_StepTensor : 0DTensorOf<[I64]>;
 

@@ -32,6 +32,10 @@ LogicalResult ParamOp::verify() {
     return emitOpError("type must be a statically shaped f32 or f64 tensor, "
                        "got ")
            << getType();
+  if (!isSupportedShape(type.getShape()))
+    return emitOpError("type must have dimensions of at least 1 and at most "
+                       "2^40 elements, got ")
+           << getType();
   bool scaled = getInit() == InitKind::normal || getInit() == InitKind::uniform;
   if (scaled && !getScale())
     return emitOpError("init '")

@@ -30,6 +30,8 @@ def Loom_ParamOp : Loom_Op<"param", [Symbol]> {
 
     **Constraints:**
     - `type` is a ranked tensor of f32 or f64 with a static shape.
+    - Every dimension of `type` is at least 1, and it has at most 2^40
+      elements.
     - `scale` is given exactly when `init` is `normal` or `uniform`, and is
       positive.
   }];

@@ -20,6 +20,16 @@ mlir::loom::broadcastShapes(ArrayRef<int64_t> a, ArrayRef<int64_t> b) {
   return out;
 }
 
+bool mlir::loom::isSupportedShape(ArrayRef<int64_t> shape) {
+  int64_t elements = 1;
+  for (int64_t d : shape) {
+    if (d < 1 || d > kMaxTensorElements / elements)
+      return false;
+    elements *= d;
+  }
+  return true;
+}
+
 bool mlir::loom::isBroadcastableTo(ArrayRef<int64_t> from,
                                    ArrayRef<int64_t> to) {
   if (from.size() > to.size())

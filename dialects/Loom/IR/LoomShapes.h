@@ -7,6 +7,16 @@
 
 namespace mlir::loom {
 
+/// The most elements a loom tensor may have (2^40, 4 TiB of f32). Far above
+/// any real tensor, and low enough that element and byte counts of every
+/// tensor, and products of a few of them, fit in int64_t.
+constexpr int64_t kMaxTensorElements = int64_t(1) << 40;
+
+/// True when every dimension is at least 1 and the element count is at most
+/// kMaxTensorElements: the shapes loom ops compute on. A zero dimension
+/// makes gradients and means divide by zero, so models must not have one.
+bool isSupportedShape(ArrayRef<int64_t> shape);
+
 /// NumPy broadcasting of two static shapes; failure when incompatible.
 FailureOr<SmallVector<int64_t>> broadcastShapes(ArrayRef<int64_t> a,
                                                 ArrayRef<int64_t> b);

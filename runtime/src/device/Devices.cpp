@@ -24,24 +24,6 @@ namespace loom::rt {
 
 Device::~Device() = default;
 
-const char *targetName(Target target) {
-  switch (target) {
-  case Target::CPU:
-    return "cpu";
-  case Target::CUDA:
-    return "cuda";
-  }
-  return "?";
-}
-
-std::optional<Target> parseTargetName(const std::string &name) {
-  if (name == "cpu")
-    return Target::CPU;
-  if (name == "cuda")
-    return Target::CUDA;
-  return std::nullopt;
-}
-
 namespace {
 
 constexpr const char *kCudaPlugin = "libLoomCuda.so";

@@ -82,7 +82,7 @@ std::vector<std::string> mpiexecCommand(const std::string &mpiexec,
   return command;
 }
 
-int launchLocalRanks(const LaunchOptions &options) {
+LaunchResult launchLocalRanks(const LaunchOptions &options) {
   std::string mpiexec = defaultMpiexec();
   if (!isExecutable(mpiexec)) {
     std::string problem = mpiexec.empty()
@@ -171,7 +171,13 @@ int launchLocalRanks(const LaunchOptions &options) {
   if (!message.empty())
     std::fprintf(stderr, "%s: error: %s\n", toolName(), message.c_str());
   std::fflush(stderr);
-  return status;
+  LaunchResult result;
+  result.status = status;
+  // A signal from mpiexec's side that no rank reported is a crash too.
+  result.restartable =
+      status != 0 && !forwarded &&
+      (filter.crashed() || (status > 128 && !filter.rankPrintedError()));
+  return result;
 }
 
 } // namespace loom::rt

@@ -89,6 +89,7 @@ std::string MpirunOutputFilter::closeBox() {
     if (match[4].matched)
       why += " (" + match[4].str() + ")";
     errorExit = false;
+    crash = true;
   } else if (std::regex_search(text, match, nonZero)) {
     if (why.empty()) {
       why = "rank " + match[1].str() + " exited with status " + match[2].str();
@@ -100,12 +101,14 @@ std::string MpirunOutputFilter::closeBox() {
             match[2].str() + ")";
       errorExit = true;
     }
+    crash = true;
   } else if (std::regex_search(text, match, improper)) {
     if (why.empty()) {
       why = "rank " + match[1].str() + " (on node " + match[2].str() +
             ") exited without finishing MPI";
       errorExit = false;
     }
+    crash = true;
   } else if (text.find("Primary job  terminated normally, but") ==
              std::string::npos) {
     known = false;

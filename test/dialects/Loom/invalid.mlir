@@ -16,6 +16,20 @@ loom.param @p : tensor<?x4xf32> init zeros
 
 // -----
 
+// Tests that a parameter must not be empty: a zero dimension would make
+// its gradient's mean divide by zero.
+// expected-error@+1 {{'loom.param' op type must have dimensions of at least 1 and at most 2^40 elements, got 'tensor<0x16xf32>'}}
+loom.param @p : tensor<0x16xf32> init zeros
+
+// -----
+
+// Tests that a parameter has at most 2^40 elements (2^41 here), so that its
+// sizes fit in int64.
+// expected-error@+1 {{'loom.param' op type must have dimensions of at least 1 and at most 2^40 elements, got 'tensor<2097152x1048576xf32>'}}
+loom.param @p : tensor<2097152x1048576xf32> init zeros
+
+// -----
+
 // Tests that a parameter type must have a float element type.
 // expected-error@+1 {{'loom.param' op type must be a statically shaped f32 or f64 tensor, got 'tensor<4xi32>'}}
 loom.param @p : tensor<4xi32> init zeros
@@ -112,7 +126,7 @@ func.func @get_param_wrong_element_type() {
 // Tests that get_param must produce a float tensor.
 loom.param @p : tensor<4xf32> init zeros
 func.func @get_param_integer() {
-  // expected-error@+1 {{'loom.get_param' op result #0 must be statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  // expected-error@+1 {{'loom.get_param' op result #0 must be non-empty statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
   %w = loom.get_param @p : tensor<4xi32>
   return
 }
@@ -175,7 +189,7 @@ func.func @minimum_wrong_result_element_type(%a: tensor<4xf32>, %b: tensor<4xf32
 
 // Tests that binary ops reject integer tensors.
 func.func @div_integer(%a: tensor<4xi32>, %b: tensor<4xi32>) {
-  // expected-error@+1 {{'loom.div' op operand #0 must be statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  // expected-error@+1 {{'loom.div' op operand #0 must be non-empty statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
   %0 = loom.div %a, %b : (tensor<4xi32>, tensor<4xi32>) -> tensor<4xi32>
   return
 }
@@ -206,8 +220,26 @@ func.func @gelu_wrong_shape(%a: tensor<4xf32>) {
 
 // Tests that unary ops reject integer tensors.
 func.func @relu_integer(%a: tensor<4xi32>) {
-  // expected-error@+1 {{'loom.relu' op operand #0 must be statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  // expected-error@+1 {{'loom.relu' op operand #0 must be non-empty statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
   %0 = loom.relu %a : tensor<4xi32>
+  return
+}
+
+// -----
+
+// Tests that ops reject float tensors with a zero dimension.
+func.func @relu_empty(%a: tensor<8x0xf32>) {
+  // expected-error@+1 {{'loom.relu' op operand #0 must be non-empty statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<8x0xf32>'}}
+  %0 = loom.relu %a : tensor<8x0xf32>
+  return
+}
+
+// -----
+
+// Tests that ops reject float tensors of more than 2^40 elements.
+func.func @relu_huge(%a: tensor<4611686018427387904x4xf32>) {
+  // expected-error@+1 {{'loom.relu' op operand #0 must be non-empty statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<4611686018427387904x4xf32>'}}
+  %0 = loom.relu %a : tensor<4611686018427387904x4xf32>
   return
 }
 
@@ -215,7 +247,7 @@ func.func @relu_integer(%a: tensor<4xi32>) {
 
 // Tests that unary ops reject unranked tensors.
 func.func @neg_unranked(%a: tensor<*xf32>) {
-  // expected-error@+1 {{'loom.neg' op operand #0 must be statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<*xf32>'}}
+  // expected-error@+1 {{'loom.neg' op operand #0 must be non-empty statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<*xf32>'}}
   %0 = "loom.neg"(%a) : (tensor<*xf32>) -> tensor<*xf32>
   return
 }
@@ -647,8 +679,17 @@ func.func @embedding_wrong_result(%t: tensor<256x64xf32>, %i: tensor<4xi32>) {
 
 // Tests that embedding indices must be integers.
 func.func @embedding_float_indices(%t: tensor<256x64xf32>, %i: tensor<4xf32>) {
-  // expected-error@+1 {{'loom.embedding' op operand #1 must be statically shaped integer tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
+  // expected-error@+1 {{'loom.embedding' op operand #1 must be non-empty statically shaped integer tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
   %0 = loom.embedding %t, %i : (tensor<256x64xf32>, tensor<4xf32>) -> tensor<4x64xf32>
+  return
+}
+
+// -----
+
+// Tests that integer tensors must not be empty either.
+func.func @embedding_empty_indices(%t: tensor<256x64xf32>, %i: tensor<0xi32>) {
+  // expected-error@+1 {{'loom.embedding' op operand #1 must be non-empty statically shaped integer tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<0xi32>'}}
+  %0 = loom.embedding %t, %i : (tensor<256x64xf32>, tensor<0xi32>) -> tensor<0x64xf32>
   return
 }
 
@@ -656,7 +697,7 @@ func.func @embedding_float_indices(%t: tensor<256x64xf32>, %i: tensor<4xf32>) {
 
 // Tests that the embedding table must be a float tensor.
 func.func @embedding_integer_table(%t: tensor<256x64xi32>, %i: tensor<4xi32>) {
-  // expected-error@+1 {{'loom.embedding' op operand #0 must be statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<256x64xi32>'}}
+  // expected-error@+1 {{'loom.embedding' op operand #0 must be non-empty statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<256x64xi32>'}}
   %0 = loom.embedding %t, %i : (tensor<256x64xi32>, tensor<4xi32>) -> tensor<4x64xi32>
   return
 }
@@ -718,7 +759,7 @@ func.func @cross_entropy_not_scalar(%l: tensor<4x10xf32>, %y: tensor<4xi32>) {
 
 // Tests that cross_entropy targets must be integers.
 func.func @cross_entropy_float_targets(%l: tensor<4x10xf32>, %y: tensor<4xf32>) {
-  // expected-error@+1 {{'loom.cross_entropy' op operand #1 must be statically shaped integer tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
+  // expected-error@+1 {{'loom.cross_entropy' op operand #1 must be non-empty statically shaped integer tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<4xf32>'}}
   %0 = loom.cross_entropy %l, %y : (tensor<4x10xf32>, tensor<4xf32>) -> tensor<f32>
   return
 }
@@ -749,7 +790,7 @@ func.func @one_hot_wrong_prefix(%y: tensor<8xi32>) {
 
 // Tests that the one_hot result must be a float tensor.
 func.func @one_hot_integer_result(%y: tensor<8xi32>) {
-  // expected-error@+1 {{'loom.one_hot' op result #0 must be statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<8x10xi32>'}}
+  // expected-error@+1 {{'loom.one_hot' op result #0 must be non-empty statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<8x10xi32>'}}
   %0 = loom.one_hot %y : tensor<8xi32> -> tensor<8x10xi32>
   return
 }
@@ -758,7 +799,7 @@ func.func @one_hot_integer_result(%y: tensor<8xi32>) {
 
 // Tests that one_hot indices must be i32 or i64.
 func.func @one_hot_float_indices(%y: tensor<8xf32>) {
-  // expected-error@+1 {{'loom.one_hot' op operand #0 must be statically shaped integer tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xf32>'}}
+  // expected-error@+1 {{'loom.one_hot' op operand #0 must be non-empty statically shaped integer tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xf32>'}}
   %0 = loom.one_hot %y : tensor<8xf32> -> tensor<8x10xf32>
   return
 }
@@ -767,7 +808,7 @@ func.func @one_hot_float_indices(%y: tensor<8xf32>) {
 
 // Tests that one_hot rejects i16 indices.
 func.func @one_hot_i16_indices(%y: tensor<8xi16>) {
-  // expected-error@+1 {{'loom.one_hot' op operand #0 must be statically shaped integer tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xi16>'}}
+  // expected-error@+1 {{'loom.one_hot' op operand #0 must be non-empty statically shaped integer tensor of 32-bit signless integer or 64-bit signless integer values, but got 'tensor<8xi16>'}}
   %0 = loom.one_hot %y : tensor<8xi16> -> tensor<8x10xf32>
   return
 }
@@ -1339,7 +1380,7 @@ func.func @sgd_negative_weight_decay(%g: tensor<4xf32>, %lr: tensor<f32>, %s: te
 // Tests that sgd gradients must be float tensors.
 loom.param @p : tensor<4xf32> init zeros
 func.func @sgd_integer_grad(%g: tensor<4xi32>, %lr: tensor<f32>, %s: tensor<i64>) {
-  // expected-error@+1 {{'loom.sgd' op operand #0 must be statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
+  // expected-error@+1 {{'loom.sgd' op operand #0 must be non-empty statically shaped float tensor of 32-bit float or 64-bit float values, but got 'tensor<4xi32>'}}
   loom.sgd @p, %g, %lr, %s {momentum = 0.9, weight_decay = 0.0} : tensor<4xi32>, tensor<f32>, tensor<i64>
   return
 }
@@ -1348,7 +1389,7 @@ func.func @sgd_integer_grad(%g: tensor<4xi32>, %lr: tensor<f32>, %s: tensor<i64>
 
 // Tests that loom ops need static shapes.
 func.func @no_dynamic_shapes(%x: tensor<?x4xf32>) -> tensor<16xf32> {
-  // expected-error@+1 {{'loom.reshape' op operand #0 must be statically shaped float tensor}}
+  // expected-error@+1 {{'loom.reshape' op operand #0 must be non-empty statically shaped float tensor}}
   %0 = loom.reshape %x : tensor<?x4xf32> -> tensor<16xf32>
   return %0 : tensor<16xf32>
 }

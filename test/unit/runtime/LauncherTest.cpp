@@ -92,6 +92,8 @@ TEST(Launcher, AKilledRankBecomesOneLine) {
   EXPECT_EQ(launchFailureMessage(output, 137),
             "rank 1 (on node vm) was killed by signal 9 (Killed); the other "
             "ranks were stopped (exit status 137)");
+  // What --max-restarts retries.
+  EXPECT_TRUE(output.crashed());
 }
 
 TEST(Launcher, ARankThatReportedItsErrorNeedsNoMore) {
@@ -102,12 +104,16 @@ TEST(Launcher, ARankThatReportedItsErrorNeedsNoMore) {
   EXPECT_TRUE(output.rankPrintedError());
   EXPECT_EQ(output.failure(), "rank 0 exited with status 1");
   EXPECT_EQ(launchFailureMessage(output, 1), "");
+  // The ranks agreed on this error: a restart would meet it again.
+  EXPECT_FALSE(output.crashed());
 
   MpirunOutputFilter aborted;
   EXPECT_EQ(filter(aborted, kAbort),
             "loom-run: error: rank 0: all_reduce has waited 3 s\n");
   EXPECT_EQ(aborted.failure(), "rank 0 aborted the job (MPI_Abort, status 1)");
   EXPECT_EQ(launchFailureMessage(aborted, 1), "");
+  // One rank gave up on its peers (a watchdog): worth a restart.
+  EXPECT_TRUE(aborted.crashed());
 }
 
 TEST(Launcher, UnknownNoticesPassThrough) {

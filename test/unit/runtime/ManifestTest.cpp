@@ -279,3 +279,64 @@ TEST(Manifest, RejectsBadTargets) {
   m["cuda"] = {{"chip", "sm_90"}};
   EXPECT_TRUE(rejects(m, {"cuda:", "only a cuda artifact"}));
 }
+
+// The cases below were found by loom-fuzz-manifest (runtime/fuzz) or while
+// writing it.
+
+TEST(Manifest, RejectsNumbersBeyondADouble) {
+  // nlohmann::json throws out_of_range, not parse_error, for these; it used
+  // to escape the parser and end the program.
+  std::string text = softmaxManifest().dump();
+  text.insert(1, "\"scale\": 1e309, ");
+  EXPECT_TRUE(throwsError([&] { parseManifest(text, "m.json"); },
+                          {"m.json: invalid JSON", "number overflow"}));
+}
+
+TEST(Manifest, RejectsDeepNesting) {
+  // Error messages print the bad value, and printing recurses: a million
+  // brackets used to overflow the stack.
+  std::string text = softmaxManifest().dump();
+  text.insert(1, "\"mesh\": " + std::string(1000000, '[') +
+                     std::string(1000000, ']') + ", ");
+  EXPECT_TRUE(throwsError([&] { parseManifest(text, "m.json"); },
+                          {"m.json: invalid JSON", "nested deeper than 128"}));
+}
+
+TEST(Manifest, RejectsDuplicateKeys) {
+  std::string text = softmaxManifest().dump();
+  text.insert(1, "\"format_version\": 2, ");
+  EXPECT_TRUE(throwsError(
+      [&] { parseManifest(text, "m.json"); },
+      {"m.json: invalid JSON", "duplicate key \"format_version\""}));
+}
+
+TEST(Manifest, RejectsShapesWhoseSizeOverflows) {
+  // The loader multiplies the dimensions in int64_t.
+  json m = softmaxManifest();
+  m["params"][0]["shape"] = {4294967296, 4294967296};
+  EXPECT_TRUE(rejects(m, {"m.json: params[0].shape:", "implausibly large"}));
+  m = softmaxManifest();
+  m["entries"]["train_step"]["args"][0]["shape"] = {4294967296, 4294967296, 0};
+  EXPECT_TRUE(
+      rejects(m, {"entries.train_step.args[0].shape:", "implausibly large"}));
+}
+
+TEST(Manifest, RejectsMeshesWhoseRankCountOverflows) {
+  // Four axes of 2^20 are 2^80 ranks, which used to overflow to 0 and pass.
+  json m = softmaxManifest();
+  m["mesh"] = {{"axes", {"a", "b", "c", "d"}},
+               {"shape", {1 << 20, 1 << 20, 1 << 20, 1 << 20}}};
+  EXPECT_TRUE(rejects(m, {"mesh.shape:", "more than 2^20 ranks"}));
+}
+
+TEST(Manifest, RejectsCO2ShardsWhoseRoundBufferOverflows) {
+  // The trainer allocates shard_elements x ranks elements.
+  json m = softmaxManifest();
+  m["mesh"] = {{"axes", {"dp"}}, {"shape", {4}}};
+  m["co2"] = {{"local_steps", 2},
+              {"sharded", true},
+              {"shard_elements", int64_t(1) << 62},
+              {"params", {"w"}}};
+  EXPECT_TRUE(rejects(
+      m, {"m.json: co2.shard_elements:", "x 4 ranks", "implausibly large"}));
+}

@@ -193,3 +193,56 @@ TEST(SafeTensors, RejectsDuplicateNamesOnWrite) {
       },
       {"duplicate"}));
 }
+
+// The cases below were found by loom-fuzz-safetensors (runtime/fuzz) or while
+// writing it.
+
+TEST(SafeTensors, RejectsNumbersBeyondADouble) {
+  // nlohmann::json throws out_of_range, not parse_error, for these; it used
+  // to escape the reader and end the program.
+  std::string header =
+      R"({"a":{"dtype":"F32","shape":[1e309],"data_offsets":[0,4]}})";
+  EXPECT_TRUE(
+      throwsError([&] { SafeTensorsFile::parse(image(header, 4), "x"); },
+                  {"x: header is not valid JSON", "number overflow", "1e309"}));
+}
+
+TEST(SafeTensors, RejectsShapesWhoseSizeOverflows) {
+  // 2^62 + 1 F32 elements are 2^64 + 4 bytes, which used to wrap to 4: the
+  // file was accepted with a 4-byte tensor of 2^62 + 1 elements.
+  std::string header = R"({"a":{"dtype":"F32","shape":[4611686018427387905],)"
+                       R"("data_offsets":[0,4]}})";
+  EXPECT_TRUE(
+      throwsError([&] { SafeTensorsFile::parse(image(header, 4), "x"); },
+                  {"x: tensor 'a'", "too large", "overflows 64 bits"}));
+  // A partial product that overflows (numElements() computes them too)...
+  header = R"({"a":{"dtype":"U8","shape":[4294967296,4294967296,0],)"
+           R"("data_offsets":[0,0]}})";
+  EXPECT_TRUE(
+      throwsError([&] { SafeTensorsFile::parse(image(header, 0), "x"); },
+                  {"tensor 'a'", "too large"}));
+  // ... and a dimension beyond int64_t.
+  header = R"({"a":{"dtype":"U8","shape":[9223372036854775808,0],)"
+           R"("data_offsets":[0,0]}})";
+  EXPECT_TRUE(
+      throwsError([&] { SafeTensorsFile::parse(image(header, 0), "x"); },
+                  {"tensor 'a'", "too large"}));
+}
+
+TEST(SafeTensors, RejectsDuplicateNames) {
+  // JSON readers keep one of the two; the file used to load with it.
+  std::string header =
+      R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]},)"
+      R"("a":{"dtype":"F32","shape":[1],"data_offsets":[0,4]}})";
+  EXPECT_TRUE(
+      throwsError([&] { SafeTensorsFile::parse(image(header, 4), "x"); },
+                  {"x: header is not valid JSON", "duplicate key \"a\""}));
+}
+
+TEST(SafeTensors, RejectsDeepNesting) {
+  std::string header = R"({"__metadata__":)" + std::string(200, '[') +
+                       std::string(200, ']') + "}";
+  EXPECT_TRUE(
+      throwsError([&] { SafeTensorsFile::parse(image(header, 0), "x"); },
+                  {"x: header is not valid JSON", "nested deeper than 128"}));
+}

@@ -40,6 +40,7 @@
 #define LOOM_RUNTIME_CHECKPOINT_H
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -119,6 +120,18 @@ struct LoadResult {
 LoadResult loadCheckpoint(const std::string &path, Artifact &artifact,
                           int rank = 0,
                           const std::vector<Tensor *> &extra = {});
+
+/// What loadCheckpoint(path) would resume from, read without an artifact
+/// (the launcher's restarts): the path it would read (PATH or PATH.old), the
+/// step (0 for a weights file) and trainer.json as written (a later save
+/// changes it). nullopt when there is nothing at PATH or PATH.old; throws
+/// Error for a corrupted trainer.json.
+struct CheckpointPeek {
+  std::string path;
+  int64_t step = 0;
+  std::string trainerJson;
+};
+std::optional<CheckpointPeek> peekCheckpoint(const std::string &path);
 
 /// The model alone: a .safetensors file, or a checkpoint directory's
 /// model.safetensors (a per-rank CO2 checkpoint's is the ranks' mean), with

@@ -11,6 +11,7 @@
 #ifndef LOOM_RUNTIME_LAUNCHER_H
 #define LOOM_RUNTIME_LAUNCHER_H
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,10 +31,39 @@ std::string defaultMpiexec();
 std::vector<std::string> mpiexecCommand(const std::string &mpiexec,
                                         const LaunchOptions &options);
 
-/// Runs the job and returns the exit status for the calling process: 0, or
-/// mpiexec's non-zero status after printing why the job failed. Throws Error
-/// if the launcher cannot be started.
-int launchLocalRanks(const LaunchOptions &options);
+struct LaunchResult {
+  /// The exit status for the calling process: 0, or mpiexec's non-zero
+  /// status (after printing why the job failed).
+  int status = 0;
+  /// Whether a restart from the last checkpoint may get past the failure
+  /// (MpirunOutputFilter::crashed); false for a job stopped by a signal the
+  /// launcher passed on.
+  bool restartable = false;
+};
+
+/// Runs the job. Throws Error if the launcher cannot be started.
+LaunchResult launchLocalRanks(const LaunchOptions &options);
+
+/// `loom-run --max-restarts`: what the job trains and where it saves.
+struct RestartOptions {
+  /// How many times a crashed job is started again (0: never).
+  int64_t maxRestarts = 0;
+  /// The job's --save (the checkpoints it resumes from), --load, --steps
+  /// and --metrics.
+  std::string savePath;
+  std::string loadPath;
+  int64_t steps = 0;
+  std::string metricsPath;
+};
+
+/// Runs the job like launchLocalRanks and, while it fails restartably
+/// (LaunchResult::restartable), up to maxRestarts more times: from the last
+/// checkpoint the job saved at savePath, with the steps left to reach the
+/// first attempt's last step (or from the start when it saved none yet).
+/// Each attempt's ranks see LOOM_RUN_ATTEMPT (1, 2, ...); the metrics of a
+/// failed attempt are kept as FILE.attempt<k>. Returns the last attempt's
+/// status, or 0 when the job had saved its last step before it failed.
+int launchWithRestarts(LaunchOptions launch, const RestartOptions &restarts);
 
 /// Reads Open MPI's mpirun output line by line: passes job output through
 /// and holds back mpirun's boxed notices, keeping from them which rank
@@ -53,6 +83,12 @@ public:
   bool failureIsErrorExit() const { return errorExit; }
   /// Whether a rank printed its own "<tool>: error:" line.
   bool rankPrintedError() const { return sawError; }
+  /// Whether a rank crashed, was killed, aborted the job alone (a dead peer,
+  /// a watchdog timeout, any failure its peers did not share) or exited
+  /// without finishing MPI: what `loom-run --max-restarts` retries. Ranks
+  /// that all stop on an error they agreed on (bad input, a NaN loss) exit
+  /// with their error status instead, which a restart would only repeat.
+  bool crashed() const { return crash; }
 
 private:
   std::string closeBox();
@@ -61,6 +97,7 @@ private:
   std::string why;
   bool errorExit = false;
   bool sawError = false;
+  bool crash = false;
 };
 
 /// The line the launcher prints when the job failed with `status`: says
