@@ -9,6 +9,7 @@
 
 #include "loom/runtime/Checkpoint.h"
 #include "FileUtil.h"
+#include "JsonParse.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/SafeTensors.h"
@@ -229,11 +230,9 @@ json readTrainerFile(const std::string &dir) {
     fail("%s is not a Loom checkpoint (it has no %s)", dir.c_str(),
          kTrainerFile);
   json trainer;
-  try {
-    trainer = json::parse(readFileText(trainerPath));
-  } catch (const json::exception &e) {
-    fail("%s is corrupted: %s", trainerPath.c_str(), e.what());
-  }
+  std::string text = readFileText(trainerPath), problem;
+  if (!parseJson(text.data(), text.data() + text.size(), trainer, problem))
+    fail("%s is corrupted: %s", trainerPath.c_str(), problem.c_str());
   if (!trainer.is_object())
     fail("%s is corrupted: not a JSON object", trainerPath.c_str());
   return trainer;

@@ -69,6 +69,14 @@ int64_t numElements(const Shape &shape) {
   return count;
 }
 
+std::optional<int64_t> checkedNumElements(const Shape &shape, int64_t limit) {
+  int64_t count = 1;
+  for (int64_t dim : shape)
+    if (dim < 0 || __builtin_mul_overflow(count, dim, &count) || count > limit)
+      return std::nullopt;
+  return count;
+}
+
 std::string shapeToString(const Shape &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i) {

@@ -206,13 +206,9 @@ public:
             "expected a list of non-negative integers, got " + describe(value));
     // The loader computes element counts and byte sizes (8 bytes at most an
     // element) dimension by dimension; no partial product may overflow.
-    constexpr uint64_t kMaxElements = uint64_t(1) << 60;
-    uint64_t elements = 1;
-    for (int64_t dim : result)
-      if (__builtin_mul_overflow(elements, uint64_t(dim), &elements) ||
-          elements > kMaxElements)
-        error(path, "shape " + describe(value) +
-                        " is implausibly large (more than 2^60 elements)");
+    if (!checkedNumElements(result, int64_t(1) << 60))
+      error(path, "shape " + describe(value) +
+                      " is implausibly large (more than 2^60 elements)");
     return result;
   }
 

@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <set>
 
 namespace loom::rt {
@@ -170,22 +171,22 @@ SafeTensorsFile SafeTensorsFile::parse(std::vector<char> bytes,
     size_t elementSize = safeTensorsElementSize(view.dtypeName);
     if (!elementSize)
       corrupt(source, where + "unknown dtype \"" + view.dtypeName + "\"");
-    // The element count as numElements() computes it, dimension by
-    // dimension: no partial product may overflow (like the reference
-    // reader's checked product), nor the byte size.
-    uint64_t elements = 1;
+    // No partial product of the element count may overflow (like the
+    // reference reader's checked product), nor the byte size.
     bool overflow = false;
     for (const auto &dim : *shape) {
       if (!dim.is_number_unsigned())
         corrupt(source, where + "shape must hold non-negative integers");
       uint64_t size = dim.get<uint64_t>();
-      overflow = overflow || size > uint64_t(INT64_MAX) ||
-                 __builtin_mul_overflow(elements, size, &elements) ||
-                 elements > uint64_t(INT64_MAX);
+      overflow = overflow || size > uint64_t(INT64_MAX);
       view.shape.push_back(static_cast<int64_t>(size));
     }
+    std::optional<int64_t> elements;
+    if (!overflow)
+      elements = checkedNumElements(view.shape, INT64_MAX);
     uint64_t expected = 0;
-    if (overflow || __builtin_mul_overflow(elements, elementSize, &expected))
+    if (!elements ||
+        __builtin_mul_overflow(uint64_t(*elements), elementSize, &expected))
       corrupt(source, where + "shape " + brief(*shape) + " of " +
                           view.dtypeName +
                           " is too large: its byte size overflows 64 bits "

@@ -184,6 +184,14 @@ TEST_F(CheckpointTest, RefusesCorruptedOrTruncatedFiles) {
   EXPECT_TRUE(throwsError([&] { loadCheckpoint(path, *artifact); },
                           {"optimizer.safetensors", "truncated"}));
 
+  // trainer.json saying two things at once: JSON readers keep one of them.
+  std::vector<char> trainerText = readBytes(path + "/trainer.json");
+  std::string twice(trainerText.begin(), trainerText.end());
+  twice.insert(twice.find('{') + 1, "\"step\": 999999, ");
+  writeText(path + "/trainer.json", twice);
+  EXPECT_TRUE(throwsError([&] { loadCheckpoint(path, *artifact); },
+                          {"trainer.json is corrupted", "duplicate key"}));
+
   fs::remove(path + "/trainer.json");
   EXPECT_TRUE(throwsError([&] { loadCheckpoint(path, *artifact); },
                           {"not a Loom checkpoint", "trainer.json"}));

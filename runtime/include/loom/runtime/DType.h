@@ -33,6 +33,10 @@ using Shape = std::vector<int64_t>;
 
 /// Product of the dimensions; 1 for a scalar.
 int64_t numElements(const Shape &shape);
+/// The product of non-negative dimensions when every partial product (what
+/// numElements computes on the way) is at most `limit`; nullopt otherwise.
+/// For shapes read from files, before anything multiplies them.
+std::optional<int64_t> checkedNumElements(const Shape &shape, int64_t limit);
 /// "[256, 64]" as used in error messages.
 std::string shapeToString(const Shape &shape);
 
