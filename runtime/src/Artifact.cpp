@@ -9,6 +9,7 @@
 #include "device/Device.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Init.h"
+#include "loom/runtime/Sha256.h"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
@@ -105,6 +106,7 @@ std::unique_ptr<Artifact> Artifact::load(const std::string &dir,
   if (::stat(library.c_str(), &info) != 0)
     fail("%s: library: %s does not exist", manifest.source.c_str(),
          library.c_str());
+  artifact->libraryPath = library;
   // A cuda artifact's global constructors load its kernels (mgpuModuleLoad),
   // so the GPU is opened, and libLoomCuda.so's services made global, before
   // the library is.
@@ -165,6 +167,11 @@ std::unique_ptr<Artifact> Artifact::load(const std::string &dir,
     artifact->entries.emplace(name, std::move(entry));
   }
   return artifact;
+}
+
+std::string Artifact::contentDigest() const {
+  std::string both = sha256FileHex(man.source) + sha256FileHex(libraryPath);
+  return sha256Hex(both.data(), both.size());
 }
 
 Artifact::~Artifact() {

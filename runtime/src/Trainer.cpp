@@ -5,10 +5,11 @@
 // was allocated before the loop. The step number and data position are the
 // whole trainer state, which is why saving them makes resumes exact.
 //
-// Multi-rank runs meet at three kinds of points: the end of setup and every
-// checkpoint save (agreeOnFailure: a failure on any rank ends every rank
-// with one message), and every step's loss reduction, whose result all ranks
-// share (so a NaN loss stops them all at the same step).
+// Multi-rank runs meet at three kinds of points: the start and the end of
+// setup and every checkpoint save (agreeOnSettings: every rank runs the same
+// artifact, options and resumed state; agreeOnFailure: a failure on any rank
+// ends every rank with one message), and every step's loss reduction, whose
+// result all ranks share (so a NaN loss stops them all at the same step).
 //
 //===----------------------------------------------------------------------===//
 
@@ -173,6 +174,44 @@ double evalLoss(Artifact &artifact, EvalSetup &eval, const BatchBuffers &batch,
   double loss = sum / static_cast<double>(eval.batches);
   comm.allReduceSum(&loss, 1);
   return loss / comm.size();
+}
+
+std::string givenOrNot(const std::string &value) {
+  return value.empty() ? "not given" : "given";
+}
+
+/// What every rank must share before setup (agreeOnSettings): the artifact
+/// and each option that decides which collectives a rank issues and when,
+/// or which data it trains on. Paths that may differ between hosts (--load,
+/// --save, --trace) count only as given or not.
+std::vector<JobSetting> jobSettings(const Artifact &artifact,
+                                    const TrainOptions &options, bool eval) {
+  std::string digest;
+  try {
+    digest = "sha256 " + artifact.contentDigest().substr(0, 16);
+  } catch (const std::exception &e) {
+    digest = std::string("unknown (") + e.what() + ")";
+  }
+  std::vector<JobSetting> settings = {
+      {"--eval", eval ? "given" : "not given"},
+      {"the artifact's content", digest},
+      {"--data", options.data},
+      {"--seed",
+       options.seedGiven ? std::to_string(options.seed) : "not given"},
+      {"--load", givenOrNot(options.loadPath)},
+      {"--eval-batches", std::to_string(options.evalBatches)}};
+  if (eval)
+    return settings;
+  settings.insert(settings.end(),
+                  {{"--steps", std::to_string(options.steps)},
+                   {"--shuffle", options.shuffle ? "given" : "not given"},
+                   {"--save", givenOrNot(options.savePath)},
+                   {"--save-every", std::to_string(options.saveEvery)},
+                   {"--eval-data",
+                    options.evalData.empty() ? "not given" : options.evalData},
+                   {"--eval-every", std::to_string(options.evalEvery)},
+                   {"--trace", givenOrNot(options.tracePath)}});
+  return settings;
 }
 
 } // namespace
@@ -384,6 +423,8 @@ TrainResult Trainer::run() {
   const Manifest &manifest = artifact.manifest();
   const bool root = comm.isRoot();
 
+  if (comm.size() > 1)
+    agreeOnSettings(comm, jobSettings(artifact, options, /*eval=*/false));
   Setup setup;
   std::string failure;
   try {
@@ -393,6 +434,11 @@ TrainResult Trainer::run() {
   }
   agreeOnFailure(comm, failure);
   TrainerState &state = setup.state;
+  // Ranks that loaded different checkpoints would resume at other steps.
+  agreeOnSettings(comm,
+                  {{"the step it resumes from", std::to_string(state.step)},
+                   {"the data position", std::to_string(state.dataPosition)},
+                   {"the seed", std::to_string(state.seed)}});
   Entry &trainStep = *setup.trainStep;
 
   const int64_t firstStep = state.step + 1;
@@ -585,6 +631,8 @@ EvalResult Trainer::evaluate() {
   EvalSetup eval;
   BatchBuffers batch;
   MetricsWriter metrics;
+  if (comm.size() > 1)
+    agreeOnSettings(comm, jobSettings(artifact, options, /*eval=*/true));
   std::string failure;
   try {
     checkJobMatchesMesh(manifest.mesh, comm.size(), options.externalLauncher);

@@ -24,6 +24,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <mutex>
 #include <sys/wait.h>
 #include <thread>
@@ -45,21 +46,33 @@ public:
   void allReduce(void *buf, int64_t count, DType dtype, ReduceOp op) override {
     calls.push_back("all_reduce " + std::to_string(count) + " " +
                     dtypeName(dtype) + " " + reduceOpName(op));
-    if (dtype == DType::I64) // the agreement vote
+    if (dtype == DType::I64 && !ownVote) // the agreement vote
       *static_cast<int64_t *>(buf) = vote;
     std::this_thread::sleep_for(std::chrono::milliseconds(delayMs));
   }
   void reduceScatter(const void *, void *, int64_t, DType, ReduceOp) override {}
   void allGather(const void *, void *, int64_t, DType) override {}
-  void broadcast(void *, int64_t count, DType, int root) override {
+  void broadcast(void *buf, int64_t count, DType dtype, int root) override {
     calls.push_back("broadcast " + std::to_string(count) + " from " +
                     std::to_string(root));
+    // The root records what it sends; another rank replays a root's record.
+    char *bytes = static_cast<char *>(buf);
+    size_t size = count * dtypeSize(dtype);
+    if (me == root)
+      sent.emplace_back(bytes, bytes + size);
+    else if (fromRoot && received < fromRoot->size())
+      std::memcpy(bytes, (*fromRoot)[received++].data(), size);
   }
   void barrier() override {}
   void abort(int) override { std::abort(); }
 
   int ranks, me;
   int64_t vote = 0;
+  /// All-reduces return this rank's own vote (a max over it alone).
+  bool ownVote = false;
+  std::vector<std::vector<char>> sent;
+  const std::vector<std::vector<char>> *fromRoot = nullptr;
+  size_t received = 0;
   int delayMs = 0;
   std::vector<std::string> calls;
 };
@@ -290,6 +303,46 @@ TEST(Agreement, LowestFailingRankReportsTheOthersStaySilent) {
   }
   EXPECT_THROW(agreeOnFailure(rank2, "no such file"), SilentError);
   EXPECT_THROW(agreeOnFailure(rank2, ""), SilentError);
+}
+
+TEST(Agreement, RanksCompareTheirSettingsWithRankZeros) {
+  // Values with separators, digits and nothing at all survive the exchange.
+  std::vector<JobSetting> settings = {{"--data", "text:/a:b.txt"},
+                                      {"--steps", "12"},
+                                      {"--eval-data", ""},
+                                      {"--seed", "3:12"}};
+  RecordingCommunicator root(2, 0);
+  root.ownVote = true;
+  EXPECT_NO_THROW(agreeOnSettings(root, settings));
+  EXPECT_EQ(root.calls.size(), 3u); // size, bytes, vote
+
+  RecordingCommunicator same(2, 1);
+  same.ownVote = true;
+  same.fromRoot = &root.sent;
+  EXPECT_NO_THROW(agreeOnSettings(same, settings));
+
+  std::vector<JobSetting> other = settings;
+  other[2].value = "x";
+  other[3].value = "4";
+  RecordingCommunicator differs(2, 1);
+  differs.ownVote = true;
+  differs.fromRoot = &root.sent;
+  try {
+    agreeOnSettings(differs, other);
+    FAIL() << "no throw";
+  } catch (const JobError &e) {
+    // The first difference, with both values.
+    EXPECT_STREQ(e.what(),
+                 "rank 1: --eval-data differs from rank 0's: x "
+                 "here, (empty) on rank 0; every rank of a job must run "
+                 "the same artifact with the same options and "
+                 "checkpoint");
+  }
+
+  // One rank: nothing to compare, nothing exchanged.
+  RecordingCommunicator alone(1, 0);
+  EXPECT_NO_THROW(agreeOnSettings(alone, settings));
+  EXPECT_TRUE(alone.calls.empty());
 }
 
 TEST(World, DetectsLaunchersFromTheEnvironment) {

@@ -119,6 +119,10 @@ public:
 
   const Manifest &manifest() const { return man; }
   const std::string &directory() const { return dir; }
+  /// SHA-256 of the manifest's and the library's digests: equal for two
+  /// copies of one artifact, different for any recompile that changes
+  /// either. Reads both files (milliseconds). Throws Error.
+  std::string contentDigest() const;
 
   bool hasEntry(const std::string &name) const;
   /// Throws Error naming the artifact if absent.
@@ -170,6 +174,7 @@ private:
 
   Manifest man;
   std::string dir;
+  std::string libraryPath;
   void *handle = nullptr;
   /// The GPU of a cuda artifact; nullptr for cpu.
   Device *device = nullptr;

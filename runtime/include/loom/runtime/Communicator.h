@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace loom::rt {
 
@@ -88,6 +89,22 @@ public:
 /// with its message (prefixed "rank R: " unless R is 0), the others a
 /// SilentError, so the failure is printed once and no rank is left waiting.
 void agreeOnFailure(Communicator &comm, const std::string &failure);
+
+/// Something every rank of a job must have the same of, as this rank sees
+/// it: `name` as the user knows it ("--steps", "the artifact's content").
+struct JobSetting {
+  std::string name;
+  std::string value;
+};
+
+/// Collective: ranks compare their settings with rank 0's. Ranks that run
+/// other artifacts or options would issue other collectives (a hang, or an
+/// all-reduce of another model's gradients that completes with wrong data),
+/// so a difference fails the job through agreeOnFailure, naming the lowest
+/// differing rank, the first differing setting and both values. Every rank
+/// must pass the same names in the same order. No-op on one rank.
+void agreeOnSettings(Communicator &comm,
+                     const std::vector<JobSetting> &settings);
 
 /// Sets the collective timeout of `comm` for the lifetime of the guard, e.g.
 /// to let ranks wait without limit while rank 0 writes a checkpoint.
