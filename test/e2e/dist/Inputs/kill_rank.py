@@ -4,7 +4,11 @@ to end. Prints the job's exit status, the time, whether any rank outlived
 the job, and the job's stderr.
 
 usage: kill_rank.py --rank R --metrics FILE [--after-steps K]
-                    [--signal KILL|STOP] [--timeout S] -- COMMAND...
+                    [--signal KILL|STOP] [--launcher] [--timeout S] -- COMMAND...
+
+With --launcher, the job's own process (loom-run --ranks, or mpirun) is
+signalled once rank R has taken its steps, and the ranks and the launcher's
+other descendants must end by themselves.
 
 FILE is the --metrics path the job writes (rank R's file is FILE.rank<R>
 for R > 0); the rank's process is found by its OMPI_COMM_WORLD_RANK among
@@ -23,6 +27,7 @@ ap.add_argument("--rank", type=int, required=True)
 ap.add_argument("--metrics", required=True)
 ap.add_argument("--after-steps", type=int, default=3)
 ap.add_argument("--signal", default="KILL")
+ap.add_argument("--launcher", action="store_true")
 ap.add_argument("--timeout", type=float, default=90)
 ap.add_argument("command", nargs=argparse.REMAINDER)
 args = ap.parse_args()
@@ -63,6 +68,15 @@ def rank_of(pid):
     return None
 
 
+def alive(pid):
+    """A process that exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
+    except (OSError, IndexError):
+        return False
+
+
 def steps_done(path):
     try:
         with open(path) as f:
@@ -87,9 +101,17 @@ try:
             victim = next((p for p, r in ranks.items() if r == args.rank), None)
         time.sleep(0.05)
     job_ranks = [p for p in descendants(job.pid) if rank_of(p) is not None]
+    if args.launcher:
+        # Everything under the launcher (mpiexec too) must go.
+        job_ranks = sorted(descendants(job.pid))
+        victim = job.pid
     os.kill(victim, getattr(signal, "SIG" + args.signal))
     start = time.time()
     status = job.wait(timeout=max(1.0, deadline - time.time()))
+    while args.launcher and any(alive(p) for p in job_ranks):
+        if time.time() > deadline:
+            break
+        time.sleep(0.05)
     elapsed = time.time() - start
 except (RuntimeError, subprocess.TimeoutExpired) as e:
     os.killpg(job.pid, signal.SIGKILL)
@@ -97,12 +119,16 @@ except (RuntimeError, subprocess.TimeoutExpired) as e:
     print(open(stderr_path).read())
     sys.exit(1)
 time.sleep(0.5)
-survivors = [p for p in job_ranks if os.path.exists(f"/proc/{p}") and
-             open(f"/proc/{p}/stat").read().rsplit(")", 1)[1].split()[0]
-             not in "ZX"]
-print(f"signalled rank {args.rank} with SIG{args.signal}")
+survivors = [p for p in job_ranks if alive(p)]
+print(f"signalled {'the launcher' if args.launcher else 'rank %d' % args.rank}"
+      f" with SIG{args.signal}")
 print(f"exit status {status}")
 print(f"all ranks ended within 60 s: {'yes' if elapsed < 60 else 'NO'}"
       f" ({elapsed:.1f} s)")
 print(f"survivors: {survivors if survivors else 'none'}")
 sys.stdout.write(open(stderr_path).read())
+for p in survivors:  # leave no orphaned job behind a failing check
+    try:
+        os.kill(p, signal.SIGKILL)
+    except OSError:
+        pass
