@@ -1,8 +1,11 @@
-"""Peak memory of a training step: Loom with each temporary freed after its
-last use (--loom-hoist-deallocs, the default), Loom with every free at the
-end of the step (loomc --late-frees, where bufferization puts them), and
-PyTorch 1.13 eager on the same GPT, batch and AdamW, one thread, all
-measured in this run. For each: the process's peak resident memory, its
+"""Peak memory of a training step: Loom as compiled by default (each
+temporary freed after its last use, --loom-hoist-deallocs, at an offset of
+one arena planned at compile time, --loom-plan-buffers), Loom with one
+allocation per temporary (loomc --plan-buffers=false: the runtime's
+allocator caches freed blocks by size), Loom with every free at the end of
+the step as well (--late-frees, where bufferization puts them), and PyTorch
+1.13 eager on the same GPT, batch and AdamW, one thread, all measured in
+this run. For each: the process's peak resident memory, its
 resident memory before the first step (the interpreter, libraries, model
 and optimizer state), and what the steps added; for Loom also its own
 count of the temporaries' peak (the metrics summary's peak_temp_bytes).
@@ -69,12 +72,9 @@ def peak_rss(cmd):
     return usage.ru_maxrss * 1024
 
 
-def loom(spec, steps, late, tmp):
-    name = "late" if late else "early"
+def loom(spec, steps, name, flags, tmp):
     art = os.path.join(tmp, name)
-    cmd = [os.path.join(BIN, "loomc"), f"--model={spec}", "-o", art]
-    if late:
-        cmd.append("--late-frees")
+    cmd = [os.path.join(BIN, "loomc"), f"--model={spec}", "-o", art] + flags
     subprocess.run(cmd, check=True)
     metrics = os.path.join(tmp, f"{name}.jsonl")
     run = [os.path.join(BIN, "loom-run"), art, "--data", "synthetic", "--seed", "1",
@@ -101,10 +101,13 @@ def main():
     args = ap.parse_args()
     fields = {k: int(v) for k, v in (kv.split("=") for kv in args.spec.split(":")[1].split(","))}
     with tempfile.TemporaryDirectory() as tmp:
-        early = loom(args.spec, args.steps, False, tmp)
-        late = loom(args.spec, args.steps, True, tmp)
+        planned = loom(args.spec, args.steps, "planned", [], tmp)
+        unplanned = loom(args.spec, args.steps, "unplanned", ["--plan-buffers=false"], tmp)
+        late = loom(args.spec, args.steps, "late", ["--late-frees", "--plan-buffers=false"], tmp)
     peer = torch(fields, args.steps)
-    rows = [("Loom (frees after last uses)", early), ("Loom --late-frees (frees at the end of the step)", late),
+    rows = [("Loom (default: frees after last uses, planned arena)", planned),
+            ("Loom --plan-buffers=false (one allocation per temporary)", unplanned),
+            ("Loom --late-frees --plan-buffers=false (frees at the end of the step)", late),
             ("PyTorch 1.13 eager", peer)]
     lines = ["| run | peak RSS (MiB) | RSS before the first step (MiB) | added by the steps (MiB) | temporaries' peak, runtime's count (MiB) | peak RSS / PyTorch | added / PyTorch's |",
              "|---|---|---|---|---|---|---|"]

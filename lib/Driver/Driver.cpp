@@ -240,6 +240,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
       cpu.bf16 = bf16;
       cpu.gpuLoops = options.emulateGpuLoops;
       cpu.lateFrees = options.lateFrees;
+      cpu.planBuffers = options.planBuffers;
       buildLowerToLLVMPipeline(pm, cpu);
     }
     if (failed(runStage(pm, *module, root, "lower-to-llvm")))

@@ -125,15 +125,24 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm,
   bool bf16 = o.bf16, gpuLoops = o.gpuLoops;
   pm.addPass(createLowerGemmToRuntimePass());
   pm.addPass(createApproximateMathPass());
+  // Each part ends with a comma.
+  std::string nests =
+      (gpuLoops ? gpuLoopNests(CudaPipelineOptions().blockSize) +
+                      ",loom-reverse-parallel-loops,"
+                : std::string()) +
+      hoistDeallocs(o.lateFrees);
+  // The arena is planned from where the frees are, before loops hide ops.
+  std::string loops =
+      o.planBuffers
+          ? (nests.empty()
+                 ? ""
+                 : "func.func(" + nests.substr(0, nests.size() - 1) + "),") +
+                "loom-plan-buffers,func.func(convert-linalg-to-loops),"
+          : "func.func(" + nests + "convert-linalg-to-loops),";
   // LLVM lowers bf16 <-> f32 conversions on CPUs without AVX512-BF16 to
   // libgcc calls the artifact does not link; as integer ops they vectorise.
   addUpstream(
-      pm, "func.func(" +
-              (gpuLoops ? gpuLoopNests(CudaPipelineOptions().blockSize) +
-                              ",loom-reverse-parallel-loops,"
-                        : std::string()) +
-              hoistDeallocs(o.lateFrees) + "convert-linalg-to-loops)," +
-              (bf16 ? "arith-expand{include-bf16=1}," : "") +
+      pm, loops + (bf16 ? "arith-expand{include-bf16=1}," : "") +
               "lower-affine,"
               "convert-scf-to-cf,canonicalize,expand-strided-metadata,"
               "lower-affine,finalize-memref-to-llvm{use-generic-functions=1},"

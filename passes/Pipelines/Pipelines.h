@@ -99,6 +99,11 @@ struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
                      "step, where bufferization puts the frees (no "
                      "--loom-hoist-deallocs)"),
       llvm::cl::init(false)};
+  Option<bool> planBuffers{
+      *this, "plan-buffers",
+      llvm::cl::desc("Place the temporaries at offsets of one arena planned "
+                     "from their lifetimes (--loom-plan-buffers)"),
+      llvm::cl::init(true)};
 };
 
 /// train -> linalg: inline, decompose composite ops, buffer calling

@@ -186,4 +186,8 @@ LOOM_RT_ABI_EXPORT void _mlir_memref_to_llvm_free(void *ptr) {
   loom::rt::cache().release(ptr);
 }
 
+LOOM_RT_ABI_EXPORT void *loom_rt_arena_slice(void *arena, int64_t offset) {
+  return static_cast<char *>(arena) + offset;
+}
+
 } // extern "C"

@@ -131,6 +131,13 @@ static cl::opt<bool> lateFrees(
              "of the step, not after its last use (no --loom-hoist-deallocs)"),
     cl::init(false), cl::Hidden, cl::cat(cat));
 
+static cl::opt<bool> planBuffers(
+    "plan-buffers",
+    cl::desc("--target=cpu: place the step's temporaries at offsets of one "
+             "arena planned from their lifetimes at compile time; "
+             "--plan-buffers=false, for comparison: one allocation each"),
+    cl::init(true), cl::Hidden, cl::cat(cat));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
@@ -182,6 +189,7 @@ int main(int argc, char **argv) {
   options.target = target;
   options.emulateGpuLoops = emulateGpuLoops;
   options.lateFrees = lateFrees;
+  options.planBuffers = planBuffers;
   options.cudaChip = cudaChip;
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);

@@ -43,6 +43,9 @@ struct CompileOptions {
   bool emulateGpuLoops = false;
   /// For comparison: temporaries freed at the end of the step.
   bool lateFrees = false;
+  /// CPU target: temporaries at planned offsets of one arena
+  /// (--loom-plan-buffers); false, for comparison: one allocation each.
+  bool planBuffers = true;
 };
 
 /// Registers every upstream and Loom pass and pipeline (once per process):

@@ -62,6 +62,13 @@ void *_mlir_memref_to_llvm_alloc(size_t size);
 void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment, size_t size);
 void _mlir_memref_to_llvm_free(void *ptr);
 
+/// `arena + offset`: the address of a temporary that --loom-plan-buffers
+/// placed at `offset` of the step's arena. A call, not pointer arithmetic in
+/// compiled code, so that LLVM sees each temporary as a pointer of its own
+/// origin and vectorizes loops over several of them (with run-time overlap
+/// checks), as it does for separately allocated buffers.
+void *loom_rt_arena_slice(void *arena, int64_t offset);
+
 /// Strided batched GEMM on row-major operands:
 ///   C[b] = op(A[b]) * op(B[b]) + beta * C[b]   for b in [0, batch)
 /// op(X) is X or X^T (trans != 0). op(A) is MxK, op(B) is KxN, C is MxN.
