@@ -12,7 +12,10 @@ count of the temporaries' peak (the metrics summary's peak_temp_bytes).
 Prints a Markdown table; with --record, appends it and the command to
 bench/RESULTS.md.
 
-Usage: python3 bench/peak_memory.py [--spec gpt:...] [--steps 3] [--record]
+Also the median step time after the first step (not a speed benchmark: a
+check that a memory change costs no time; few steps, one thread).
+
+Usage: python3 bench/peak_memory.py [--spec gpt:...] [--steps 5] [--record]
 (run from the repository root after building; needs Debian's python3-torch)"""
 import argparse
 import datetime
@@ -50,14 +53,18 @@ for p in model.parameters():
 g = torch.Generator().manual_seed(0)
 page = os.sysconf("SC_PAGE_SIZE")
 before = int(open("/proc/self/statm").read().split()[1]) * page
+import time
+times = []
 for _ in range(steps):
+    start = time.perf_counter()
     x = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), generator=g)
     y = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), generator=g)
     loss = model(x, y)
     opt.zero_grad(set_to_none=True)
     loss.backward()
     opt.step()
-print(json.dumps({"before": before,
+    times.append(time.perf_counter() - start)
+print(json.dumps({"before": before, "step": sorted(times[1:])[len(times[1:]) // 2],
                   "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))
 """
 
@@ -80,10 +87,14 @@ def loom(spec, steps, name, flags, tmp):
     run = [os.path.join(BIN, "loom-run"), art, "--data", "synthetic", "--seed", "1",
            "--threads", "1", "--steps"]
     peak = peak_rss(run + [str(steps), "--metrics", metrics])
-    summary = [json.loads(l)["summary"] for l in open(metrics) if '"summary"' in l][0]
+    records = [json.loads(l) for l in open(metrics)]
+    summary = [r["summary"] for r in records if "summary" in r][0]
+    # The median step after the first (which fills the allocator's cache).
+    times = sorted(r["step_time_s"] for r in records if "step_time_s" in r and r.get("step", 0) > 1)
     # Before the first step: the same run with no steps.
     before = peak_rss(run + ["0"])
-    return {"peak": peak, "before": before, "temps": summary["peak_temp_bytes"]}
+    return {"peak": peak, "before": before, "temps": summary["peak_temp_bytes"],
+            "step": times[len(times) // 2]}
 
 
 def torch(fields, steps):
@@ -96,7 +107,7 @@ def torch(fields, steps):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--spec", default="gpt:vocab=256,seq=256,dim=256,heads=8,layers=4,batch=16")
-    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
     fields = {k: int(v) for k, v in (kv.split("=") for kv in args.spec.split(":")[1].split(","))}
@@ -109,14 +120,15 @@ def main():
             ("Loom --plan-buffers=false (one allocation per temporary)", unplanned),
             ("Loom --late-frees --plan-buffers=false (frees at the end of the step)", late),
             ("PyTorch 1.13 eager", peer)]
-    lines = ["| run | peak RSS (MiB) | RSS before the first step (MiB) | added by the steps (MiB) | temporaries' peak, runtime's count (MiB) | peak RSS / PyTorch | added / PyTorch's |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| run | peak RSS (MiB) | RSS before the first step (MiB) | added by the steps (MiB) | temporaries' peak, runtime's count (MiB) | peak RSS / PyTorch | added / PyTorch's | step (ms), median after the first | step / PyTorch's |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for name, r in rows:
         temps = f"{r['temps'] / MIB:.1f}" if "temps" in r else "-"
         added = r["peak"] - r["before"]
         lines.append(f"| {name} | {r['peak'] / MIB:.0f} | {r['before'] / MIB:.0f} | {added / MIB:.0f} | "
                      f"{temps} | {r['peak'] / peer['peak']:.2f} | "
-                     f"{added / (peer['peak'] - peer['before']):.2f} |")
+                     f"{added / (peer['peak'] - peer['before']):.2f} | "
+                     f"{r['step'] * 1e3:.0f} | {r['step'] / peer['step']:.2f} |")
     table = "\n".join(lines)
     print(table)
     if args.record:
