@@ -3,6 +3,7 @@
 
 #include "EmitObject.h"
 #include "Manifest.h"
+#include "TaskCheck.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
 #include "loom/Analysis/MachineSpec.h"
@@ -153,7 +154,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
       break;
     }
   }
-  if (failed(verify(*module)))
+  if (failed(verify(*module)) || failed(verifyTask(*module)))
     return failure();
   if (options.emitMlir && options.stage == Stage::Model)
     return printModule(*module, options.outputDir);

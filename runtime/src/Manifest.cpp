@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cctype>
+#include <cstdint>
 #include <set>
 
 using nlohmann::json;
@@ -269,16 +270,25 @@ public:
     auto positive = [&](const char *key) {
       return integer(require(value, path, key), join(path, key), 1);
     };
+    // Tokens and labels are int32 (the inputs' dtype).
+    auto labels = [&](const char *key) {
+      int64_t n = positive(key);
+      if (n > INT32_MAX)
+        error(join(path, key), "must be at most " + std::to_string(INT32_MAX) +
+                                   " (labels are i32), got " +
+                                   std::to_string(n));
+      return n;
+    };
     if (kind == "lm") {
       task.kind = TaskSpec::Kind::LM;
       task.batch = positive("batch");
       task.seq = positive("seq");
-      task.vocab = positive("vocab");
+      task.vocab = labels("vocab");
     } else if (kind == "classify") {
       task.kind = TaskSpec::Kind::Classify;
       task.batch = positive("batch");
       task.features = positive("features");
-      task.classes = positive("classes");
+      task.classes = labels("classes");
     } else if (kind == "none") {
       task.kind = TaskSpec::Kind::None;
       if (const json *batch = optional(value, "batch"))

@@ -52,25 +52,44 @@ double secondsSince(Clock::time_point start) {
 /// kills rank R with SIGKILL once it has finished (and saved) step S;
 /// S,R,once does so only in the job's first attempt (LOOM_RUN_ATTEMPT, which
 /// the launcher sets).
-void killPointForTests(int64_t step, int rank) {
-  const char *spec = std::getenv("LOOM_TEST_KILL_AT_STEP");
+/// Whether test hook `env` ("STEP,RANK[,once]") names this step and rank;
+/// with "once", only in the first attempt of a job (loom-run --max-restarts).
+bool testHookAt(const char *env, int64_t step, int rank) {
+  const char *spec = std::getenv(env);
   if (!spec || !*spec)
-    return;
+    return false;
   long long wantedStep = -1;
   int wantedRank = -1;
   char once[8] = "";
   if (std::sscanf(spec, "%lld,%d,%7s", &wantedStep, &wantedRank, once) < 2 ||
       wantedStep != step || wantedRank != rank)
-    return;
+    return false;
   const char *attempt = std::getenv("LOOM_RUN_ATTEMPT");
-  if (std::strcmp(once, "once") == 0 && attempt && std::atoi(attempt) > 1)
+  return !(std::strcmp(once, "once") == 0 && attempt && std::atoi(attempt) > 1);
+}
+
+void killPointForTests(int64_t step, int rank) {
+  if (!testHookAt("LOOM_TEST_KILL_AT_STEP", step, rank))
     return;
   std::fprintf(stderr,
                "LOOM_TEST_KILL_AT_STEP: killing rank %d (pid %d) "
                "after step %lld\n",
-               rank, static_cast<int>(getpid()), wantedStep);
+               rank, static_cast<int>(getpid()), static_cast<long long>(step));
   std::fflush(stderr);
   std::raise(SIGKILL);
+}
+
+/// A collective only this rank issues: the schedules diverge (a hang that
+/// the watchdog ends and loom-run's hang report names).
+void strayCollectiveForTests(int64_t step, Communicator &comm) {
+  if (!testHookAt("LOOM_TEST_STRAY_BARRIER", step, comm.rank()))
+    return;
+  std::fprintf(stderr,
+               "LOOM_TEST_STRAY_BARRIER: rank %d issues a barrier the others "
+               "do not after step %lld\n",
+               comm.rank(), static_cast<long long>(step));
+  std::fflush(stderr);
+  comm.barrier();
 }
 
 /// What rank 0 used at most: a cpu artifact's temporaries (its parameters
@@ -572,6 +591,7 @@ TrainResult Trainer::run() {
       lastSaved = state.step;
     }
     killPointForTests(state.step, comm.rank());
+    strayCollectiveForTests(state.step, comm);
   }
   if (co2) {
     // The last round's mean loss arrives with its all-reduce.

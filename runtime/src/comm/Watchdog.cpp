@@ -10,6 +10,7 @@
 #include "loom/runtime/Error.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <unistd.h>
 
 namespace loom::rt {
@@ -39,9 +40,23 @@ CollectiveWatchdog::~CollectiveWatchdog() {
   thread.join();
 }
 
-void CollectiveWatchdog::begin(const char *what) {
+void CollectiveWatchdog::begin(const char *what, int64_t count, DType dtype) {
   current.store(what, std::memory_order_relaxed);
+  currentCount.store(count, std::memory_order_relaxed);
+  currentDType.store(dtype, std::memory_order_relaxed);
+  issued.fetch_add(1, std::memory_order_relaxed);
   startNanos.store(nowNanos(), std::memory_order_release);
+}
+
+FlightRecord CollectiveWatchdog::record(const char *what, double waited) const {
+  FlightRecord r;
+  r.rank = options.rank;
+  r.op = what;
+  r.seq = issued.load(std::memory_order_relaxed);
+  r.count = currentCount.load(std::memory_order_relaxed);
+  r.dtype = dtypeName(currentDType.load(std::memory_order_relaxed));
+  r.waitedS = waited;
+  return r;
 }
 
 void CollectiveWatchdog::end() {
@@ -49,7 +64,8 @@ void CollectiveWatchdog::end() {
 }
 
 std::string CollectiveWatchdog::problem(const char *what, double waited,
-                                        bool checkPeers) const {
+                                        bool checkPeers, bool &stuck) const {
+  stuck = false;
   const ProcessIdentity &self = options.peers[options.rank];
   if (checkPeers) {
     // Reparented: whoever started this rank is gone (and with it, usually,
@@ -81,9 +97,11 @@ std::string CollectiveWatchdog::problem(const char *what, double waited,
             "issuing different collectives)"
           : "a rank is stuck, or one of the ranks on other machines (" +
                 remote + ") has died";
+  stuck = true;
   return formatString("%s has waited %.0f s for the other ranks "
                       "(--collective-timeout %g); %s. Stopping the job",
-                      what, waited, limit, cause.c_str());
+                      describeCollective(record(what, waited)).c_str(), waited,
+                      limit, cause.c_str());
 }
 
 void CollectiveWatchdog::run() {
@@ -103,11 +121,20 @@ void CollectiveWatchdog::run() {
     bool checkPeers = waited >= nextCheck;
     if (checkPeers)
       nextCheck = waited + options.checkEvery;
-    std::string reason = problem(current.load(), waited, checkPeers);
+    bool stuck = false;
+    const char *what = current.load();
+    std::string reason = problem(what, waited, checkPeers, stuck);
     // The collective may have finished while we looked.
     if (reason.empty() || startNanos.load() != start)
       continue;
     lock.unlock();
+    // A hang: say what this rank waits in for the launcher's report, and
+    // give the peers that wait too the time to say it as well.
+    const char *dir = std::getenv(kFlightDirEnv);
+    if (stuck && dir && *dir && writeFlightRecord(dir, record(what, waited)) &&
+        options.reportGrace > 0)
+      std::this_thread::sleep_for(
+          std::chrono::duration<double>(options.reportGrace));
     options.fail(reason);
     return;
   }

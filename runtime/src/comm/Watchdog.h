@@ -26,6 +26,8 @@
 #define LOOM_RUNTIME_SRC_COMM_WATCHDOG_H
 
 #include "PeerLiveness.h"
+#include "loom/runtime/DType.h"
+#include "loom/runtime/HangReport.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -53,6 +55,10 @@ public:
     /// usually reports it first), and between checks.
     double firstCheck = 3.0;
     double checkEvery = 1.0;
+    /// On a timeout, with LOOM_RUN_FLIGHT_DIR set: seconds to wait after
+    /// writing this rank's flight record (HangReport.h) before `fail`, so
+    /// the peers that wait too can write theirs before the job stops.
+    double reportGrace = 2.0;
   };
 
   explicit CollectiveWatchdog(Options options);
@@ -63,19 +69,27 @@ public:
   void setTimeout(double seconds) { timeoutSeconds = seconds; }
   double timeout() const { return timeoutSeconds; }
 
-  /// The calling rank enters/leaves collective `what` (a string literal).
-  void begin(const char *what);
+  /// The calling rank enters/leaves collective `what` (a string literal)
+  /// of `count` elements of `dtype` (count 0: a barrier). Collectives are
+  /// numbered from 1 in the order they begin.
+  void begin(const char *what, int64_t count = 0, DType dtype = DType::F32);
   void end();
 
 private:
   void run();
-  /// The reason to give up on the current wait, or "".
-  std::string problem(const char *what, double waited, bool checkPeers) const;
+  /// The reason to give up on the current wait, or "". `stuck` tells a
+  /// timeout (no peer known to be gone) from a dead peer or launcher.
+  std::string problem(const char *what, double waited, bool checkPeers,
+                      bool &stuck) const;
+  /// The collective being waited in, as flight records describe it.
+  FlightRecord record(const char *what, double waited) const;
 
   Options options;
   std::atomic<double> timeoutSeconds;
   std::atomic<int64_t> startNanos{0};
   std::atomic<const char *> current{nullptr};
+  std::atomic<int64_t> issued{0}, currentCount{0};
+  std::atomic<DType> currentDType{DType::F32};
   int launcher = 0;
   std::mutex mutex;
   std::condition_variable wake;

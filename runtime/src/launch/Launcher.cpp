@@ -11,12 +11,14 @@
 
 #include "loom/runtime/Launcher.h"
 #include "loom/runtime/Error.h"
+#include "loom/runtime/HangReport.h"
 
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -44,6 +46,33 @@ void forwardSignal(int signal) {
 bool isExecutable(const std::string &path) {
   return !path.empty() && access(path.c_str(), X_OK) == 0;
 }
+
+/// A temporary directory for the ranks' flight records (HangReport.h),
+/// named to them in the environment, removed with its files at the end.
+class FlightDir {
+public:
+  FlightDir() {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern =
+        std::string(tmp && *tmp ? tmp : "/tmp") + "/loom-run-flight.XXXXXX";
+    if (mkdtemp(pattern.data())) {
+      path = pattern;
+      setenv(kFlightDirEnv, path.c_str(), /*overwrite=*/1);
+    }
+  }
+  ~FlightDir() {
+    if (path.empty())
+      return;
+    std::error_code ignored;
+    std::filesystem::remove_all(path, ignored);
+  }
+  std::vector<FlightRecord> records() const {
+    return path.empty() ? std::vector<FlightRecord>{} : readFlightRecords(path);
+  }
+
+private:
+  std::string path;
+};
 
 /// Whether `mpiexec` is MPICH's hydra (its flags differ from Open MPI's).
 bool isHydra(const std::string &mpiexec) {
@@ -104,6 +133,8 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
   // Tells the ranks that `--ranks` (not an external launcher) started them.
   setenv("LOOM_RUN_LAUNCHED", "1", /*overwrite=*/1);
+  // Where ranks that time out in a collective say what they wait in.
+  FlightDir flight;
 
   int fds[2];
   if (pipe(fds) != 0)
@@ -170,6 +201,11 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
           : launchFailureMessage(filter, status);
   if (!message.empty())
     std::fprintf(stderr, "%s: error: %s\n", toolName(), message.c_str());
+  if (status != 0) {
+    std::string hang = describeHang(flight.records(), options.ranks);
+    if (!hang.empty())
+      std::fprintf(stderr, "%s: note: %s\n", toolName(), hang.c_str());
+  }
   std::fflush(stderr);
   LaunchResult result;
   result.status = status;

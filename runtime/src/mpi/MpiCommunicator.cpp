@@ -139,9 +139,10 @@ private:
   /// Marks the span of one collective for the watchdog.
   class Watched {
   public:
-    Watched(CollectiveWatchdog &watchdog, const char *what)
+    Watched(CollectiveWatchdog &watchdog, const char *what, int64_t count = 0,
+            DType dtype = DType::F32)
         : watchdog(watchdog) {
-      watchdog.begin(what);
+      watchdog.begin(what, count, dtype);
     }
     ~Watched() { watchdog.end(); }
 
@@ -293,7 +294,7 @@ void forEachPiece(void *buf, int64_t count, DType dtype, Fn piece) {
 
 void MpiCommunicator::allReduce(void *buf, int64_t count, DType dtype,
                                 ReduceOp op) {
-  Watched watched(*watchdog, "all_reduce");
+  Watched watched(*watchdog, "all_reduce", count, dtype);
   std::vector<MPI_Request> requests;
   const bool async = onCommThread();
   forEachPiece(buf, count, dtype, [&](void *at, int piece) {
@@ -313,7 +314,7 @@ void MpiCommunicator::allReduce(void *buf, int64_t count, DType dtype,
 
 void MpiCommunicator::reduceScatter(const void *send, void *recv, int64_t count,
                                     DType dtype, ReduceOp op) {
-  Watched watched(*watchdog, "reduce_scatter");
+  Watched watched(*watchdog, "reduce_scatter", count, dtype);
   int n = intCount(count, "reduce_scatter");
   if (onCommThread()) {
     std::vector<MPI_Request> requests(1);
@@ -332,7 +333,7 @@ void MpiCommunicator::reduceScatter(const void *send, void *recv, int64_t count,
 
 void MpiCommunicator::allGather(const void *send, void *recv, int64_t count,
                                 DType dtype) {
-  Watched watched(*watchdog, "all_gather");
+  Watched watched(*watchdog, "all_gather", count, dtype);
   int n = intCount(count, "all_gather");
   // Compiled code may gather in place, sending from its own slice.
   const char *ownSlice =
@@ -352,7 +353,7 @@ void MpiCommunicator::allGather(const void *send, void *recv, int64_t count,
 
 void MpiCommunicator::broadcast(void *buf, int64_t count, DType dtype,
                                 int root) {
-  Watched watched(*watchdog, "broadcast");
+  Watched watched(*watchdog, "broadcast", count, dtype);
   std::vector<MPI_Request> requests;
   const bool async = onCommThread();
   forEachPiece(buf, count, dtype, [&](void *at, int piece) {

@@ -14,6 +14,7 @@
 #include "comm/Watchdog.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
+#include "loom/runtime/HangReport.h"
 #include "loom/runtime/Manifest.h"
 #include "loom/runtime/World.h"
 #include "loom/runtime/abi.h"
@@ -465,10 +466,50 @@ TEST(Watchdog, StopsAWaitLongerThanTheTimeout) {
   probe.watchdog->begin("barrier");
   std::string reason = probe.reason(10);
   probe.watchdog->end();
-  EXPECT_NE(reason.find("barrier has waited 1 s for the other ranks "
+  EXPECT_NE(reason.find("barrier #1 has waited 1 s for the other ranks "
                         "(--collective-timeout 0.5); every rank is alive"),
             std::string::npos)
       << reason;
+}
+
+TEST(Watchdog, ATimeoutLeavesAFlightRecordForTheLauncher) {
+  TempDir dir;
+  ScopedEnv flight(kFlightDirEnv, dir.path().c_str());
+  ProcessIdentity self = currentProcessIdentity();
+  WatchdogProbe probe({self, self}, /*timeout=*/0.5);
+  probe.watchdog->begin("all_reduce", 1, DType::F64);
+  probe.watchdog->end();
+  probe.watchdog->begin("broadcast", 1024, DType::F32); // the second
+  std::string reason = probe.reason(10);
+  probe.watchdog->end();
+  EXPECT_NE(reason.find("broadcast #2 (1024 f32) has waited"),
+            std::string::npos)
+      << reason;
+  std::vector<FlightRecord> records = readFlightRecords(dir.path());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].rank, 0);
+  EXPECT_EQ(records[0].op, "broadcast");
+  EXPECT_EQ(records[0].seq, 2);
+  EXPECT_EQ(records[0].count, 1024);
+  EXPECT_EQ(records[0].dtype, "f32");
+  EXPECT_GE(records[0].waitedS, 0.5);
+}
+
+TEST(Watchdog, ADeadPeerLeavesNoFlightRecord) {
+  TempDir dir;
+  ScopedEnv flight(kFlightDirEnv, dir.path().c_str());
+  pid_t child = fork();
+  if (child == 0)
+    _exit(0);
+  ProcessIdentity self = currentProcessIdentity(), dead = self;
+  dead.pid = child;
+  WatchdogProbe probe({self, dead}, /*timeout=*/0);
+  probe.watchdog->begin("all_reduce", 4, DType::F32);
+  std::string reason = probe.reason(10);
+  probe.watchdog->end();
+  waitpid(child, nullptr, 0);
+  EXPECT_NE(reason.find("has died"), std::string::npos) << reason;
+  EXPECT_TRUE(readFlightRecords(dir.path()).empty());
 }
 
 TEST(Watchdog, LeavesShortAndUnlimitedWaitsAlone) {

@@ -8,7 +8,9 @@
 #include "loom/runtime/Launcher.h"
 #include "TestUtil.h"
 #include "loom/runtime/Error.h"
+#include "loom/runtime/HangReport.h"
 
+#include <cstdio>
 #include <sstream>
 
 using namespace loom::rt;
@@ -129,4 +131,69 @@ TEST(Launcher, UnknownNoticesPassThrough) {
   MpirunOutputFilter open;
   EXPECT_NE(filter(open, "EDGE\nhalf a notice\n").find("half a notice"),
             std::string::npos);
+}
+
+namespace {
+
+FlightRecord waiting(int rank, const char *op, int64_t seq, int64_t count,
+                     const char *dtype = "f32") {
+  FlightRecord r;
+  r.rank = rank;
+  r.op = op;
+  r.seq = seq;
+  r.count = count;
+  r.dtype = dtype;
+  r.waitedS = 60;
+  return r;
+}
+
+} // namespace
+
+TEST(HangReport, NamesTheRanksThatDidNotReachTheCollective) {
+  EXPECT_EQ(describeHang({}, 4), "");
+  EXPECT_EQ(describeHang({waiting(0, "all_reduce", 57, 1, "f64")}, 2),
+            "rank 0 waited in all_reduce #57 (1 f64); rank 1 did not report: "
+            "stopped, or stuck outside collectives (in compute or I/O)");
+  EXPECT_EQ(describeHang(
+                {waiting(3, "barrier", 9, 0), waiting(0, "barrier", 9, 0)}, 4),
+            "ranks 0, 3 waited in barrier #9; ranks 1, 2 did not report: "
+            "stopped, or stuck outside collectives (in compute or I/O)");
+  EXPECT_EQ(
+      describeHang(
+          {waiting(0, "all_reduce", 5, 8), waiting(1, "all_reduce", 5, 8)}, 2),
+      "every rank waited in all_reduce #5 (8 f32): the collective "
+      "itself is stuck (the network, or the MPI library)");
+}
+
+TEST(HangReport, NamesCollectivesThatDiffer) {
+  // The same number, another collective: the schedules diverged there.
+  EXPECT_EQ(describeHang({waiting(1, "broadcast", 12, 3, "i64"),
+                          waiting(0, "all_reduce", 12, 1, "f64"),
+                          waiting(2, "all_reduce", 12, 1, "f64")},
+                         4),
+            "the ranks issued different collectives as their #12: ranks 0, "
+            "2 in all_reduce #12 (1 f64), rank 1 in broadcast #12 (3 i64); "
+            "rank 3 did not report: stopped, or stuck outside collectives "
+            "(in compute or I/O)");
+  EXPECT_EQ(describeHang({waiting(0, "all_reduce", 12, 4),
+                          waiting(1, "all_reduce", 13, 4)},
+                         2),
+            "the ranks wait in different collectives: rank 0 in all_reduce "
+            "#12 (4 f32), rank 1 in all_reduce #13 (4 f32)");
+}
+
+TEST(HangReport, RecordsRoundTripThroughTheirDirectory) {
+  test::TempDir dir;
+  ASSERT_TRUE(writeFlightRecord(dir.path(), waiting(1, "all_gather", 3, 7)));
+  ASSERT_TRUE(writeFlightRecord(dir.path(), waiting(0, "all_gather", 3, 7)));
+  // What is not a whole record is skipped.
+  std::FILE *junk = std::fopen(dir.file("rank2.json").c_str(), "w");
+  std::fputs("{\"rank\": 2, \"op\"", junk);
+  std::fclose(junk);
+  std::vector<FlightRecord> records = readFlightRecords(dir.path());
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(describeHang(records, 3),
+            "ranks 0, 1 waited in all_gather #3 (7 f32); rank 2 did not "
+            "report: stopped, or stuck outside collectives (in compute or "
+            "I/O)");
 }

@@ -120,6 +120,16 @@ TEST(Manifest, InputsMustMatchTheTask) {
   EXPECT_TRUE(rejects(m, {"inputs:", "needs an input named 'y'"}));
 }
 
+TEST(Manifest, LabelCountsFitTheLabelType) {
+  // Labels are i32; 2^62 classes once crashed the synthetic data's teacher.
+  json m = softmaxManifest();
+  m["task"]["classes"] = 3000000000LL;
+  EXPECT_TRUE(rejects(m, {"task.classes:", "must be at most 2147483647"}));
+  m = softmaxManifest();
+  m["task"]["classes"] = 2147483647;
+  EXPECT_EQ(parseManifest(m.dump(), "m.json").task.classes, 2147483647);
+}
+
 TEST(Manifest, TaskNoneAcceptsAnyInputs) {
   json m = softmaxManifest();
   m["task"] = {{"kind", "none"}};

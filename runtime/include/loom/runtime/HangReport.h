@@ -1,0 +1,54 @@
+//===- HangReport.h - Which rank a hung job waited for ----------*- C++ -*-===//
+//
+// When a collective times out, the watchdog of each rank that waits in one
+// writes what it waits in (a flight record) to the directory the launcher
+// named in LOOM_RUN_FLIGHT_DIR, before the job is stopped. A rank that is
+// stopped or stuck outside collectives (in compute, in I/O) writes nothing.
+// After the job, `loom-run --ranks N` reads the records and says which
+// ranks did not reach the collective the others wait in, or how the ranks'
+// collectives differ (research/reliability.md, scenario 2).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_HANGREPORT_H
+#define LOOM_RUNTIME_HANGREPORT_H
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace loom::rt {
+
+/// The environment variable naming the directory of a job's records.
+constexpr const char *kFlightDirEnv = "LOOM_RUN_FLIGHT_DIR";
+
+/// What one rank waited in when its collective timed out.
+struct FlightRecord {
+  int rank = 0;
+  /// The collective ("all_reduce") and its 1-based number among this rank's
+  /// collectives: ranks that issue the same collectives in the same order
+  /// agree on it.
+  std::string op;
+  int64_t seq = 0;
+  /// Elements and their dtype name ("f32"); count 0 for a barrier.
+  int64_t count = 0;
+  std::string dtype;
+  double waitedS = 0;
+};
+
+/// "all_reduce #57 (1024 f32)".
+std::string describeCollective(const FlightRecord &record);
+
+/// Writes `record` to `<dir>/rank<R>.json` (through a temporary file, so a
+/// reader never sees half of it). Returns false on an I/O error.
+bool writeFlightRecord(const std::string &dir, const FlightRecord &record);
+
+/// The records in `dir`; files that do not parse are skipped.
+std::vector<FlightRecord> readFlightRecords(const std::string &dir);
+
+/// One sentence on what `records` say about a hung job of `ranks` ranks,
+/// or "" when there are none.
+std::string describeHang(std::vector<FlightRecord> records, int ranks);
+
+} // namespace loom::rt
+
+#endif // LOOM_RUNTIME_HANGREPORT_H
