@@ -92,7 +92,9 @@ options:
   --collective-timeout S
                     stop the job when one collective has waited S seconds for
                     the other ranks (default: 60; 0: wait forever); a rank
-                    that dies on this machine is noticed within seconds
+                    that dies on this machine is noticed within seconds.
+                    With --ranks, a note then names the ranks that did not
+                    reach the collective, or where their collectives differ
   --eval            evaluate instead of training: the mean of the artifact's
                     loss over batches read in order from the start of --data
                     (e.g. held-out text), for the weights of --load (a
