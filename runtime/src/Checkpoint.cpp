@@ -273,6 +273,13 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
   result.state.data = field<std::string>(trainer, "data", trainerPath);
   if (trainer.contains("ranks"))
     result.state.ranks = field<int64_t>(trainer, "ranks", trainerPath);
+  if (trainer.contains("rows_per_step")) {
+    result.state.rowsPerStep =
+        field<int64_t>(trainer, "rows_per_step", trainerPath);
+    if (result.state.rowsPerStep < 1)
+      fail("%s: rows_per_step must be positive, got %lld", trainerPath.c_str(),
+           static_cast<long long>(result.state.rowsPerStep));
+  }
 
   std::vector<std::string> names{kModelFile, kOptimizerFile};
   if (perRank) {
@@ -341,6 +348,8 @@ void writeTrainerJson(const std::string &dir,
       {"shuffle", state.shuffle},
       {"data", state.data},
       {"ranks", state.ranks}};
+  if (state.rowsPerStep > 0)
+    trainer["rows_per_step"] = state.rowsPerStep;
   if (perRank)
     trainer["per_rank"] = kPerRankKind;
   trainer["model"] = fingerprint(artifact.params());

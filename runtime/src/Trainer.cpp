@@ -92,6 +92,50 @@ void strayCollectiveForTests(int64_t step, Communicator &comm) {
   comm.barrier();
 }
 
+/// The data position of a checkpoint saved by a job of another rank count,
+/// in this job's global batches (the replicated model and optimizer state
+/// load as they are). Every row is indexed globally (Data.h: globalRow), so
+/// the rows the saved job consumed are its position times its global batch;
+/// this job goes on at the first of its batches that starts at or after
+/// them. Notes the change on `log` (rank 0). Throws Error where the state
+/// cannot move: per-rank CO2 checkpoints, or checkpoints that do not record
+/// their global batch.
+int64_t positionUnderOtherRanks(const LoadResult &loaded,
+                                const TrainerState &state,
+                                const Communicator &comm, bool co2,
+                                bool externalLauncher, std::ostream *log) {
+  const long long savedRanks = loaded.state.ranks;
+  const char *ranksFlag = externalLauncher ? "-np" : "--ranks";
+  if (co2 || loaded.state.rowsPerStep < 1 || state.rowsPerStep < 1)
+    fail("checkpoint %s was saved by a %lld-rank job but this job has %d%s; "
+         "resume it with %s %lld, or start from its weights only with "
+         "--load %s/model.safetensors (fresh optimizer state and data "
+         "position)",
+         loaded.path.c_str(), savedRanks, comm.size(),
+         co2 ? " (a CO2 job's ranks hold models of their own)"
+             : " (the checkpoint does not record its global batch)",
+         ranksFlag, savedRanks, loaded.path.c_str());
+  int64_t rows = 0;
+  if (__builtin_mul_overflow(loaded.state.dataPosition,
+                             loaded.state.rowsPerStep, &rows))
+    fail("checkpoint %s: data_position %lld x rows_per_step %lld overflows",
+         loaded.path.c_str(), static_cast<long long>(loaded.state.dataPosition),
+         static_cast<long long>(loaded.state.rowsPerStep));
+  const int64_t batch = state.rowsPerStep;
+  const int64_t position = rows / batch + (rows % batch != 0);
+  if (log) {
+    *log << "note: resuming a " << savedRanks << "-rank checkpoint (global "
+         << "batches of " << loaded.state.rowsPerStep << " rows) with "
+         << comm.size() << (comm.size() == 1 ? " rank" : " ranks") << " ("
+         << batch << " rows): the data goes on at row " << position * batch;
+    if (position * batch != rows)
+      *log << ", skipping rows " << rows << ".." << position * batch - 1
+           << " so that batches stay aligned";
+    *log << "; the learning-rate schedule goes on by step\n";
+  }
+  return position;
+}
+
 /// What rank 0 used at most: a cpu artifact's temporaries (its parameters
 /// and state are the size of the checkpoint), a cuda artifact's device
 /// memory, all of it.
@@ -276,6 +320,7 @@ void Trainer::prepare(Setup &setup) {
   state.shuffle = options.shuffle;
   state.data = options.data;
   state.ranks = comm.size();
+  state.rowsPerStep = manifest.task.batch * comm.size();
   artifact.initialize(options.seed);
   if (manifest.co2.localSteps > 0)
     setup.co2 = std::make_unique<CO2Rounds>(artifact, comm);
@@ -288,20 +333,13 @@ void Trainer::prepare(Setup &setup) {
     if (root && !loaded.note.empty())
       log << "note: " << loaded.note << "\n";
     if (loaded.full) {
-      // A global batch is ranks x batch rows, so the saved data position
-      // names other rows under another rank count; refusing is simpler to
-      // reason about than re-deriving a position (weights still load).
-      if (loaded.state.ranks != comm.size())
-        fail("checkpoint %s was saved by a %lld-rank job but this job has "
-             "%d; resume it with %s %lld, or start from its weights only "
-             "with --load %s/model.safetensors (fresh optimizer state and "
-             "data position)",
-             loaded.path.c_str(), static_cast<long long>(loaded.state.ranks),
-             comm.size(), options.externalLauncher ? "-np" : "--ranks",
-             static_cast<long long>(loaded.state.ranks), loaded.path.c_str());
       resumed = true;
       state.step = loaded.state.step;
       state.dataPosition = loaded.state.dataPosition;
+      if (loaded.state.ranks != comm.size())
+        state.dataPosition = positionUnderOtherRanks(
+            loaded, state, comm, setup.co2 != nullptr, options.externalLauncher,
+            root ? &log : nullptr);
       if (!options.seedGiven)
         state.seed = loaded.state.seed;
       else if (root && options.seed != loaded.state.seed)

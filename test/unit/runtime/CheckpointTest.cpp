@@ -298,3 +298,23 @@ TEST_F(CheckpointTest, RecordsTheRankCount) {
   writeText(path + "/trainer.json", trainer.dump(2));
   EXPECT_EQ(loadCheckpoint(path, *restored).state.ranks, 1);
 }
+
+TEST_F(CheckpointTest, RecordsTheGlobalBatch) {
+  auto saved = load();
+  TrainerState state = someState();
+  state.rowsPerStep = 48;
+  std::string path = tmp.file("ckpt");
+  saveCheckpoint(path, *saved, state);
+  auto restored = load();
+  EXPECT_EQ(loadCheckpoint(path, *restored).state.rowsPerStep, 48);
+
+  // Older checkpoints do not know it (0), and a bad value is refused.
+  json trainer = json::parse(readBytes(path + "/trainer.json"));
+  trainer.erase("rows_per_step");
+  writeText(path + "/trainer.json", trainer.dump(2));
+  EXPECT_EQ(loadCheckpoint(path, *restored).state.rowsPerStep, 0);
+  trainer["rows_per_step"] = -3;
+  writeText(path + "/trainer.json", trainer.dump(2));
+  EXPECT_TRUE(throwsError([&] { loadCheckpoint(path, *restored); },
+                          {"rows_per_step must be positive, got -3"}));
+}

@@ -4,8 +4,8 @@
 //   model.safetensors      params (manifest names, shapes and dtypes)
 //   optimizer.safetensors  optimizer state tensors
 //   trainer.json           step, data position, seed, shuffle, the rank
-//                          count, the model fingerprint and the sha256 of
-//                          both files
+//                          count, the rows of a global batch, the model
+//                          fingerprint and the sha256 of both files
 //
 // Saving is atomic: files go into a sibling temp dir (fsynced), then
 // PATH -> PATH.old, tmp -> PATH, remove PATH.old. At every instant PATH is
@@ -65,6 +65,10 @@ struct TrainerState {
   /// so the data position only means the same data for the same rank count.
   /// Checkpoints without the field were saved by one rank.
   int64_t ranks = 1;
+  /// Rows of one global batch (ranks x each rank's batch): with it a job
+  /// of another rank count can find the data position in its own global
+  /// batches. 0: unknown (checkpoints that predate the field).
+  int64_t rowsPerStep = 0;
 };
 
 /// Saves the artifact's params and state plus `state` to directory `path`
