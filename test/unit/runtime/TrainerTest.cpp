@@ -318,7 +318,7 @@ TEST_F(TrainerTest, RefusesAnArtifactCompiledForMoreRanks) {
                            "1"}));
 }
 
-TEST_F(TrainerTest, RefusesToResumeACheckpointOfAnotherRankCount) {
+TEST_F(TrainerTest, ResumesACheckpointOfAnotherRankCountAtItsRows) {
   auto first = load();
   TrainOptions options;
   options.steps = 2;
@@ -326,15 +326,33 @@ TEST_F(TrainerTest, RefusesToResumeACheckpointOfAnotherRankCount) {
   train(*first, options);
   json trainer = json::parse(readBytes(tmp.file("ckpt/trainer.json")));
   EXPECT_EQ(trainer["ranks"], 1);
+  const int64_t batch = first->manifest().task.batch;
+  EXPECT_EQ(trainer["rows_per_step"], batch);
+  // As if 2 ranks of this batch had saved it: 2 steps of 2 x batch rows.
   trainer["ranks"] = 2;
+  trainer["rows_per_step"] = 2 * batch;
   writeText(tmp.file("ckpt/trainer.json"), trainer.dump(2));
 
   auto second = load();
   options.loadPath = options.savePath;
   options.savePath.clear();
+  options.steps = 1;
+  TrainResult resumed = train(*second, options);
+  EXPECT_EQ(resumed.state.step, 3);
+  EXPECT_EQ(resumed.state.dataPosition, 4 + 1); // 4 batches of this job's
+  EXPECT_NE(log.str().find("resuming a 2-rank checkpoint (global batches of " +
+                           std::to_string(2 * batch) + " rows) with 1 rank"),
+            std::string::npos)
+      << log.str();
+
+  // Without the global batch (older checkpoints) it is refused by name.
+  trainer.erase("rows_per_step");
+  writeText(tmp.file("ckpt/trainer.json"), trainer.dump(2));
   EXPECT_TRUE(throwsError(
       [&] { train(*second, options); },
-      {"saved by a 2-rank job but this job has 1", "resume it with --ranks 2",
+      {"saved by a 2-rank job but this job has 1 (the checkpoint does not "
+       "record its global batch)",
+       "resume it with --ranks 2",
        "--load " + tmp.file("ckpt") + "/model.safetensors"}));
   // Its weights alone still load.
   options.loadPath = tmp.file("ckpt/model.safetensors");
