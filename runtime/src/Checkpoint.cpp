@@ -360,6 +360,41 @@ void writeTrainerJson(const std::string &dir,
 
 } // namespace
 
+DataResume resumeUnderOtherRanks(const LoadResult &loaded, int ranks,
+                                 int64_t rowsPerStep, bool co2,
+                                 bool externalLauncher) {
+  const long long savedRanks = loaded.state.ranks;
+  if (co2 || loaded.state.rowsPerStep < 1 || rowsPerStep < 1)
+    fail("checkpoint %s was saved by a %lld-rank job but this job has %d%s; "
+         "resume it with %s %lld, or start from its weights only with "
+         "--load %s/model.safetensors (fresh optimizer state and data "
+         "position)",
+         loaded.path.c_str(), savedRanks, ranks,
+         co2 ? " (a CO2 job's ranks hold models of their own)"
+             : " (the checkpoint does not record its global batch)",
+         externalLauncher ? "-np" : "--ranks", savedRanks, loaded.path.c_str());
+  int64_t rows = 0;
+  if (__builtin_mul_overflow(loaded.state.dataPosition,
+                             loaded.state.rowsPerStep, &rows))
+    fail("checkpoint %s: data_position %lld x rows_per_step %lld overflows",
+         loaded.path.c_str(), static_cast<long long>(loaded.state.dataPosition),
+         static_cast<long long>(loaded.state.rowsPerStep));
+  DataResume resume;
+  resume.position = rows / rowsPerStep + (rows % rowsPerStep != 0);
+  const long long next = resume.position * rowsPerStep;
+  resume.note = formatString(
+      "resuming a %lld-rank checkpoint (global batches of %lld rows) with %d "
+      "%s (%lld rows): the data goes on at row %lld",
+      savedRanks, static_cast<long long>(loaded.state.rowsPerStep), ranks,
+      ranks == 1 ? "rank" : "ranks", static_cast<long long>(rowsPerStep), next);
+  if (next != rows)
+    resume.note += formatString(", skipping rows %lld..%lld so that batches "
+                                "stay aligned",
+                                static_cast<long long>(rows), next - 1);
+  resume.note += "; the learning-rate schedule goes on by step";
+  return resume;
+}
+
 std::string checkpointTempPath(const std::string &path) {
   return trimSlashes(path) + ".tmp";
 }

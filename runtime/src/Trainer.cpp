@@ -16,6 +16,7 @@
 #include "loom/runtime/Trainer.h"
 #include "CO2Rounds.h"
 #include "Replicas.h"
+#include "TestHooks.h"
 #include "loom/runtime/AllocCache.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Collectives.h"
@@ -29,14 +30,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <csignal>
-#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <optional>
 #include <ostream>
-#include <unistd.h>
 
 namespace loom::rt {
 
@@ -46,94 +44,6 @@ using Clock = std::chrono::steady_clock;
 
 double secondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
-}
-
-/// The test hook of `loom-run --max-restarts`: LOOM_TEST_KILL_AT_STEP=S,R
-/// kills rank R with SIGKILL once it has finished (and saved) step S;
-/// S,R,once does so only in the job's first attempt (LOOM_RUN_ATTEMPT, which
-/// the launcher sets).
-/// Whether test hook `env` ("STEP,RANK[,once]") names this step and rank;
-/// with "once", only in the first attempt of a job (loom-run --max-restarts).
-bool testHookAt(const char *env, int64_t step, int rank) {
-  const char *spec = std::getenv(env);
-  if (!spec || !*spec)
-    return false;
-  long long wantedStep = -1;
-  int wantedRank = -1;
-  char once[8] = "";
-  if (std::sscanf(spec, "%lld,%d,%7s", &wantedStep, &wantedRank, once) < 2 ||
-      wantedStep != step || wantedRank != rank)
-    return false;
-  const char *attempt = std::getenv("LOOM_RUN_ATTEMPT");
-  return !(std::strcmp(once, "once") == 0 && attempt && std::atoi(attempt) > 1);
-}
-
-void killPointForTests(int64_t step, int rank) {
-  if (!testHookAt("LOOM_TEST_KILL_AT_STEP", step, rank))
-    return;
-  std::fprintf(stderr,
-               "LOOM_TEST_KILL_AT_STEP: killing rank %d (pid %d) "
-               "after step %lld\n",
-               rank, static_cast<int>(getpid()), static_cast<long long>(step));
-  std::fflush(stderr);
-  std::raise(SIGKILL);
-}
-
-/// A collective only this rank issues: the schedules diverge (a hang that
-/// the watchdog ends and loom-run's hang report names).
-void strayCollectiveForTests(int64_t step, Communicator &comm) {
-  if (!testHookAt("LOOM_TEST_STRAY_BARRIER", step, comm.rank()))
-    return;
-  std::fprintf(stderr,
-               "LOOM_TEST_STRAY_BARRIER: rank %d issues a barrier the others "
-               "do not after step %lld\n",
-               comm.rank(), static_cast<long long>(step));
-  std::fflush(stderr);
-  comm.barrier();
-}
-
-/// The data position of a checkpoint saved by a job of another rank count,
-/// in this job's global batches (the replicated model and optimizer state
-/// load as they are). Every row is indexed globally (Data.h: globalRow), so
-/// the rows the saved job consumed are its position times its global batch;
-/// this job goes on at the first of its batches that starts at or after
-/// them. Notes the change on `log` (rank 0). Throws Error where the state
-/// cannot move: per-rank CO2 checkpoints, or checkpoints that do not record
-/// their global batch.
-int64_t positionUnderOtherRanks(const LoadResult &loaded,
-                                const TrainerState &state,
-                                const Communicator &comm, bool co2,
-                                bool externalLauncher, std::ostream *log) {
-  const long long savedRanks = loaded.state.ranks;
-  const char *ranksFlag = externalLauncher ? "-np" : "--ranks";
-  if (co2 || loaded.state.rowsPerStep < 1 || state.rowsPerStep < 1)
-    fail("checkpoint %s was saved by a %lld-rank job but this job has %d%s; "
-         "resume it with %s %lld, or start from its weights only with "
-         "--load %s/model.safetensors (fresh optimizer state and data "
-         "position)",
-         loaded.path.c_str(), savedRanks, comm.size(),
-         co2 ? " (a CO2 job's ranks hold models of their own)"
-             : " (the checkpoint does not record its global batch)",
-         ranksFlag, savedRanks, loaded.path.c_str());
-  int64_t rows = 0;
-  if (__builtin_mul_overflow(loaded.state.dataPosition,
-                             loaded.state.rowsPerStep, &rows))
-    fail("checkpoint %s: data_position %lld x rows_per_step %lld overflows",
-         loaded.path.c_str(), static_cast<long long>(loaded.state.dataPosition),
-         static_cast<long long>(loaded.state.rowsPerStep));
-  const int64_t batch = state.rowsPerStep;
-  const int64_t position = rows / batch + (rows % batch != 0);
-  if (log) {
-    *log << "note: resuming a " << savedRanks << "-rank checkpoint (global "
-         << "batches of " << loaded.state.rowsPerStep << " rows) with "
-         << comm.size() << (comm.size() == 1 ? " rank" : " ranks") << " ("
-         << batch << " rows): the data goes on at row " << position * batch;
-    if (position * batch != rows)
-      *log << ", skipping rows " << rows << ".." << position * batch - 1
-           << " so that batches stay aligned";
-    *log << "; the learning-rate schedule goes on by step\n";
-  }
-  return position;
 }
 
 /// What rank 0 used at most: a cpu artifact's temporaries (its parameters
@@ -336,10 +246,14 @@ void Trainer::prepare(Setup &setup) {
       resumed = true;
       state.step = loaded.state.step;
       state.dataPosition = loaded.state.dataPosition;
-      if (loaded.state.ranks != comm.size())
-        state.dataPosition = positionUnderOtherRanks(
-            loaded, state, comm, setup.co2 != nullptr, options.externalLauncher,
-            root ? &log : nullptr);
+      if (loaded.state.ranks != comm.size()) {
+        DataResume moved = resumeUnderOtherRanks(
+            loaded, comm.size(), state.rowsPerStep, setup.co2 != nullptr,
+            options.externalLauncher);
+        state.dataPosition = moved.position;
+        if (root)
+          log << "note: " << moved.note << "\n";
+      }
       if (!options.seedGiven)
         state.seed = loaded.state.seed;
       else if (root && options.seed != loaded.state.seed)

@@ -318,3 +318,32 @@ TEST_F(CheckpointTest, RecordsTheGlobalBatch) {
   EXPECT_TRUE(throwsError([&] { loadCheckpoint(path, *restored); },
                           {"rows_per_step must be positive, got -3"}));
 }
+
+TEST(ResumeUnderOtherRanks, GoesOnAtTheNextBatchBoundary) {
+  LoadResult loaded;
+  loaded.full = true;
+  loaded.path = "ck";
+  loaded.state.ranks = 2;
+  loaded.state.rowsPerStep = 16;
+  loaded.state.dataPosition = 3; // 48 rows consumed
+  DataResume same = resumeUnderOtherRanks(loaded, 4, 16, false, false);
+  EXPECT_EQ(same.position, 3);
+  EXPECT_EQ(same.note, "resuming a 2-rank checkpoint (global batches of 16 "
+                       "rows) with 4 ranks (16 rows): the data goes on at row "
+                       "48; the learning-rate schedule goes on by step");
+  EXPECT_EQ(resumeUnderOtherRanks(loaded, 1, 8, false, false).position, 6);
+  DataResume bigger = resumeUnderOtherRanks(loaded, 1, 32, false, false);
+  EXPECT_EQ(bigger.position, 2);
+  EXPECT_NE(bigger.note.find("row 64, skipping rows 48..63"),
+            std::string::npos)
+      << bigger.note;
+
+  EXPECT_TRUE(throwsError(
+      [&] { resumeUnderOtherRanks(loaded, 3, 24, true, true); },
+      {"saved by a 2-rank job but this job has 3 (a CO2 job's ranks hold "
+       "models of their own); resume it with -np 2"}));
+  loaded.state.dataPosition = INT64_MAX / 4;
+  EXPECT_TRUE(throwsError(
+      [&] { resumeUnderOtherRanks(loaded, 1, 8, false, false); },
+      {"ck: data_position", "overflows"}));
+}

@@ -114,6 +114,27 @@ struct LoadResult {
   std::string note;
 };
 
+/// Where a job goes on in the data of checkpoint `loaded`, saved by a job of
+/// another rank count, and a note that says so.
+struct DataResume {
+  /// In the new job's global batches.
+  int64_t position = 0;
+  std::string note;
+};
+
+/// The replicated model and optimizer state of a checkpoint load under any
+/// rank count; its data position does not. Every row has a global index
+/// (Data.h: globalRow), so the saved job consumed its position times its
+/// rows per step, and a job of `ranks` ranks and `rowsPerStep` rows goes
+/// on at the first of its batches that starts at or after them (exactly
+/// there for equal global batches; otherwise the rows up to that boundary
+/// are skipped, never repeated). Throws Error naming the fix where the
+/// state cannot move: a CO2 job's checkpoint (`co2`: its ranks hold models
+/// of their own), one without rows_per_step, or arithmetic that overflows.
+DataResume resumeUnderOtherRanks(const LoadResult &loaded, int ranks,
+                                 int64_t rowsPerStep, bool co2,
+                                 bool externalLauncher);
+
 /// Loads `path` into the artifact: a directory is a full checkpoint (sha256s
 /// verified, fingerprint must match), a file is a safetensors weights file
 /// (every param by name and shape; F32/F64 converted; extras ignored).

@@ -1,0 +1,55 @@
+//===- TestHooks.cpp - Faults the end-to-end tests inject -------*- C++ -*-===//
+
+#include "TestHooks.h"
+#include "loom/runtime/Communicator.h"
+
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <unistd.h>
+
+namespace loom::rt {
+
+namespace {
+
+/// Whether hook `env` names this step and rank (see the header).
+bool hookAt(const char *env, int64_t step, int rank) {
+  const char *spec = std::getenv(env);
+  if (!spec || !*spec)
+    return false;
+  long long wantedStep = -1;
+  int wantedRank = -1;
+  char once[8] = "";
+  if (std::sscanf(spec, "%lld,%d,%7s", &wantedStep, &wantedRank, once) < 2 ||
+      wantedStep != step || wantedRank != rank)
+    return false;
+  const char *attempt = std::getenv("LOOM_RUN_ATTEMPT");
+  return !(std::strcmp(once, "once") == 0 && attempt && std::atoi(attempt) > 1);
+}
+
+} // namespace
+
+void killPointForTests(int64_t step, int rank) {
+  if (!hookAt("LOOM_TEST_KILL_AT_STEP", step, rank))
+    return;
+  std::fprintf(stderr,
+               "LOOM_TEST_KILL_AT_STEP: killing rank %d (pid %d) "
+               "after step %lld\n",
+               rank, static_cast<int>(getpid()), static_cast<long long>(step));
+  std::fflush(stderr);
+  std::raise(SIGKILL);
+}
+
+void strayCollectiveForTests(int64_t step, Communicator &comm) {
+  if (!hookAt("LOOM_TEST_STRAY_BARRIER", step, comm.rank()))
+    return;
+  std::fprintf(stderr,
+               "LOOM_TEST_STRAY_BARRIER: rank %d issues a barrier the others "
+               "do not after step %lld\n",
+               comm.rank(), static_cast<long long>(step));
+  std::fflush(stderr);
+  comm.barrier();
+}
+
+} // namespace loom::rt

@@ -1,0 +1,29 @@
+//===- TestHooks.h - Faults the end-to-end tests inject ---------*- C++ -*-===//
+//
+// Internal to the runtime. Each hook is an environment variable
+// "STEP,RANK[,once]" that names the rank and the step after which the fault
+// happens; with "once", only in the first attempt of a job (LOOM_RUN_ATTEMPT,
+// which `loom-run --max-restarts` sets). Unset, a hook costs one getenv per
+// step.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_SRC_TESTHOOKS_H
+#define LOOM_RUNTIME_SRC_TESTHOOKS_H
+
+#include <cstdint>
+
+namespace loom::rt {
+
+class Communicator;
+
+/// LOOM_TEST_KILL_AT_STEP: kills this rank with SIGKILL after (and after the
+/// save of) that step (test/e2e/dist/restart.test).
+void killPointForTests(int64_t step, int rank);
+
+/// LOOM_TEST_STRAY_BARRIER: this rank issues a barrier the others do not,
+/// so the ranks' schedules diverge (test/e2e/dist/watchdog.test).
+void strayCollectiveForTests(int64_t step, Communicator &comm);
+
+} // namespace loom::rt
+
+#endif // LOOM_RUNTIME_SRC_TESTHOOKS_H
