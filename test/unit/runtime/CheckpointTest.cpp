@@ -334,8 +334,7 @@ TEST(ResumeUnderOtherRanks, GoesOnAtTheNextBatchBoundary) {
   EXPECT_EQ(resumeUnderOtherRanks(loaded, 1, 8, false, false).position, 6);
   DataResume bigger = resumeUnderOtherRanks(loaded, 1, 32, false, false);
   EXPECT_EQ(bigger.position, 2);
-  EXPECT_NE(bigger.note.find("row 64, skipping rows 48..63"),
-            std::string::npos)
+  EXPECT_NE(bigger.note.find("row 64, skipping rows 48..63"), std::string::npos)
       << bigger.note;
 
   EXPECT_TRUE(throwsError(
@@ -343,7 +342,7 @@ TEST(ResumeUnderOtherRanks, GoesOnAtTheNextBatchBoundary) {
       {"saved by a 2-rank job but this job has 3 (a CO2 job's ranks hold "
        "models of their own); resume it with -np 2"}));
   loaded.state.dataPosition = INT64_MAX / 4;
-  EXPECT_TRUE(throwsError(
-      [&] { resumeUnderOtherRanks(loaded, 1, 8, false, false); },
-      {"ck: data_position", "overflows"}));
+  EXPECT_TRUE(
+      throwsError([&] { resumeUnderOtherRanks(loaded, 1, 8, false, false); },
+                  {"ck: data_position", "overflows"}));
 }
