@@ -9,6 +9,7 @@
 #include "Watchdog.h"
 #include "loom/runtime/Error.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <unistd.h>
@@ -48,7 +49,8 @@ void CollectiveWatchdog::begin(const char *what, int64_t count, DType dtype) {
   startNanos.store(nowNanos(), std::memory_order_release);
 }
 
-FlightRecord CollectiveWatchdog::record(const char *what, double waited) const {
+FlightRecord CollectiveWatchdog::record(const char *what, double waited,
+                                        double stopped) const {
   FlightRecord r;
   r.rank = options.rank;
   r.op = what;
@@ -56,6 +58,7 @@ FlightRecord CollectiveWatchdog::record(const char *what, double waited) const {
   r.count = currentCount.load(std::memory_order_relaxed);
   r.dtype = dtypeName(currentDType.load(std::memory_order_relaxed));
   r.waitedS = waited;
+  r.stoppedS = stopped;
   return r;
 }
 
@@ -100,24 +103,37 @@ std::string CollectiveWatchdog::problem(const char *what, double waited,
   stuck = true;
   return formatString("%s has waited %.0f s for the other ranks "
                       "(--collective-timeout %g); %s. Stopping the job",
-                      describeCollective(record(what, waited)).c_str(), waited,
-                      limit, cause.c_str());
+                      describeCollective(record(what, waited, 0)).c_str(),
+                      waited, limit, cause.c_str());
 }
 
 void CollectiveWatchdog::run() {
   int64_t watched = 0;  // start of the wait being watched
   double nextCheck = 0; // seconds into it of the next liveness check
+  // A wakeup long after the last one means this process did not run (a
+  // SIGSTOP, a debugger, a frozen machine): time the wait did not wait.
+  int64_t lastTick = nowNanos();
+  double stopped = 0;
   std::unique_lock<std::mutex> lock(mutex);
   while (!wake.wait_for(lock, std::chrono::milliseconds(200),
                         [this] { return stopping; })) {
+    int64_t now = nowNanos();
+    double gap = (now - lastTick) * 1e-9;
+    lastTick = now;
     int64_t start = startNanos.load(std::memory_order_acquire);
     if (start == 0)
       continue;
+    double waited = (now - start) * 1e-9;
+    // The part of a long gap that fell in this wait (which may have begun
+    // just before the process stopped, unseen until now).
+    double notRun = gap > 1.0 ? std::min(gap, waited) : 0;
     if (start != watched) {
       watched = start;
       nextCheck = options.firstCheck;
+      stopped = notRun;
+    } else {
+      stopped += notRun;
     }
-    double waited = (nowNanos() - start) * 1e-9;
     bool checkPeers = waited >= nextCheck;
     if (checkPeers)
       nextCheck = waited + options.checkEvery;
@@ -131,7 +147,8 @@ void CollectiveWatchdog::run() {
     // A hang: say what this rank waits in for the launcher's report, and
     // give the peers that wait too the time to say it as well.
     const char *dir = std::getenv(kFlightDirEnv);
-    if (stuck && dir && *dir && writeFlightRecord(dir, record(what, waited)) &&
+    if (stuck && dir && *dir &&
+        writeFlightRecord(dir, record(what, waited, stopped)) &&
         options.reportGrace > 0)
       std::this_thread::sleep_for(
           std::chrono::duration<double>(options.reportGrace));

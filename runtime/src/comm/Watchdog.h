@@ -81,8 +81,9 @@ private:
   /// timeout (no peer known to be gone) from a dead peer or launcher.
   std::string problem(const char *what, double waited, bool checkPeers,
                       bool &stuck) const;
-  /// The collective being waited in, as flight records describe it.
-  FlightRecord record(const char *what, double waited) const;
+  /// The collective being waited in, as flight records describe it;
+  /// `stopped`: seconds of the wait this process did not run.
+  FlightRecord record(const char *what, double waited, double stopped) const;
 
   Options options;
   std::atomic<double> timeoutSeconds;

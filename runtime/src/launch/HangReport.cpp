@@ -44,9 +44,11 @@ std::string describeCollective(const FlightRecord &record) {
 }
 
 bool writeFlightRecord(const std::string &dir, const FlightRecord &record) {
-  nlohmann::json json = {{"rank", record.rank},   {"op", record.op},
-                         {"seq", record.seq},     {"count", record.count},
-                         {"dtype", record.dtype}, {"waited_s", record.waitedS}};
+  nlohmann::json json = {
+      {"rank", record.rank},         {"op", record.op},
+      {"seq", record.seq},           {"count", record.count},
+      {"dtype", record.dtype},       {"waited_s", record.waitedS},
+      {"stopped_s", record.stoppedS}};
   std::string path = dir + "/rank" + std::to_string(record.rank) + ".json";
   std::string temporary = path + ".tmp";
   {
@@ -83,6 +85,7 @@ std::vector<FlightRecord> readFlightRecords(const std::string &dir) {
       r.count = json.at("count").get<int64_t>();
       r.dtype = json.at("dtype").get<std::string>();
       r.waitedS = json.at("waited_s").get<double>();
+      r.stoppedS = json.value("stopped_s", 0.0);
       records.push_back(r);
     } catch (const nlohmann::json::exception &) {
     }
@@ -91,9 +94,12 @@ std::vector<FlightRecord> readFlightRecords(const std::string &dir) {
   return records;
 }
 
-std::string describeHang(std::vector<FlightRecord> records, int ranks) {
-  if (records.empty())
-    return "";
+namespace {
+
+/// describeHang for ranks that waited; `accounted` ranks are described
+/// already (not silent).
+std::string describeWaits(std::vector<FlightRecord> records, int ranks,
+                          const std::vector<int> &accounted) {
   std::sort(records.begin(), records.end(),
             [](const FlightRecord &a, const FlightRecord &b) {
               return a.rank < b.rank;
@@ -101,6 +107,9 @@ std::string describeHang(std::vector<FlightRecord> records, int ranks) {
   // The ranks in each distinct collective, in the order first seen.
   std::vector<std::pair<const FlightRecord *, std::vector<int>>> groups;
   std::vector<bool> reported(std::max(ranks, 0), false);
+  for (int rank : accounted)
+    if (rank >= 0 && rank < ranks)
+      reported[rank] = true;
   for (const FlightRecord &r : records) {
     if (r.rank >= 0 && r.rank < ranks)
       reported[r.rank] = true;
@@ -121,28 +130,71 @@ std::string describeHang(std::vector<FlightRecord> records, int ranks) {
                                   " did not report: stopped, or stuck outside "
                                   "collectives (in compute or I/O)";
 
+  if (groups.empty())
+    return silence;
   if (groups.size() == 1) {
     std::string waiting = rankList(groups[0].second) + " waited in " +
                           describeCollective(*groups[0].first);
-    if (silent.empty())
+    if (silent.empty() && accounted.empty())
       return "every rank waited in " + describeCollective(*groups[0].first) +
              ": the collective itself is stuck (the network, or the MPI "
              "library)";
-    return waiting + "; " + silence;
+    return silence.empty() ? waiting : waiting + "; " + silence;
   }
-  bool sameSeq = std::all_of(groups.begin(), groups.end(), [&](auto &g) {
-    return g.first->seq == groups[0].first->seq;
+  // Earlier collectives first: a rank in an earlier one is behind (stopped
+  // or slow inside it, or it skipped ahead of nothing); at one number,
+  // different collectives mean the schedules diverged there.
+  std::stable_sort(groups.begin(), groups.end(), [](auto &a, auto &b) {
+    return a.first->seq < b.first->seq;
   });
-  std::string text = sameSeq ? "the ranks issued different collectives as "
-                               "their #" +
-                                   std::to_string(groups[0].first->seq) + ": "
-                             : "the ranks wait in different collectives: ";
+  const int64_t first = groups.front().first->seq;
+  std::string text;
+  if (groups.back().first->seq == first) {
+    text = "the ranks issued different collectives as their #" +
+           std::to_string(first) + ": ";
+  } else {
+    std::vector<int> behind;
+    for (auto &g : groups)
+      if (g.first->seq == first)
+        behind.insert(behind.end(), g.second.begin(), g.second.end());
+    std::sort(behind.begin(), behind.end());
+    text = rankList(behind) + (behind.size() == 1 ? " is" : " are") +
+           " behind the others: ";
+  }
   for (size_t i = 0; i < groups.size(); ++i)
     text += (i ? ", " : "") + rankList(groups[i].second) + " in " +
             describeCollective(*groups[i].first);
   if (!silence.empty())
     text += "; " + silence;
   return text;
+}
+
+} // namespace
+
+std::string describeHang(std::vector<FlightRecord> records, int ranks) {
+  if (records.empty())
+    return "";
+  // Ranks that were themselves stopped in the collective (their records
+  // were written once they ran again, as the job was being stopped).
+  std::string stopped;
+  std::vector<int> stoppedRanks;
+  for (const FlightRecord &r : records)
+    if (r.stoppedS > 0) {
+      stoppedRanks.push_back(r.rank);
+      stopped += (stopped.empty() ? "" : "; ") +
+                 formatString("rank %d was itself stopped for %.0f s in ",
+                              r.rank, r.stoppedS) +
+                 describeCollective(r) +
+                 " (SIGSTOP, a debugger, or a frozen machine)";
+    }
+  records.erase(
+      std::remove_if(records.begin(), records.end(),
+                     [](const FlightRecord &r) { return r.stoppedS > 0; }),
+      records.end());
+  std::string waits = describeWaits(records, ranks, stoppedRanks);
+  if (stopped.empty() || waits.empty())
+    return stopped + waits;
+  return stopped + "; " + waits;
 }
 
 } // namespace loom::rt

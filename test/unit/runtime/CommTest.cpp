@@ -495,6 +495,32 @@ TEST(Watchdog, ATimeoutLeavesAFlightRecordForTheLauncher) {
   EXPECT_GE(records[0].waitedS, 0.5);
 }
 
+TEST(Watchdog, ARankStoppedInTheWaitSaysSo) {
+  // A child process watches a wait and is stopped (SIGSTOP) for 2 s in it;
+  // when it runs again its record counts the time it did not run.
+  TempDir dir;
+  ScopedEnv flight(kFlightDirEnv, dir.path().c_str());
+  pid_t child = fork();
+  if (child == 0) {
+    ProcessIdentity self = currentProcessIdentity();
+    WatchdogProbe probe({self, self}, /*timeout=*/1.0);
+    probe.watchdog->begin("all_reduce", 36, DType::F64);
+    probe.reason(20);
+    _exit(0);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  kill(child, SIGSTOP);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  kill(child, SIGCONT);
+  int status = 0;
+  waitpid(child, &status, 0);
+  std::vector<FlightRecord> records = readFlightRecords(dir.path());
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].op, "all_reduce");
+  EXPECT_GE(records[0].stoppedS, 1.5);
+  EXPECT_LT(records[0].stoppedS, records[0].waitedS + 0.5);
+}
+
 TEST(Watchdog, ADeadPeerLeavesNoFlightRecord) {
   TempDir dir;
   ScopedEnv flight(kFlightDirEnv, dir.path().c_str());

@@ -175,11 +175,37 @@ TEST(HangReport, NamesCollectivesThatDiffer) {
             "2 in all_reduce #12 (1 f64), rank 1 in broadcast #12 (3 i64); "
             "rank 3 did not report: stopped, or stuck outside collectives "
             "(in compute or I/O)");
-  EXPECT_EQ(describeHang({waiting(0, "all_reduce", 12, 4),
-                          waiting(1, "all_reduce", 13, 4)},
+  // A rank stopped inside a collective that its peer already finished (a
+  // ring all-reduce ends on one rank before the other) is behind.
+  EXPECT_EQ(describeHang({waiting(0, "all_reduce", 3318, 1, "f64"),
+                          waiting(1, "all_reduce", 3317, 36, "f64")},
                          2),
-            "the ranks wait in different collectives: rank 0 in all_reduce "
-            "#12 (4 f32), rank 1 in all_reduce #13 (4 f32)");
+            "rank 1 is behind the others: rank 1 in all_reduce #3317 (36 "
+            "f64), rank 0 in all_reduce #3318 (1 f64)");
+  EXPECT_EQ(describeHang({waiting(2, "all_reduce", 13, 4),
+                          waiting(0, "all_reduce", 12, 4),
+                          waiting(1, "broadcast", 12, 4)},
+                         3),
+            "ranks 0, 1 are behind the others: rank 0 in all_reduce #12 (4 "
+            "f32), rank 1 in broadcast #12 (4 f32), rank 2 in all_reduce #13 "
+            "(4 f32)");
+}
+
+TEST(HangReport, NamesRanksThatWereThemselvesStopped) {
+  // Stopped inside the collective, it wrote its record once mpirun's
+  // SIGCONT let it run again: not a rank that waited for the others.
+  FlightRecord stopped = waiting(1, "all_reduce", 7607, 36, "f64");
+  stopped.stoppedS = 4.2;
+  EXPECT_EQ(
+      describeHang({waiting(0, "all_reduce", 7607, 36, "f64"), stopped}, 2),
+      "rank 1 was itself stopped for 4 s in all_reduce #7607 (36 f64) "
+      "(SIGSTOP, a debugger, or a frozen machine); rank 0 waited in "
+      "all_reduce #7607 (36 f64)");
+  EXPECT_EQ(describeHang({stopped}, 3),
+            "rank 1 was itself stopped for 4 s in all_reduce #7607 (36 f64) "
+            "(SIGSTOP, a debugger, or a frozen machine); ranks 0, 2 did not "
+            "report: stopped, or stuck outside collectives (in compute or "
+            "I/O)");
 }
 
 TEST(HangReport, RecordsRoundTripThroughTheirDirectory) {

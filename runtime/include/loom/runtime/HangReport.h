@@ -33,6 +33,9 @@ struct FlightRecord {
   int64_t count = 0;
   std::string dtype;
   double waitedS = 0;
+  /// Seconds of the wait in which this process did not run (its watchdog
+  /// woke long after it should have): the rank was stopped, not waiting.
+  double stoppedS = 0;
 };
 
 /// "all_reduce #57 (1024 f32)".
