@@ -81,11 +81,11 @@ int64_t layOut(MutableArrayRef<Planned> buffers, int64_t alignment) {
       order.begin(), order.end(),
       [](const Planned *a, const Planned *b) { return a->bytes > b->bytes; });
   int64_t arena = 0;
-  SmallVector<const Planned *> placed;
-  for (Planned *b : order) {
-    // The placed buffers it lives with, by offset: take the first gap.
+  for (auto [i, b] : llvm::enumerate(order)) {
+    // The buffers placed before it that it lives with, by offset: take the
+    // first gap.
     SmallVector<const Planned *> neighbours;
-    for (const Planned *p : placed)
+    for (const Planned *p : ArrayRef(order).take_front(i))
       if (p->livesWith(*b))
         neighbours.push_back(p);
     llvm::sort(neighbours, [](const Planned *x, const Planned *y) {
@@ -100,7 +100,6 @@ int64_t layOut(MutableArrayRef<Planned> buffers, int64_t alignment) {
     }
     b->offset = offset;
     arena = std::max(arena, offset + b->bytes);
-    placed.push_back(b);
   }
   return arena;
 }

@@ -6,15 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/HangReport.h"
+#include "FileUtil.h"
 #include "JsonParse.h"
 #include "loom/runtime/Error.h"
 
 #include <algorithm>
 #include <cstdio>
-#include <dirent.h>
-#include <fstream>
-#include <map>
-#include <sstream>
+#include <filesystem>
 #include <tuple>
 
 namespace loom::rt {
@@ -51,33 +49,26 @@ bool writeFlightRecord(const std::string &dir, const FlightRecord &record) {
       {"stopped_s", record.stoppedS}};
   std::string path = dir + "/rank" + std::to_string(record.rank) + ".json";
   std::string temporary = path + ".tmp";
-  {
-    std::ofstream out(temporary);
-    out << json.dump() << "\n";
-    if (!out.flush())
-      return false;
+  try {
+    writeFileDurable(temporary, json.dump() + "\n");
+  } catch (const Error &) {
+    return false;
   }
   return std::rename(temporary.c_str(), path.c_str()) == 0;
 }
 
 std::vector<FlightRecord> readFlightRecords(const std::string &dir) {
   std::vector<FlightRecord> records;
-  DIR *listing = opendir(dir.c_str());
-  if (!listing)
-    return records;
-  while (dirent *entry = readdir(listing)) {
-    std::string name = entry->d_name;
-    if (name.rfind("rank", 0) != 0 || name.size() < 6 ||
-        name.substr(name.size() - 5) != ".json")
-      continue;
-    std::ifstream in(dir + "/" + name);
-    std::stringstream text;
-    text << in.rdbuf();
-    std::string body = text.str(), problem;
-    nlohmann::json json;
-    if (!parseJson(body.data(), body.data() + body.size(), json, problem))
+  std::error_code error;
+  for (const auto &entry : std::filesystem::directory_iterator(dir, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind("rank", 0) != 0 || entry.path().extension() != ".json")
       continue;
     try {
+      std::string body = readFileText(entry.path().string()), problem;
+      nlohmann::json json;
+      if (!parseJson(body.data(), body.data() + body.size(), json, problem))
+        continue;
       FlightRecord r;
       r.rank = json.at("rank").get<int>();
       r.op = json.at("op").get<std::string>();
@@ -87,10 +78,9 @@ std::vector<FlightRecord> readFlightRecords(const std::string &dir) {
       r.waitedS = json.at("waited_s").get<double>();
       r.stoppedS = json.value("stopped_s", 0.0);
       records.push_back(r);
-    } catch (const nlohmann::json::exception &) {
+    } catch (const std::exception &) { // unreadable or not a whole record
     }
   }
-  closedir(listing);
   return records;
 }
 

@@ -440,20 +440,32 @@ struct WatchdogProbe {
   std::unique_ptr<CollectiveWatchdog> watchdog;
 };
 
+/// A peer process that has exited: a child that ends at once (a zombie
+/// until the destructor reaps it).
+struct DeadPeer {
+  DeadPeer() : pid(fork()) {
+    if (pid == 0)
+      _exit(0);
+  }
+  ~DeadPeer() { waitpid(pid, nullptr, 0); }
+  ProcessIdentity identity() const {
+    ProcessIdentity id = currentProcessIdentity();
+    id.pid = pid;
+    return id;
+  }
+  pid_t pid;
+};
+
 } // namespace
 
 TEST(Watchdog, NamesAPeerThatDied) {
-  pid_t child = fork();
-  if (child == 0)
-    _exit(0);
-  ProcessIdentity self = currentProcessIdentity(), dead = self;
-  dead.pid = child;
-  WatchdogProbe probe({self, dead}, /*timeout=*/0);
+  DeadPeer dead;
+  WatchdogProbe probe({currentProcessIdentity(), dead.identity()},
+                      /*timeout=*/0);
   probe.watchdog->begin("all_reduce");
   std::string reason = probe.reason(10);
   probe.watchdog->end();
-  waitpid(child, nullptr, 0);
-  EXPECT_NE(reason.find("rank 1 (pid " + std::to_string(child) +
+  EXPECT_NE(reason.find("rank 1 (pid " + std::to_string(dead.pid) +
                         ") has died; this rank waited"),
             std::string::npos)
       << reason;
@@ -524,16 +536,12 @@ TEST(Watchdog, ARankStoppedInTheWaitSaysSo) {
 TEST(Watchdog, ADeadPeerLeavesNoFlightRecord) {
   TempDir dir;
   ScopedEnv flight(kFlightDirEnv, dir.path().c_str());
-  pid_t child = fork();
-  if (child == 0)
-    _exit(0);
-  ProcessIdentity self = currentProcessIdentity(), dead = self;
-  dead.pid = child;
-  WatchdogProbe probe({self, dead}, /*timeout=*/0);
+  DeadPeer dead;
+  WatchdogProbe probe({currentProcessIdentity(), dead.identity()},
+                      /*timeout=*/0);
   probe.watchdog->begin("all_reduce", 4, DType::F32);
   std::string reason = probe.reason(10);
   probe.watchdog->end();
-  waitpid(child, nullptr, 0);
   EXPECT_NE(reason.find("has died"), std::string::npos) << reason;
   EXPECT_TRUE(readFlightRecords(dir.path()).empty());
 }
