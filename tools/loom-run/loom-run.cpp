@@ -41,7 +41,7 @@ static const char *kHelp = R"(usage: loom-run ARTIFACT_DIR --steps N [options]
        loom-run ARTIFACT_DIR --eval [--load PATH] [--data SRC]
                 [--eval-batches N] [--ranks N] [--metrics FILE]
        loom-run --calibrate FILE [--ranks N] [--threads N]
-                [--collective-timeout S]
+                [--collective-timeout S] [--check-collectives]
 
 Trains the model compiled by `loomc ... -o ARTIFACT_DIR`: calls its
 train_step N times, printing progress to stderr and the final loss to stdout.
@@ -95,6 +95,13 @@ options:
                     that dies on this machine is noticed within seconds.
                     With --ranks, a note then names the ranks that did not
                     reach the collective, or where their collectives differ
+  --check-collectives
+                    debug mode: before each collective the ranks compare
+                    what they are about to issue (kind, count, dtype,
+                    reduction or root) and stop the job at the first that
+                    differs, naming what each rank issued (one extra small
+                    all-gather per collective; host collectives only). Every
+                    rank must be given it, or none
   --eval            evaluate instead of training: the mean of the artifact's
                     loss over batches read in order from the start of --data
                     (e.g. held-out text), for the weights of --load (a
@@ -224,6 +231,7 @@ struct Command {
   /// --device; empty: the artifact's target.
   std::optional<Target> device;
   double collectiveTimeout = 60;
+  bool checkCollectives = false;
   /// argv without --ranks and its value, for the ranks the launcher starts.
   std::vector<std::string> rankArgs;
 };
@@ -293,6 +301,8 @@ Command parse(int argc, char **argv) {
       options.savePath = value;
     } else if (args.value("--save-every", value)) {
       options.saveEvery = parseIntFlag("--save-every", value, 1);
+    } else if (args.flag("--check-collectives")) {
+      command.checkCollectives = true;
     } else if (args.value("--collective-timeout", value)) {
       command.collectiveTimeout =
           parsePositiveFlag("--collective-timeout", value, /*allowZero=*/true);
@@ -311,7 +321,7 @@ Command parse(int argc, char **argv) {
         command.trainOnly.push_back(name);
     if (trainingFlag.empty() && name.rfind("--", 0) == 0 &&
         name != "--calibrate" && name != "--threads" &&
-        name != "--collective-timeout")
+        name != "--collective-timeout" && name != "--check-collectives")
       trainingFlag = name;
     command.rankArgs.insert(command.rankArgs.end(), argv + 1 + start,
                             argv + 1 + args.consumed());
@@ -339,8 +349,9 @@ Command parse(int argc, char **argv) {
       throw UsageError("--calibrate and --steps" + std::string(separate));
     if (!trainingFlag.empty())
       throw UsageError("--calibrate takes no " + trainingFlag +
-                       " (a training option); only --ranks, --threads and "
-                       "--collective-timeout apply to it");
+                       " (a training option); only --ranks, --threads, "
+                       "--collective-timeout and --check-collectives apply "
+                       "to it");
     return command;
   }
   if (command.artifactDir.empty())
@@ -409,6 +420,15 @@ int runAsRank(const Command &command, const JobInfo &job,
   world.collectiveTimeout = command.collectiveTimeout;
   std::unique_ptr<Communicator> comm = connectWorld(job, world);
   try {
+    if (comm->size() > 1) {
+      // The check is itself a collective, so a rank that checks and one
+      // that does not would pair the check with a collective of the job.
+      agreeOnSettings(*comm,
+                      {{"--check-collectives",
+                        command.checkCollectives ? "given" : "not given"}});
+      if (command.checkCollectives)
+        comm = checkEveryCollective(std::move(comm));
+    }
     body(*comm);
   } catch (const JobError &e) {
     // Printed while MPI is up, and no rank exits before it is out: a

@@ -35,6 +35,7 @@
 #include "loom/runtime/Trace.h"
 #include "loom/runtime/abi.h"
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -44,6 +45,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <thread>
 
 namespace loom::rt {
 
@@ -267,12 +269,28 @@ int64_t allGatherStartInPlace(const void *send, void *recv, int64_t count,
 
 void abortJob(const std::string &message, Communicator *comm) {
   Communicator &target = comm ? *comm : currentCommunicator();
-  if (target.size() > 1)
-    std::fprintf(stderr, "%s: error: rank %d: %s\n", toolName(), target.rank(),
-                 message.c_str());
-  else
-    std::fprintf(stderr, "%s: error: %s\n", toolName(), message.c_str());
+  std::string rank =
+      target.size() > 1 ? formatString("rank %d: ", target.rank()) : "";
+  std::fprintf(stderr, "%s: error: %s%s\n", toolName(), rank.c_str(),
+               message.c_str());
   std::fflush(stderr);
+  // The abort itself may never return: MPI_Abort waits for the launcher's
+  // daemon, which may be gone or unreachable (research/reliability.md,
+  // scenarios 5 and 6). A rank that is still here after the deadline exits
+  // on its own, which a launcher sees as a failed rank.
+  double deadline = 30;
+  if (const char *text = std::getenv("LOOM_ABORT_DEADLINE_S"))
+    deadline = std::max(0.1, std::atof(text));
+  std::thread([deadline, rank] {
+    std::this_thread::sleep_for(std::chrono::duration<double>(deadline));
+    std::fprintf(stderr,
+                 "%s: error: %sstopping the job did not end this rank within "
+                 "%g s (the communication library's abort is stuck); "
+                 "exiting\n",
+                 toolName(), rank.c_str(), deadline);
+    std::fflush(stderr);
+    std::_Exit(1);
+  }).detach();
   target.abort(1);
   std::_Exit(1); // abort() does not return; this tells the compiler so
 }

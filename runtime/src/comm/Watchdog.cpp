@@ -42,11 +42,20 @@ CollectiveWatchdog::~CollectiveWatchdog() {
 }
 
 void CollectiveWatchdog::begin(const char *what, int64_t count, DType dtype) {
+  const int64_t seq = issued.load(std::memory_order_relaxed) + 1;
+  const int64_t now = nowNanos();
+  Slot &slot = ring[seq % (kRecentCollectives + 1)];
+  slot.seq.store(0, std::memory_order_relaxed); // being rewritten
+  std::atomic_thread_fence(std::memory_order_release);
+  slot.what.store(what, std::memory_order_relaxed);
+  slot.count.store(count, std::memory_order_relaxed);
+  slot.dtype.store(dtype, std::memory_order_relaxed);
+  slot.startNanos.store(now, std::memory_order_relaxed);
+  slot.endNanos.store(0, std::memory_order_relaxed);
+  slot.seq.store(seq, std::memory_order_release);
   current.store(what, std::memory_order_relaxed);
-  currentCount.store(count, std::memory_order_relaxed);
-  currentDType.store(dtype, std::memory_order_relaxed);
-  issued.fetch_add(1, std::memory_order_relaxed);
-  startNanos.store(nowNanos(), std::memory_order_release);
+  issued.store(seq, std::memory_order_relaxed);
+  startNanos.store(now, std::memory_order_release);
 }
 
 FlightRecord CollectiveWatchdog::record(const char *what, double waited,
@@ -55,14 +64,39 @@ FlightRecord CollectiveWatchdog::record(const char *what, double waited,
   r.rank = options.rank;
   r.op = what;
   r.seq = issued.load(std::memory_order_relaxed);
-  r.count = currentCount.load(std::memory_order_relaxed);
-  r.dtype = dtypeName(currentDType.load(std::memory_order_relaxed));
+  const Slot &now = ring[r.seq % (kRecentCollectives + 1)];
+  r.count = now.count.load(std::memory_order_relaxed);
+  r.dtype = dtypeName(now.dtype.load(std::memory_order_relaxed));
   r.waitedS = waited;
   r.stoppedS = stopped;
+  const int64_t at = nowNanos();
+  for (int64_t seq = std::max<int64_t>(1, r.seq - kRecentCollectives);
+       seq < r.seq; ++seq) {
+    const Slot &slot = ring[seq % (kRecentCollectives + 1)];
+    if (slot.seq.load(std::memory_order_acquire) != seq)
+      continue;
+    PastCollective past;
+    past.op = slot.what.load(std::memory_order_relaxed);
+    past.seq = seq;
+    past.count = slot.count.load(std::memory_order_relaxed);
+    past.dtype = dtypeName(slot.dtype.load(std::memory_order_relaxed));
+    int64_t start = slot.startNanos.load(std::memory_order_relaxed);
+    int64_t end = slot.endNanos.load(std::memory_order_relaxed);
+    past.startedAgoS = (at - start) * 1e-9;
+    past.tookS = end >= start ? (end - start) * 1e-9 : 0;
+    // Rewritten meanwhile (the wait ended and the rank went on): skip it.
+    std::atomic_thread_fence(std::memory_order_acquire);
+    if (slot.seq.load(std::memory_order_relaxed) != seq)
+      continue;
+    r.recent.push_back(past);
+  }
   return r;
 }
 
 void CollectiveWatchdog::end() {
+  const int64_t seq = issued.load(std::memory_order_relaxed);
+  ring[seq % (kRecentCollectives + 1)].endNanos.store(
+      nowNanos(), std::memory_order_relaxed);
   startNanos.store(0, std::memory_order_release);
 }
 

@@ -71,7 +71,8 @@ public:
 
   /// The calling rank enters/leaves collective `what` (a string literal)
   /// of `count` elements of `dtype` (count 0: a barrier). Collectives are
-  /// numbered from 1 in the order they begin.
+  /// numbered from 1 in the order they begin; the last kRecentCollectives
+  /// stay in a ring for the flight record.
   void begin(const char *what, int64_t count = 0, DType dtype = DType::F32);
   void end();
 
@@ -85,12 +86,23 @@ private:
   /// `stopped`: seconds of the wait this process did not run.
   FlightRecord record(const char *what, double waited, double stopped) const;
 
+  /// One collective in the ring. Written only by the thread in the
+  /// collective, read by the watchdog (atomics: it may read while the
+  /// rank starts the next one, and then sees it by its number).
+  struct Slot {
+    std::atomic<int64_t> seq{0}, count{0}, startNanos{0}, endNanos{0};
+    std::atomic<const char *> what{nullptr};
+    std::atomic<DType> dtype{DType::F32};
+  };
+
   Options options;
   std::atomic<double> timeoutSeconds;
   std::atomic<int64_t> startNanos{0};
   std::atomic<const char *> current{nullptr};
-  std::atomic<int64_t> issued{0}, currentCount{0};
-  std::atomic<DType> currentDType{DType::F32};
+  std::atomic<int64_t> issued{0};
+  /// Collective n in slot n % (kRecentCollectives + 1): the current one and
+  /// the kRecentCollectives before it.
+  Slot ring[kRecentCollectives + 1];
   int launcher = 0;
   std::mutex mutex;
   std::condition_variable wake;

@@ -13,40 +13,52 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <tuple>
 
 namespace loom::rt {
 
 namespace {
 
-/// "rank 1" or "ranks 0, 2".
-std::string rankList(const std::vector<int> &ranks) {
+std::tuple<int64_t, std::string, int64_t, std::string>
+key(const CollectiveEntry &r) {
+  return {r.seq, r.op, r.count, r.dtype};
+}
+
+} // namespace
+
+std::string describeRanks(const std::vector<int> &ranks) {
   std::string text = ranks.size() == 1 ? "rank " : "ranks ";
   for (size_t i = 0; i < ranks.size(); ++i)
     text += (i ? ", " : "") + std::to_string(ranks[i]);
   return text;
 }
 
-std::tuple<int64_t, std::string, int64_t, std::string>
-key(const FlightRecord &r) {
-  return {r.seq, r.op, r.count, r.dtype};
-}
-
-} // namespace
-
-std::string describeCollective(const FlightRecord &record) {
-  std::string text = record.op + " #" + std::to_string(record.seq);
-  if (record.count > 0)
-    text += " (" + std::to_string(record.count) + " " + record.dtype + ")";
+std::string describeCollective(const CollectiveEntry &collective) {
+  std::string text = collective.op + " #" + std::to_string(collective.seq);
+  if (collective.count > 0)
+    text +=
+        " (" + std::to_string(collective.count) + " " + collective.dtype + ")";
   return text;
 }
 
 bool writeFlightRecord(const std::string &dir, const FlightRecord &record) {
-  nlohmann::json json = {
-      {"rank", record.rank},         {"op", record.op},
-      {"seq", record.seq},           {"count", record.count},
-      {"dtype", record.dtype},       {"waited_s", record.waitedS},
-      {"stopped_s", record.stoppedS}};
+  nlohmann::json recent = nlohmann::json::array();
+  for (const PastCollective &past : record.recent)
+    recent.push_back({{"op", past.op},
+                      {"seq", past.seq},
+                      {"count", past.count},
+                      {"dtype", past.dtype},
+                      {"started_s_ago", past.startedAgoS},
+                      {"took_s", past.tookS}});
+  nlohmann::json json = {{"rank", record.rank},
+                         {"op", record.op},
+                         {"seq", record.seq},
+                         {"count", record.count},
+                         {"dtype", record.dtype},
+                         {"waited_s", record.waitedS},
+                         {"stopped_s", record.stoppedS},
+                         {"recent", recent}};
   std::string path = dir + "/rank" + std::to_string(record.rank) + ".json";
   std::string temporary = path + ".tmp";
   try {
@@ -77,6 +89,17 @@ std::vector<FlightRecord> readFlightRecords(const std::string &dir) {
       r.dtype = json.at("dtype").get<std::string>();
       r.waitedS = json.at("waited_s").get<double>();
       r.stoppedS = json.value("stopped_s", 0.0);
+      for (const nlohmann::json &entry :
+           json.value("recent", nlohmann::json::array())) {
+        PastCollective past;
+        past.op = entry.at("op").get<std::string>();
+        past.seq = entry.at("seq").get<int64_t>();
+        past.count = entry.at("count").get<int64_t>();
+        past.dtype = entry.at("dtype").get<std::string>();
+        past.startedAgoS = entry.at("started_s_ago").get<double>();
+        past.tookS = entry.at("took_s").get<double>();
+        r.recent.push_back(past);
+      }
       records.push_back(r);
     } catch (const std::exception &) { // unreadable or not a whole record
     }
@@ -87,9 +110,9 @@ std::vector<FlightRecord> readFlightRecords(const std::string &dir) {
 namespace {
 
 /// describeHang for ranks that waited; `accounted` ranks are described
-/// already (not silent).
+/// already (not silent); `explained`: a cause was named already.
 std::string describeWaits(std::vector<FlightRecord> records, int ranks,
-                          const std::vector<int> &accounted) {
+                          const std::vector<int> &accounted, bool explained) {
   std::sort(records.begin(), records.end(),
             [](const FlightRecord &a, const FlightRecord &b) {
               return a.rank < b.rank;
@@ -116,16 +139,16 @@ std::string describeWaits(std::vector<FlightRecord> records, int ranks,
       silent.push_back(rank);
   std::string silence = silent.empty()
                             ? ""
-                            : rankList(silent) +
+                            : describeRanks(silent) +
                                   " did not report: stopped, or stuck outside "
                                   "collectives (in compute or I/O)";
 
   if (groups.empty())
     return silence;
   if (groups.size() == 1) {
-    std::string waiting = rankList(groups[0].second) + " waited in " +
+    std::string waiting = describeRanks(groups[0].second) + " waited in " +
                           describeCollective(*groups[0].first);
-    if (silent.empty() && accounted.empty())
+    if (silent.empty() && accounted.empty() && !explained)
       return "every rank waited in " + describeCollective(*groups[0].first) +
              ": the collective itself is stuck (the network, or the MPI "
              "library)";
@@ -148,15 +171,57 @@ std::string describeWaits(std::vector<FlightRecord> records, int ranks,
       if (g.first->seq == first)
         behind.insert(behind.end(), g.second.begin(), g.second.end());
     std::sort(behind.begin(), behind.end());
-    text = rankList(behind) + (behind.size() == 1 ? " is" : " are") +
+    text = describeRanks(behind) + (behind.size() == 1 ? " is" : " are") +
            " behind the others: ";
   }
   for (size_t i = 0; i < groups.size(); ++i)
-    text += (i ? ", " : "") + rankList(groups[i].second) + " in " +
+    text += (i ? ", " : "") + describeRanks(groups[i].second) + " in " +
             describeCollective(*groups[i].first);
   if (!silence.empty())
     text += "; " + silence;
   return text;
+}
+
+/// The lowest collective number at which the records (the collectives
+/// waited in and the recent ones) show ranks in different collectives, and
+/// what each rank issued there; 0 and "" when they agree wherever they
+/// overlap.
+std::pair<int64_t, std::string>
+firstDivergence(const std::vector<FlightRecord> &records) {
+  using Groups =
+      std::vector<std::pair<const CollectiveEntry *, std::vector<int>>>;
+  std::map<int64_t, Groups> byNumber;
+  auto add = [&](const CollectiveEntry &entry, int rank) {
+    Groups &groups = byNumber[entry.seq];
+    auto group = std::find_if(groups.begin(), groups.end(), [&](auto &g) {
+      return key(*g.first) == key(entry);
+    });
+    if (group == groups.end())
+      groups.push_back({&entry, {rank}});
+    else if (std::find(group->second.begin(), group->second.end(), rank) ==
+             group->second.end())
+      group->second.push_back(rank);
+  };
+  for (const FlightRecord &r : records) {
+    add(r, r.rank);
+    for (const PastCollective &past : r.recent)
+      add(past, r.rank);
+  }
+  for (auto &[number, groups] : byNumber) {
+    if (groups.size() < 2)
+      continue;
+    for (auto &group : groups)
+      std::sort(group.second.begin(), group.second.end());
+    std::sort(groups.begin(), groups.end(), [](auto &a, auto &b) {
+      return a.second.front() < b.second.front();
+    });
+    std::string text;
+    for (size_t i = 0; i < groups.size(); ++i)
+      text += (i ? ", " : "") + describeRanks(groups[i].second) + " " +
+              describeCollective(*groups[i].first);
+    return {number, text};
+  }
+  return {0, ""};
 }
 
 } // namespace
@@ -164,6 +229,18 @@ std::string describeWaits(std::vector<FlightRecord> records, int ranks,
 std::string describeHang(std::vector<FlightRecord> records, int ranks) {
   if (records.empty())
     return "";
+  // Schedules that parted before the collectives waited in: the first
+  // difference is the cause, whatever the waits look like.
+  auto [parted, difference] = firstDivergence(records);
+  int64_t firstWait = records.front().seq;
+  for (const FlightRecord &r : records)
+    firstWait = std::min(firstWait, r.seq);
+  std::string cause = parted > 0 && parted < firstWait
+                          ? "the ranks' collectives first differ at #" +
+                                std::to_string(parted) +
+                                ", before any they wait in: " + difference +
+                                "; "
+                          : "";
   // Ranks that were themselves stopped in the collective (their records
   // were written once they ran again, as the job was being stopped).
   std::string stopped;
@@ -181,10 +258,11 @@ std::string describeHang(std::vector<FlightRecord> records, int ranks) {
       std::remove_if(records.begin(), records.end(),
                      [](const FlightRecord &r) { return r.stoppedS > 0; }),
       records.end());
-  std::string waits = describeWaits(records, ranks, stoppedRanks);
+  std::string waits =
+      describeWaits(records, ranks, stoppedRanks, !cause.empty());
   if (stopped.empty() || waits.empty())
-    return stopped + waits;
-  return stopped + "; " + waits;
+    return cause + stopped + waits;
+  return cause + stopped + "; " + waits;
 }
 
 } // namespace loom::rt

@@ -48,7 +48,8 @@ bool isExecutable(const std::string &path) {
 }
 
 /// A temporary directory for the ranks' flight records (HangReport.h),
-/// named to them in the environment, removed with its files at the end.
+/// named to them in the environment, removed with its files at the end
+/// unless kept (they describe a hang).
 class FlightDir {
 public:
   FlightDir() {
@@ -61,7 +62,7 @@ public:
     }
   }
   ~FlightDir() {
-    if (path.empty())
+    if (path.empty() || kept)
       return;
     std::error_code ignored;
     std::filesystem::remove_all(path, ignored);
@@ -69,9 +70,15 @@ public:
   std::vector<FlightRecord> records() const {
     return path.empty() ? std::vector<FlightRecord>{} : readFlightRecords(path);
   }
+  /// Leaves the directory in place; returns its path.
+  const std::string &keep() {
+    kept = true;
+    return path;
+  }
 
 private:
   std::string path;
+  bool kept = false;
 };
 
 /// Whether `mpiexec` is MPICH's hydra (its flags differ from Open MPI's).
@@ -203,8 +210,13 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
     std::fprintf(stderr, "%s: error: %s\n", toolName(), message.c_str());
   if (status != 0) {
     std::string hang = describeHang(flight.records(), options.ranks);
-    if (!hang.empty())
+    if (!hang.empty()) {
       std::fprintf(stderr, "%s: note: %s\n", toolName(), hang.c_str());
+      std::fprintf(stderr,
+                   "%s: note: each reporting rank's record, with its last "
+                   "%d collectives before the one it waits in: %s/rank*.json\n",
+                   toolName(), kRecentCollectives, flight.keep().c_str());
+    }
   }
   std::fflush(stderr);
   LaunchResult result;

@@ -124,6 +124,8 @@ public:
                      ReduceOp op) override;
   void allGather(const void *send, void *recv, int64_t count,
                  DType dtype) override;
+  void allGatherBlocking(const void *send, void *recv, int64_t count,
+                         DType dtype) override;
   void broadcast(void *buf, int64_t count, DType dtype, int root) override;
   void barrier() override;
   void setCollectiveTimeout(double seconds) override {
@@ -349,6 +351,14 @@ void MpiCommunicator::allGather(const void *send, void *recv, int64_t count,
     check(MPI_Allgather(from, n, mpiType(dtype), recv, n, mpiType(dtype), comm),
           "MPI_Allgather");
   }
+}
+
+void MpiCommunicator::allGatherBlocking(const void *send, void *recv,
+                                        int64_t count, DType dtype) {
+  Watched watched(*watchdog, "all_gather", count, dtype);
+  int n = intCount(count, "all_gather");
+  check(MPI_Allgather(send, n, mpiType(dtype), recv, n, mpiType(dtype), comm),
+        "MPI_Allgather");
 }
 
 void MpiCommunicator::broadcast(void *buf, int64_t count, DType dtype,

@@ -208,9 +208,54 @@ TEST(HangReport, NamesRanksThatWereThemselvesStopped) {
             "I/O)");
 }
 
+namespace {
+
+PastCollective past(const char *op, int64_t seq, int64_t count,
+                    const char *dtype = "f32") {
+  PastCollective p;
+  p.op = op;
+  p.seq = seq;
+  p.count = count;
+  p.dtype = dtype;
+  p.startedAgoS = 60.5;
+  p.tookS = 0.25;
+  return p;
+}
+
+} // namespace
+
+TEST(HangReport, NamesTheFirstCollectiveWhereRanksParted) {
+  // Both wait in all_reduce #20, but their recent collectives show that
+  // #12 differed (it completed anyway): that is the cause.
+  FlightRecord zero = waiting(0, "all_reduce", 20, 1, "f64");
+  FlightRecord one = waiting(1, "all_reduce", 20, 1, "f64");
+  for (int64_t seq = 10; seq < 20; ++seq) {
+    zero.recent.push_back(past("all_reduce", seq, 36, "f64"));
+    one.recent.push_back(past(seq == 12 ? "all_gather" : "all_reduce", seq,
+                              seq == 12 ? 18 : 36, "f64"));
+  }
+  EXPECT_EQ(describeHang({zero, one}, 2),
+            "the ranks' collectives first differ at #12, before any they "
+            "wait in: rank 0 all_reduce #12 (36 f64), rank 1 all_gather #12 "
+            "(18 f64); ranks 0, 1 waited in all_reduce #20 (1 f64)");
+  // Where they agree as far back as the records reach, the waits say it.
+  one.recent = zero.recent;
+  EXPECT_EQ(describeHang({zero, one}, 2),
+            "every rank waited in all_reduce #20 (1 f64): the collective "
+            "itself is stuck (the network, or the MPI library)");
+  // A rank behind agrees with what the other finished at its number.
+  FlightRecord behind = waiting(1, "all_reduce", 19, 36, "f64");
+  behind.recent = {past("all_reduce", 18, 36, "f64")};
+  EXPECT_EQ(describeHang({zero, behind}, 2),
+            "rank 1 is behind the others: rank 1 in all_reduce #19 (36 f64), "
+            "rank 0 in all_reduce #20 (1 f64)");
+}
+
 TEST(HangReport, RecordsRoundTripThroughTheirDirectory) {
   test::TempDir dir;
-  ASSERT_TRUE(writeFlightRecord(dir.path(), waiting(1, "all_gather", 3, 7)));
+  FlightRecord one = waiting(1, "all_gather", 3, 7);
+  one.recent = {past("barrier", 1, 0), past("broadcast", 2, 5, "i64")};
+  ASSERT_TRUE(writeFlightRecord(dir.path(), one));
   ASSERT_TRUE(writeFlightRecord(dir.path(), waiting(0, "all_gather", 3, 7)));
   // What is not a whole record is skipped.
   std::FILE *junk = std::fopen(dir.file("rank2.json").c_str(), "w");
@@ -218,6 +263,12 @@ TEST(HangReport, RecordsRoundTripThroughTheirDirectory) {
   std::fclose(junk);
   std::vector<FlightRecord> records = readFlightRecords(dir.path());
   ASSERT_EQ(records.size(), 2u);
+  const FlightRecord &read = records[records[0].rank == 1 ? 0 : 1];
+  ASSERT_EQ(read.recent.size(), 2u);
+  EXPECT_EQ(describeCollective(read.recent[1]), "broadcast #2 (5 i64)");
+  EXPECT_EQ(read.recent[1].startedAgoS, 60.5);
+  EXPECT_EQ(read.recent[1].tookS, 0.25);
+  EXPECT_EQ(read.recent[0].op, "barrier");
   EXPECT_EQ(describeHang(records, 3),
             "ranks 0, 1 waited in all_gather #3 (7 f32); rank 2 did not "
             "report: stopped, or stuck outside collectives (in compute or "

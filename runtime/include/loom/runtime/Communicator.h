@@ -16,6 +16,7 @@
 #include "loom/runtime/DType.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -44,6 +45,15 @@ public:
   /// recv (count * size() elements) = concatenation over ranks of send.
   virtual void allGather(const void *send, void *recv, int64_t count,
                          DType dtype) = 0;
+  /// allGather that runs the same way on whichever thread calls it. MPI
+  /// does not match a blocking collective with a non-blocking one, and the
+  /// MPI backend runs the collectives of the communication thread
+  /// non-blocking: an exchange that must match however each rank reached
+  /// it (the collective check, which may run on either thread) uses this.
+  virtual void allGatherBlocking(const void *send, void *recv, int64_t count,
+                                 DType dtype) {
+    allGather(send, recv, count, dtype);
+  }
   /// In place: buf = root's buf.
   virtual void broadcast(void *buf, int64_t count, DType dtype, int root) = 0;
   virtual void barrier() = 0;
@@ -105,6 +115,15 @@ struct JobSetting {
 /// must pass the same names in the same order. No-op on one rank.
 void agreeOnSettings(Communicator &comm,
                      const std::vector<JobSetting> &settings);
+
+/// `comm` wrapped so that before each collective the ranks compare what
+/// they are about to issue (one small all-gather) and stop the job, naming
+/// the collective and what each rank issued, where they differ
+/// (`loom-run --check-collectives`; runtime/src/comm/CheckedCommunicator.h).
+/// Every rank of the job must wrap its communicator, or none. A one-rank
+/// communicator is returned as it is.
+std::unique_ptr<Communicator>
+checkEveryCollective(std::unique_ptr<Communicator> comm);
 
 /// Sets the collective timeout of `comm` for the lifetime of the guard, e.g.
 /// to let ranks wait without limit while rank 0 writes a checkpoint.

@@ -6,7 +6,11 @@
 // stopped or stuck outside collectives (in compute, in I/O) writes nothing.
 // After the job, `loom-run --ranks N` reads the records and says which
 // ranks did not reach the collective the others wait in, or how the ranks'
-// collectives differ (research/reliability.md, scenario 2).
+// collectives differ (research/reliability.md, scenario 2). A record also
+// holds the rank's last collectives before the one it waits in, so the
+// first collective where the ranks' schedules differ is found even when
+// it is not the one they wait in (it completed, with mismatched buffers,
+// on some ranks), and a user can read what each rank did last.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_HANGREPORT_H
@@ -21,9 +25,11 @@ namespace loom::rt {
 /// The environment variable naming the directory of a job's records.
 constexpr const char *kFlightDirEnv = "LOOM_RUN_FLIGHT_DIR";
 
-/// What one rank waited in when its collective timed out.
-struct FlightRecord {
-  int rank = 0;
+/// How many of the collectives before the one waited in a record keeps.
+constexpr int kRecentCollectives = 16;
+
+/// A collective as a rank numbered it.
+struct CollectiveEntry {
   /// The collective ("all_reduce") and its 1-based number among this rank's
   /// collectives: ranks that issue the same collectives in the same order
   /// agree on it.
@@ -32,14 +38,32 @@ struct FlightRecord {
   /// Elements and their dtype name ("f32"); count 0 for a barrier.
   int64_t count = 0;
   std::string dtype;
+};
+
+/// A collective that finished before the one a rank waits in.
+struct PastCollective : CollectiveEntry {
+  /// Seconds before the record was written that it began, and its duration.
+  double startedAgoS = 0;
+  double tookS = 0;
+};
+
+/// What one rank waited in when its collective timed out, and the
+/// collectives it issued before (a ring of the last ones).
+struct FlightRecord : CollectiveEntry {
+  int rank = 0;
   double waitedS = 0;
   /// Seconds of the wait in which this process did not run (its watchdog
   /// woke long after it should have): the rank was stopped, not waiting.
   double stoppedS = 0;
+  /// Up to kRecentCollectives collectives before this one, oldest first.
+  std::vector<PastCollective> recent;
 };
 
+/// "rank 1" or "ranks 0, 2".
+std::string describeRanks(const std::vector<int> &ranks);
+
 /// "all_reduce #57 (1024 f32)".
-std::string describeCollective(const FlightRecord &record);
+std::string describeCollective(const CollectiveEntry &collective);
 
 /// Writes `record` to `<dir>/rank<R>.json` (through a temporary file, so a
 /// reader never sees half of it). Returns false on an I/O error.
@@ -49,7 +73,10 @@ bool writeFlightRecord(const std::string &dir, const FlightRecord &record);
 std::vector<FlightRecord> readFlightRecords(const std::string &dir);
 
 /// One sentence on what `records` say about a hung job of `ranks` ranks,
-/// or "" when there are none.
+/// or "" when there are none: which ranks did not reach the collective the
+/// others wait in, where the ranks' collectives differ (the first number
+/// at which two ranks' records, the recent collectives included, show
+/// different collectives), which ranks were themselves stopped.
 std::string describeHang(std::vector<FlightRecord> records, int ranks);
 
 } // namespace loom::rt
