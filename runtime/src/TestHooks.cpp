@@ -3,6 +3,7 @@
 #include "TestHooks.h"
 #include "loom/runtime/Communicator.h"
 
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -50,6 +51,16 @@ void strayCollectiveForTests(int64_t step, Communicator &comm) {
                comm.rank(), static_cast<long long>(step));
   std::fflush(stderr);
   comm.barrier();
+}
+
+double lossForTests(int64_t step, int rank, double loss) {
+  if (!hookAt("LOOM_TEST_NAN_LOSS", step, rank))
+    return loss;
+  std::fprintf(stderr,
+               "LOOM_TEST_NAN_LOSS: rank %d's loss of step %lld is NaN\n", rank,
+               static_cast<long long>(step));
+  std::fflush(stderr);
+  return std::nan("");
 }
 
 } // namespace loom::rt

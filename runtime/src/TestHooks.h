@@ -24,6 +24,11 @@ void killPointForTests(int64_t step, int rank);
 /// so the ranks' schedules diverge (test/e2e/dist/watchdog.test).
 void strayCollectiveForTests(int64_t step, Communicator &comm);
 
+/// LOOM_TEST_NAN_LOSS: `loss` (this rank's loss of `step`), or NaN on the
+/// named rank and step, as a diverging model would give
+/// (test/e2e/dist/co2-nan.test).
+double lossForTests(int64_t step, int rank, double loss);
+
 } // namespace loom::rt
 
 #endif // LOOM_RUNTIME_SRC_TESTHOOKS_H

@@ -456,7 +456,8 @@ TrainResult Trainer::run() {
     // trainer's own reductions below out of the communication thread's way.
     // CO2's round stays in flight: its inner steps do not communicate and
     // the trainer reduces only at outer steps.
-    const double rankLoss = setup.lossOut->get(0);
+    const double rankLoss =
+        lossForTests(step, comm.rank(), setup.lossOut->get(0));
     double roundLoss = NAN;
     if (!co2) {
       waitForAllCollectives();
@@ -501,14 +502,19 @@ TrainResult Trainer::run() {
     record.tokensPerS = stepSeconds > 0 ? tokensPerStep / stepSeconds : 0;
     setup.metrics.writeStep(record);
     // Checked after the metrics line so the file shows the failing step.
-    if (!std::isfinite(loss))
-      failTogether(comm,
-                   formatString("loss is %s at step %lld (lr %.3g, grad_norm "
-                                "%.3g); stopping. Try a lower learning rate or "
-                                "gradient clipping when compiling",
-                                std::isnan(loss) ? "NaN" : "infinite",
-                                static_cast<long long>(step), record.lr,
-                                record.gradNorm));
+    if (!std::isfinite(loss)) {
+      std::string message = formatString(
+          "loss is %s at step %lld (lr %.3g, grad_norm %.3g%s); stopping. Try "
+          "a lower learning rate or gradient clipping when compiling",
+          std::isnan(loss) ? "NaN" : "infinite", static_cast<long long>(step),
+          record.lr, record.gradNorm, co2 ? "; this rank's local model" : "");
+      // With CO2 the loss is this rank's own, and the others, in local
+      // steps without collectives, cannot learn of it: this rank stops the
+      // job (and says a restart would meet the same loss).
+      if (co2 && comm.size() > 1)
+        abortJob(message, &comm, kAbortStatusFinal);
+      failTogether(comm, message);
+    }
     ++summary.steps;
     totalStepSeconds += stepSeconds;
     summary.commTimeS += commSeconds;

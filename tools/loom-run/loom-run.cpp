@@ -191,6 +191,10 @@ environment:
                     so that an error names the one that failed (slow)
   LOOM_CUDA_TF32=1  let FP32 GEMMs use TF32 tensor cores (faster, about 3
                     decimal digits; default: full FP32)
+  LOOM_ABORT_DEADLINE_S
+                    seconds a rank that stops the job waits for the MPI
+                    library's abort to end it before it exits by itself
+                    (default: 30)
   LOOM_ALLOC_POISON=1
                     fill the compiled code's temporaries with NaNs when
                     allocated and when freed, so that reading one after its
@@ -204,6 +208,13 @@ memory:
   state included); --metrics records it as peak_temp_bytes and
   peak_device_bytes. Compiled code frees each temporary after its last use
   (docs/pipeline.md).
+
+exit status:
+  0 success; 1 an error (one `loom-run: error:` line says which); 2 a usage
+  error; 3 a rank stopped the job on an error a restart would meet again
+  (its own non-finite loss under CO2; --max-restarts does not restart it);
+  128+N the job was killed by signal N. A job started with --ranks exits
+  with its launcher's status.
 
 examples:
   loom-run out/ --steps 1000 --data text:corpus.txt --metrics m.jsonl \

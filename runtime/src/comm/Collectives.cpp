@@ -267,7 +267,7 @@ int64_t allGatherStartInPlace(const void *send, void *recv, int64_t count,
                     });
 }
 
-void abortJob(const std::string &message, Communicator *comm) {
+void abortJob(const std::string &message, Communicator *comm, int status) {
   Communicator &target = comm ? *comm : currentCommunicator();
   std::string rank =
       target.size() > 1 ? formatString("rank %d: ", target.rank()) : "";
@@ -281,7 +281,7 @@ void abortJob(const std::string &message, Communicator *comm) {
   double deadline = 30;
   if (const char *text = std::getenv("LOOM_ABORT_DEADLINE_S"))
     deadline = std::max(0.1, std::atof(text));
-  std::thread([deadline, rank] {
+  std::thread([deadline, rank, status] {
     std::this_thread::sleep_for(std::chrono::duration<double>(deadline));
     std::fprintf(stderr,
                  "%s: error: %sstopping the job did not end this rank within "
@@ -289,10 +289,10 @@ void abortJob(const std::string &message, Communicator *comm) {
                  "exiting\n",
                  toolName(), rank.c_str(), deadline);
     std::fflush(stderr);
-    std::_Exit(1);
+    std::_Exit(status);
   }).detach();
-  target.abort(1);
-  std::_Exit(1); // abort() does not return; this tells the compiler so
+  target.abort(status);
+  std::_Exit(status); // abort() does not return; this tells the compiler so
 }
 
 } // namespace loom::rt

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/runtime/Collectives.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Launcher.h"
 
@@ -101,7 +102,9 @@ std::string MpirunOutputFilter::closeBox() {
             match[2].str() + ")";
       errorExit = true;
     }
-    crash = true;
+    // A rank that stopped the job on an error of its own that a restart
+    // would meet again said so with its status.
+    crash = crash || match[2].str() != std::to_string(kAbortStatusFinal);
   } else if (std::regex_search(text, match, improper)) {
     if (why.empty()) {
       why = "rank " + match[1].str() + " (on node " + match[2].str() +

@@ -7,6 +7,7 @@
 
 #include "loom/runtime/Launcher.h"
 #include "TestUtil.h"
+#include "loom/runtime/Collectives.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/HangReport.h"
 
@@ -116,6 +117,16 @@ TEST(Launcher, ARankThatReportedItsErrorNeedsNoMore) {
   EXPECT_EQ(launchFailureMessage(aborted, 1), "");
   // One rank gave up on its peers (a watchdog): worth a restart.
   EXPECT_TRUE(aborted.crashed());
+  // One that stopped the job on an error a restart would meet again (its
+  // own NaN loss) says so with its status.
+  std::string final = kAbort;
+  final.replace(final.find("errorcode 1"), 11,
+                "errorcode " + std::to_string(kAbortStatusFinal));
+  MpirunOutputFilter stopped;
+  filter(stopped, final);
+  EXPECT_EQ(stopped.failure(), "rank 0 aborted the job (MPI_Abort, status " +
+                                   std::to_string(kAbortStatusFinal) + ")");
+  EXPECT_FALSE(stopped.crashed());
 }
 
 TEST(Launcher, UnknownNoticesPassThrough) {

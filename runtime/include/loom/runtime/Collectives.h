@@ -94,8 +94,16 @@ int64_t allGatherStartInPlace(const void *send, void *recv, int64_t count,
 /// multi-rank job, or this process. For failures where no exception can be
 /// thrown (inside compiled code) or where the peers cannot be told otherwise
 /// (a collective that will never complete).
+///
+/// `status` is the process's exit status (MPI_Abort's error code); with
+/// kAbortStatusFinal, `loom-run --max-restarts` does not restart the job.
 [[noreturn]] void abortJob(const std::string &message,
-                           Communicator *comm = nullptr);
+                           Communicator *comm = nullptr, int status = 1);
+
+/// The abortJob status of a rank that stopped the job alone on an error a
+/// restart from the last checkpoint would meet again (a non-finite loss of
+/// its own: resume is bit-exact), as opposed to a crash.
+constexpr int kAbortStatusFinal = 3;
 
 } // namespace loom::rt
 
