@@ -9,9 +9,9 @@
 // In a multi-rank job the collectives run on a communication thread
 // (CommQueue.h) in issue order: *_start enqueues and returns a handle,
 // loom_rt_wait blocks until that collective is done, and the synchronous
-// forms enqueue and wait (or, with nothing queued, run on the caller), so
-// the backend sees one thread at a time and one order. The time the caller
-// spends blocked (in waits and synchronous collectives) is the
+// forms enqueue and wait (or, once the caller waited for all it queued, run
+// on the caller), so the backend sees one thread at a time and one order. The
+// time the caller spends blocked (in waits and synchronous collectives) is the
 // communication that compute did not hide. A one-rank world has no
 // thread: collectives run inline and *_start returns a handle already done.
 //
@@ -73,8 +73,10 @@ int64_t nanosSince(Clock::time_point start) {
 /// Blocks the calling (compute) thread until queued collective `handle` is
 /// done, counting the time as exposed communication.
 void blockOn(CommQueue &q, int64_t handle) {
-  if (q.completed() >= handle)
+  if (q.completed() >= handle) {
+    q.wait(handle); // returns at once; counts as waited for
     return;
+  }
   int64_t startNs = traceNowNanos();
   Clock::time_point start = Clock::now();
   q.wait(handle);
@@ -128,9 +130,11 @@ int64_t collective(const char *name, int64_t group, int64_t count,
     }
   };
   CommQueue *q = queue.load();
-  // A synchronous collective with nothing queued runs here: same order, no
-  // hand-off (only this thread enqueues, so the queue stays empty meanwhile).
-  if (!q || (!async && q->completed() == q->issued())) {
+  // A synchronous collective runs here when the caller has waited for all
+  // it queued: same order, no hand-off (only this thread enqueues, so the
+  // queue stays empty meanwhile), and the same choice on every rank
+  // (CommQueue.h: not "when the queue is empty").
+  if (!q || (!async && q->awaitedAll())) {
     Clock::time_point start = Clock::now();
     run();
     nanosBlocked += nanosSince(start);

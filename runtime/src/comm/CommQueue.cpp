@@ -8,6 +8,8 @@
 
 #include "CommQueue.h"
 
+#include <algorithm>
+
 #include <cstdint>
 #include <pthread.h>
 #include <sched.h>
@@ -83,7 +85,13 @@ int64_t CommQueue::enqueue(std::function<void()> work) {
 
 void CommQueue::wait(int64_t handle) {
   std::unique_lock<std::mutex> lock(mutex);
+  awaitedCount = std::max(awaitedCount, handle);
   workDone.wait(lock, [&] { return completedCount >= handle; });
+}
+
+bool CommQueue::awaitedAll() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return awaitedCount >= issuedCount;
 }
 
 int64_t CommQueue::issued() const {

@@ -7,9 +7,17 @@
 // the order every rank agrees on, so one FIFO thread keeps the ranks'
 // collectives matched; a wait blocks only until its own collective is done.
 // While the queue is in use every loom_rt_* collective goes through it (a
-// synchronous one is enqueue + wait, or runs on the caller when nothing is
-// queued), so the backend is called by one thread at a time in one order;
-// the trainer's own reductions run between steps, when the queue is empty.
+// synchronous one is enqueue + wait, or runs on the caller when the caller
+// has waited for everything it queued), so the backend is called by one
+// thread at a time in one order; the trainer's own reductions run between
+// steps, when the queue is empty.
+//
+// "Has waited for", not "is empty": the MPI backend runs the collectives of
+// this thread non-blocking and those of the caller blocking, and MPI never
+// matches a blocking collective with a non-blocking one. Whether a queue
+// has drained by the time of a synchronous collective differs between
+// ranks (a ring all-reduce ends on one rank before another); what the
+// caller has waited for is its program order, the same on every rank.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_SRC_COMM_COMMQUEUE_H
@@ -43,6 +51,9 @@ public:
   /// Handles given out so far / collectives finished so far.
   int64_t issued() const;
   int64_t completed() const;
+  /// Whether the caller has waited (wait, waitAll) for every handle given
+  /// out: a fact of its program order, unlike completed() == issued().
+  bool awaitedAll() const;
 
 private:
   void run();
@@ -53,6 +64,7 @@ private:
   std::deque<std::function<void()>> pending;
   int64_t issuedCount = 0;
   int64_t completedCount = 0;
+  int64_t awaitedCount = 0; // the highest handle waited for
   bool stopping = false;
   std::thread thread;
 };

@@ -136,6 +136,40 @@ TEST(Collectives, StartAndWaitCompleteInIssueOrder) {
               "rank 0: loom_rt_wait: [0-9]+ is not a handle");
 }
 
+TEST(Collectives, ASynchronousCollectiveRunsOnTheCallerOnlyOnceItWaited) {
+  // Whether a synchronous collective runs on the caller (MPI: blocking) or
+  // on the communication thread (non-blocking) must not depend on timing,
+  // or ranks whose queues drain at different moments mix the two modes,
+  // which MPI never matches: it depends on what the caller waited for.
+  struct Threads final : Communicator {
+    int rank() const override { return 0; }
+    int size() const override { return 2; }
+    const char *backend() const override { return "threads"; }
+    void allReduce(void *, int64_t, DType, ReduceOp) override {
+      onCaller.push_back(std::this_thread::get_id() == caller);
+    }
+    void reduceScatter(const void *, void *, int64_t, DType,
+                       ReduceOp) override {}
+    void allGather(const void *, void *, int64_t, DType) override {}
+    void broadcast(void *, int64_t, DType, int) override {}
+    void barrier() override {}
+    [[noreturn]] void abort(int) override { std::abort(); }
+    std::thread::id caller = std::this_thread::get_id();
+    std::vector<bool> onCaller;
+  } comm;
+  ScopedCurrentCommunicator current(comm);
+  float x[2] = {0};
+  loom_rt_all_reduce(0, x, 2, LOOM_F32, LOOM_SUM); // nothing queued
+  int64_t handle = loom_rt_all_reduce_start(0, x, 2, LOOM_F32, LOOM_SUM);
+  // Long finished, but not waited for: the next one is queued behind it.
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(collectiveFinished(handle));
+  loom_rt_all_reduce(0, x, 2, LOOM_F32, LOOM_SUM);
+  loom_rt_wait(handle);
+  loom_rt_all_reduce(0, x, 2, LOOM_F32, LOOM_SUM); // all waited for
+  EXPECT_EQ(comm.onCaller, (std::vector<bool>{true, false, false, true}));
+}
+
 TEST(CommQueue, RunsWorkInIssueOrderOnOneOtherThread) {
   std::vector<int> order;
   std::vector<std::thread::id> threads;
