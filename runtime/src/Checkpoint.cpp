@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -48,8 +49,9 @@ std::vector<std::string> rankFiles(int rank) {
   return {dir + kModelFile, dir + kOptimizerFile, dir + kRankStateFile};
 }
 
-/// Saves started by this process, for LOOM_TEST_CRASH_IN_SAVE.
-int savesStarted = 0;
+/// Saves started by this process, for LOOM_TEST_CRASH_IN_SAVE (a background
+/// save counts on its writer thread).
+std::atomic<int> savesStarted{0};
 
 /// The test hook of Checkpoint.h: dies at `stage` ("write" or "swap") of the
 /// save the environment names.
@@ -64,7 +66,7 @@ void crashPointForTests(const char *stage) {
     std::fprintf(stderr,
                  "LOOM_TEST_CRASH_IN_SAVE: killing pid %d in save %d "
                  "at stage %s\n",
-                 static_cast<int>(getpid()), savesStarted, stage);
+                 static_cast<int>(getpid()), savesStarted.load(), stage);
     std::fflush(stderr);
     std::raise(SIGKILL);
   }
@@ -332,7 +334,8 @@ LoadResult loadWeights(const std::string &path, Artifact &artifact) {
 /// `dir`). Written last: a directory without it is never taken for a
 /// checkpoint.
 void writeTrainerJson(const std::string &dir,
-                      const std::vector<std::string> &files, Artifact &artifact,
+                      const std::vector<std::string> &files,
+                      const std::vector<Tensor *> &params,
                       const TrainerState &state, bool perRank) {
   json records = json::object();
   for (const std::string &name : files) {
@@ -352,7 +355,7 @@ void writeTrainerJson(const std::string &dir,
     trainer["rows_per_step"] = state.rowsPerStep;
   if (perRank)
     trainer["per_rank"] = kPerRankKind;
-  trainer["model"] = fingerprint(artifact.params());
+  trainer["model"] = fingerprint(params);
   trainer["files"] = records;
   writeFileDurable(dir + "/" + kTrainerFile, trainer.dump(2) + "\n");
   syncDirectory(dir);
@@ -401,6 +404,13 @@ std::string checkpointTempPath(const std::string &path) {
 
 void writeCheckpointFiles(const std::string &dir, Artifact &artifact,
                           const TrainerState &state) {
+  writeCheckpointFiles(dir, artifact.params(), artifact.state(), state);
+}
+
+void writeCheckpointFiles(const std::string &dir,
+                          const std::vector<Tensor *> &params,
+                          const std::vector<Tensor *> &optimizerState,
+                          const TrainerState &state) {
   std::error_code error;
   fs::create_directories(dir, error);
   if (error)
@@ -409,13 +419,13 @@ void writeCheckpointFiles(const std::string &dir, Artifact &artifact,
   std::string modelPath = dir + "/" + kModelFile;
   std::string optimizerPath = dir + "/" + kOptimizerFile;
   // "format": "pt" lets Hugging Face tooling load the weights as PyTorch's.
-  writeSafeTensors(modelPath, views(artifact.params()),
+  writeSafeTensors(modelPath, views(params),
                    {{"format", "pt"}, {"generator", "loom"}});
   crashPointForTests("write");
-  writeSafeTensors(optimizerPath, views(artifact.state()),
+  writeSafeTensors(optimizerPath, views(optimizerState),
                    {{"format", "pt"}, {"generator", "loom"}});
 
-  writeTrainerJson(dir, {kModelFile, kOptimizerFile}, artifact, state,
+  writeTrainerJson(dir, {kModelFile, kOptimizerFile}, params, state,
                    /*perRank=*/false);
 }
 
@@ -468,7 +478,8 @@ void finishPerRankCheckpoint(const std::string &tmpDir, Artifact &artifact,
            "checkpoint into %s, so the save path must be on a filesystem "
            "all ranks share",
            tmpDir.c_str(), name.c_str(), tmpDir.c_str());
-  writeTrainerJson(tmpDir, names, artifact, state, /*perRank=*/true);
+  writeTrainerJson(tmpDir, names, artifact.params(), state,
+                   /*perRank=*/true);
 }
 
 void commitCheckpoint(const std::string &tmpDir, const std::string &path) {
@@ -501,6 +512,13 @@ void checkSaveTarget(const std::string &path) {
 
 void saveCheckpoint(const std::string &path, Artifact &artifact,
                     const TrainerState &state) {
+  saveCheckpoint(path, artifact.params(), artifact.state(), state);
+}
+
+void saveCheckpoint(const std::string &path,
+                    const std::vector<Tensor *> &params,
+                    const std::vector<Tensor *> &optimizerState,
+                    const TrainerState &state) {
   checkSaveTarget(path);
   ++savesStarted;
   std::string target = trimSlashes(path);
@@ -508,7 +526,7 @@ void saveCheckpoint(const std::string &path, Artifact &artifact,
   std::string tmp = checkpointTempPath(target);
   if (fs::exists(tmp, error))
     removeOrFail(tmp); // a save that died earlier
-  writeCheckpointFiles(tmp, artifact, state);
+  writeCheckpointFiles(tmp, params, optimizerState, state);
   commitCheckpoint(tmp, target);
 }
 

@@ -19,6 +19,7 @@
 #include "TestHooks.h"
 #include "loom/runtime/AllocCache.h"
 #include "loom/runtime/Artifact.h"
+#include "loom/runtime/BackgroundSave.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Data.h"
@@ -180,6 +181,7 @@ std::vector<JobSetting> jobSettings(const Artifact &artifact,
                    {"--shuffle", options.shuffle ? "given" : "not given"},
                    {"--save", givenOrNot(options.savePath)},
                    {"--save-every", std::to_string(options.saveEvery)},
+                   {"--save-async", options.saveAsync ? "given" : "not given"},
                    {"--eval-data",
                     options.evalData.empty() ? "not given" : options.evalData},
                    {"--eval-every", std::to_string(options.evalEvery)},
@@ -207,6 +209,8 @@ Trainer::Trainer(Artifact &artifact, const TrainOptions &options,
                  Communicator &comm, std::ostream &log, std::ostream &out)
     : artifact(artifact), options(options), comm(comm), log(log), out(out) {}
 
+Trainer::~Trainer() = default;
+
 void Trainer::prepare(Setup &setup) {
   const Manifest &manifest = artifact.manifest();
   const bool root = comm.isRoot();
@@ -215,6 +219,14 @@ void Trainer::prepare(Setup &setup) {
     fail("--save-every needs --save PATH");
   if (!options.savePath.empty())
     checkSaveTarget(options.savePath);
+  if (options.saveAsync && options.savePath.empty())
+    fail("--save-async needs --save PATH");
+  if (options.saveAsync && manifest.co2.localSteps > 0)
+    fail("--save-async does not apply to a CO2 artifact: each rank writes "
+         "its own part of its checkpoints, while the others wait; leave "
+         "--save-async out");
+  if (options.saveAsync && comm.isRoot())
+    background = std::make_unique<BackgroundSave>();
   if (!artifact.hasEntry("train_step"))
     fail("artifact %s has no train_step entry (was it compiled without an "
          "optimizer?); loom-gradcheck can still check its gradients",
@@ -307,14 +319,41 @@ void Trainer::save(TrainerState &state, CO2Rounds *co2) {
     failTogether(comm, failure);
   if (comm.isRoot()) {
     try {
-      saveCheckpoint(options.savePath, artifact, state);
-      log << "saved checkpoint " << options.savePath << " (step " << state.step
-          << ")\n";
+      if (background) {
+        // One save at a time: the previous one is done first, and its
+        // failure stops the job here, on every rank.
+        failure = finishBackgroundSave();
+        if (failure.empty()) {
+          background->start(options.savePath, artifact, state);
+          log << "saving checkpoint " << options.savePath << " (step "
+              << state.step << ") in the background\n";
+        }
+      } else {
+        saveCheckpoint(options.savePath, artifact, state);
+        log << "saved checkpoint " << options.savePath << " (step "
+            << state.step << ")\n";
+      }
     } catch (const std::exception &e) {
       failure = e.what();
     }
   }
   agreeAfterRootWrote(failure);
+}
+
+std::string Trainer::finishBackgroundSave() {
+  BackgroundSave::Outcome done = background->finish();
+  if (!done.saved)
+    return "";
+  if (!done.error.empty())
+    return formatString("the checkpoint of step %lld written in the "
+                        "background failed: %s",
+                        static_cast<long long>(done.step), done.error.c_str());
+  log << formatString("saved checkpoint %s (step %lld; written in the "
+                      "background in %.2f s)",
+                      done.path.c_str(), static_cast<long long>(done.step),
+                      done.seconds)
+      << "\n";
+  return "";
 }
 
 void Trainer::agreeAfterRootWrote(const std::string &failure) {
@@ -559,6 +598,9 @@ TrainResult Trainer::run() {
   }
   if (!options.savePath.empty() && lastSaved != state.step)
     save(state, co2);
+  // The last save is done before the job reports success.
+  if (options.saveAsync)
+    agreeAfterRootWrote(background ? finishBackgroundSave() : "");
 
   summary.meanStepTimeS = summary.steps ? totalStepSeconds / summary.steps : 0;
   summary.tokensPerS = totalStepSeconds > 0

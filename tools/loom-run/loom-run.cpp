@@ -80,6 +80,11 @@ options:
                     weights only (fresh optimizer, step 0)
   --save PATH       save a checkpoint directory at the end (atomically)
   --save-every K    also save every K steps (needs --save)
+  --save-async      rank 0 copies the model and optimizer state when a save
+                    is due and writes the copy while training goes on (the
+                    next save, and the end of the run, wait for it; the
+                    previous checkpoint stays the latest until it is done).
+                    Costs a second host copy of the state; not for CO2
   --ranks N         start N ranks on this machine (data parallel) by running
                     the MPI launcher (mpirun) on loom-run itself; the artifact
                     must be compiled for N ranks (loomc --dp=N)
@@ -310,6 +315,8 @@ Command parse(int argc, char **argv) {
       options.loadPath = value;
     } else if (args.value("--save", value)) {
       options.savePath = value;
+    } else if (args.flag("--save-async")) {
+      options.saveAsync = true;
     } else if (args.value("--save-every", value)) {
       options.saveEvery = parseIntFlag("--save-every", value, 1);
     } else if (args.flag("--check-collectives")) {
@@ -326,8 +333,9 @@ Command parse(int argc, char **argv) {
                        "' (only one ARTIFACT_DIR)");
     }
     const std::string name = arg.substr(0, arg.find('='));
-    for (const char *only : {"--save", "--save-every", "--shuffle", "--trace",
-                             "--eval-data", "--eval-every"})
+    for (const char *only :
+         {"--save", "--save-every", "--save-async", "--shuffle", "--trace",
+          "--eval-data", "--eval-every"})
       if (name == only)
         command.trainOnly.push_back(name);
     if (trainingFlag.empty() && name.rfind("--", 0) == 0 &&
@@ -384,6 +392,8 @@ Command parse(int argc, char **argv) {
     throw UsageError("missing --steps N");
   if (options.saveEvery > 0 && options.savePath.empty())
     throw UsageError("--save-every needs --save PATH");
+  if (options.saveAsync && options.savePath.empty())
+    throw UsageError("--save-async needs --save PATH");
   return command;
 }
 

@@ -8,8 +8,11 @@
 #include "loom/runtime/Checkpoint.h"
 #include "TestUtil.h"
 #include "loom/runtime/Artifact.h"
+#include "loom/runtime/BackgroundSave.h"
+#include "loom/runtime/Error.h"
 #include "loom/runtime/SafeTensors.h"
 
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
@@ -106,6 +109,49 @@ TEST_F(CheckpointTest, SavingAgainReplacesTheCheckpoint) {
   EXPECT_EQ(loadCheckpoint(path, *restored).state.step, 200);
   EXPECT_EQ(snapshot(*restored), snapshot(*artifact));
   EXPECT_FALSE(fs::exists(path + ".old"));
+}
+
+TEST_F(CheckpointTest, ABackgroundSaveHoldsTheValuesItStartedWith) {
+  // Scenario 13: the params change as soon as start() returns (the next
+  // training steps); the checkpoint holds them as they were.
+  auto artifact = load();
+  std::string path = tmp.file("ckpt");
+  scramble(*artifact, 1.0);
+  std::vector<std::vector<char>> atStart = snapshot(*artifact);
+  BackgroundSave background;
+  EXPECT_FALSE(background.finish().saved); // none in flight
+  background.start(path, *artifact, someState());
+  EXPECT_TRUE(background.inFlight());
+  scramble(*artifact, 2.0);
+  EXPECT_THROW(background.start(path, *artifact, someState()), Error);
+  BackgroundSave::Outcome done = background.finish();
+  EXPECT_TRUE(done.saved);
+  EXPECT_EQ(done.error, "");
+  EXPECT_EQ(done.path, path);
+  EXPECT_EQ(done.step, 120);
+  EXPECT_FALSE(background.inFlight());
+  auto restored = load();
+  EXPECT_EQ(loadCheckpoint(path, *restored).state.step, 120);
+  EXPECT_EQ(snapshot(*restored), atStart);
+  EXPECT_NE(snapshot(*restored), snapshot(*artifact));
+
+  // A failed write is reported by finish(), and the next save starts
+  // afresh; the previous checkpoint stays.
+  // (A path under a regular file passes the start's check and fails in
+  // the writer.)
+  std::FILE *file = std::fopen(tmp.file("plain").c_str(), "w");
+  ASSERT_TRUE(file);
+  std::fclose(file);
+  background.start(tmp.file("plain") + "/ckpt", *artifact, someState());
+  done = background.finish();
+  EXPECT_TRUE(done.saved);
+  EXPECT_NE(done.error.find("cannot create checkpoint directory"),
+            std::string::npos)
+      << done.error;
+  background.start(path, *artifact, someState());
+  EXPECT_EQ(background.finish().error, "");
+  EXPECT_EQ(loadCheckpoint(path, *restored).state.step, 120);
+  EXPECT_EQ(snapshot(*restored), snapshot(*artifact));
 }
 
 TEST_F(CheckpointTest, SaveKilledBeforeTheSwapLeavesTheOldCheckpoint) {

@@ -75,6 +75,12 @@ struct TrainerState {
 /// atomically (see above). Throws Error on I/O failure.
 void saveCheckpoint(const std::string &path, Artifact &artifact,
                     const TrainerState &state);
+/// The same for tensors named and shaped like the artifact's params and
+/// state (a copy of them: BackgroundSave.h).
+void saveCheckpoint(const std::string &path,
+                    const std::vector<Tensor *> &params,
+                    const std::vector<Tensor *> &optimizerState,
+                    const TrainerState &state);
 
 /// Throws Error if saveCheckpoint(path) would have to replace something that
 /// is not a checkpoint; lets the trainer refuse a bad --save before training.
@@ -83,6 +89,10 @@ void checkSaveTarget(const std::string &path);
 /// The two halves of saveCheckpoint, exposed so tests can simulate a save
 /// that dies before the swap.
 void writeCheckpointFiles(const std::string &dir, Artifact &artifact,
+                          const TrainerState &state);
+void writeCheckpointFiles(const std::string &dir,
+                          const std::vector<Tensor *> &params,
+                          const std::vector<Tensor *> &optimizerState,
                           const TrainerState &state);
 void commitCheckpoint(const std::string &tmpDir, const std::string &path);
 /// The temp dir saveCheckpoint writes into before the swap.

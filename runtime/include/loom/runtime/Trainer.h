@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <iosfwd>
+#include <memory>
 #include <string>
 
 namespace loom::rt {
@@ -43,6 +44,9 @@ struct TrainOptions {
   std::string savePath;
   /// Save every K global steps (plus at the end); 0: only at the end.
   int64_t saveEvery = 0;
+  /// Rank 0 writes each checkpoint from a copy on a thread of its own while
+  /// training goes on (BackgroundSave.h); not for CO2 artifacts.
+  bool saveAsync = false;
   /// Progress line every K steps plus first and last; 0: first and last.
   int64_t logEvery = 10;
   /// The job was started by an external launcher (mpirun, srun), for advice
@@ -70,12 +74,15 @@ struct TrainResult {
   TrainerState state;
 };
 
+class BackgroundSave;
+
 class Trainer {
 public:
   /// `log` receives progress lines and notes (stderr in loom-run), `out` the
   /// final summary line (stdout). Only rank 0 writes to either.
   Trainer(Artifact &artifact, const TrainOptions &options, Communicator &comm,
           std::ostream &log, std::ostream &out);
+  ~Trainer();
 
   /// Initialises or loads, then trains. Throws Error on any failure,
   /// including a non-finite loss; JobError/SilentError (Error.h) for the
@@ -97,12 +104,17 @@ private:
   void savePerRank(TrainerState &state, CO2Rounds &co2);
   /// After rank 0 wrote a checkpoint: every rank learns whether it failed.
   void agreeAfterRootWrote(const std::string &failure);
+  /// --save-async, rank 0: waits for the save in flight and logs it;
+  /// returns its failure ("" if none).
+  std::string finishBackgroundSave();
 
   Artifact &artifact;
   TrainOptions options;
   Communicator &comm;
   std::ostream &log;
   std::ostream &out;
+  /// --save-async: rank 0's writer.
+  std::unique_ptr<BackgroundSave> background;
 };
 
 } // namespace loom::rt
