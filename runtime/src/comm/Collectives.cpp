@@ -28,6 +28,7 @@
 
 #include "loom/runtime/Collectives.h"
 #include "CommQueue.h"
+#include "ExitDeadline.h"
 #include "Export.h"
 #include "device/Device.h"
 #include "loom/runtime/Communicator.h"
@@ -278,23 +279,9 @@ void abortJob(const std::string &message, Communicator *comm, int status) {
   std::fprintf(stderr, "%s: error: %s%s\n", toolName(), rank.c_str(),
                message.c_str());
   std::fflush(stderr);
-  // The abort itself may never return: MPI_Abort waits for the launcher's
-  // daemon, which may be gone or unreachable (research/reliability.md,
-  // scenarios 5 and 6). A rank that is still here after the deadline exits
-  // on its own, which a launcher sees as a failed rank.
-  double deadline = 30;
-  if (const char *text = std::getenv("LOOM_ABORT_DEADLINE_S"))
-    deadline = std::max(0.1, std::atof(text));
-  std::thread([deadline, rank, status] {
-    std::this_thread::sleep_for(std::chrono::duration<double>(deadline));
-    std::fprintf(stderr,
-                 "%s: error: %sstopping the job did not end this rank within "
-                 "%g s (the communication library's abort is stuck); "
-                 "exiting\n",
-                 toolName(), rank.c_str(), deadline);
-    std::fflush(stderr);
-    std::_Exit(status);
-  }).detach();
+  // The abort itself may never return (ExitDeadline.h).
+  armExitDeadline(rank, "stopping the job (the communication library's abort)",
+                  status);
   target.abort(status);
   std::_Exit(status); // abort() does not return; this tells the compiler so
 }

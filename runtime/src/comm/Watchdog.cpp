@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Watchdog.h"
+#include "ExitDeadline.h"
 #include "loom/runtime/Error.h"
 
 #include <algorithm>
@@ -181,6 +182,13 @@ void CollectiveWatchdog::run() {
     // A hang: say what this rank waits in for the launcher's report, and
     // give the peers that wait too the time to say it as well.
     const char *dir = std::getenv(kFlightDirEnv);
+    // The record is a write, and stopping the job an MPI call: either may
+    // block for good (a hung file system, a lost launcher daemon).
+    if (options.exitDeadline)
+      armExitDeadline(formatString("rank %d: ", options.rank),
+                      "the collective watchdog (its flight record, then "
+                      "stopping the job)",
+                      1);
     if (stuck && dir && *dir &&
         writeFlightRecord(dir, record(what, waited, stopped)) &&
         options.reportGrace > 0)

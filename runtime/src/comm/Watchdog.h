@@ -59,6 +59,9 @@ public:
     /// writing this rank's flight record (HangReport.h) before `fail`, so
     /// the peers that wait too can write theirs before the job stops.
     double reportGrace = 2.0;
+    /// Before the record and `fail`: end the process if they do not within
+    /// a deadline (ExitDeadline.h). Off in tests whose `fail` returns.
+    bool exitDeadline = true;
   };
 
   explicit CollectiveWatchdog(Options options);

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -356,9 +357,9 @@ TEST(Collectives, AStuckAbortStillEndsTheRank) {
   EXPECT_EXIT(abortJob("the watchdog gave up", &comm),
               ::testing::ExitedWithCode(1),
               "loom-run: error: rank 1: the watchdog gave up\n"
-              "loom-run: error: rank 1: stopping the job did not end this "
-              "rank within 0.5 s \\(the communication library's abort is "
-              "stuck\\); exiting");
+              "loom-run: error: rank 1: stopping the job \\(the "
+              "communication library's abort\\) did not end this rank "
+              "within 0.5 s; exiting");
 }
 
 TEST(Agreement, LowestFailingRankReportsTheOthersStaySilent) {
@@ -487,11 +488,14 @@ namespace {
 /// A watchdog over `peers` (rank 0 is this process) that records why it
 /// gave up instead of stopping the job.
 struct WatchdogProbe {
-  WatchdogProbe(std::vector<ProcessIdentity> peers, double timeout) {
+  /// `exitDeadline`: off unless a test wants it, since `fail` returns here.
+  WatchdogProbe(std::vector<ProcessIdentity> peers, double timeout,
+                bool exitDeadline = false) {
     CollectiveWatchdog::Options options;
     options.peers = std::move(peers);
     options.timeout = timeout;
     options.firstCheck = options.checkEvery = 0.2;
+    options.exitDeadline = exitDeadline;
     options.fail = [this](const std::string &reason) {
       std::lock_guard<std::mutex> lock(mutex);
       message = reason;
@@ -651,6 +655,29 @@ TEST(Watchdog, ADeadPeerLeavesNoFlightRecord) {
   probe.watchdog->end();
   EXPECT_NE(reason.find("has died"), std::string::npos) << reason;
   EXPECT_TRUE(readFlightRecords(dir.path()).empty());
+}
+
+/// A watchdog that times out and writes its flight record where the write
+/// blocks for good (a FIFO nobody reads, like a hung file system).
+void watchdogStuckInItsRecord() {
+  TempDir dir;
+  ScopedEnv flight(kFlightDirEnv, dir.path().c_str());
+  ScopedEnv deadline("LOOM_ABORT_DEADLINE_S", "0.5");
+  if (mkfifo(dir.file("rank0.json.tmp").c_str(), 0600) != 0)
+    _exit(99);
+  ProcessIdentity self = currentProcessIdentity();
+  WatchdogProbe probe({self, self}, /*timeout=*/0.3, /*exitDeadline=*/true);
+  probe.watchdog->begin("all_reduce", 4, DType::F32);
+  probe.reason(30);
+  _exit(0); // the deadline did not end the process
+}
+
+TEST(WatchdogDeathTest, AWatchdogStuckInItsRecordStillEndsTheRank) {
+  setToolName("loom-run");
+  EXPECT_EXIT(watchdogStuckInItsRecord(), ::testing::ExitedWithCode(1),
+              "loom-run: error: rank 0: the collective watchdog \\(its "
+              "flight record, then stopping the job\\) did not end this "
+              "rank within 0.5 s; exiting");
 }
 
 TEST(Watchdog, LeavesShortAndUnlimitedWaitsAlone) {
