@@ -23,12 +23,14 @@
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Flags.h"
+#include "loom/runtime/HangReport.h"
 #include "loom/runtime/Launcher.h"
 #include "loom/runtime/Manifest.h"
 #include "loom/runtime/Target.h"
 #include "loom/runtime/Trainer.h"
 #include "loom/runtime/World.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <iostream>
@@ -42,6 +44,7 @@ static const char *kHelp = R"(usage: loom-run ARTIFACT_DIR --steps N [options]
                 [--eval-batches N] [--ranks N] [--metrics FILE]
        loom-run --calibrate FILE [--ranks N] [--threads N]
                 [--collective-timeout S] [--check-collectives]
+       loom-run --hang-report DIR
 
 Trains the model compiled by `loomc ... -o ARTIFACT_DIR`: calls its
 train_step N times, printing progress to stderr and the final loss to stdout.
@@ -100,6 +103,14 @@ options:
                     that dies on this machine is noticed within seconds.
                     With --ranks, a note then names the ranks that did not
                     reach the collective, or where their collectives differ
+                    (under mpirun/srun: set LOOM_RUN_FLIGHT_DIR=DIR on every
+                    rank, then run loom-run --hang-report DIR)
+  --hang-report DIR what the flight records in DIR say about a hung job:
+                    which ranks did not reach the collective the others
+                    wait in, where the ranks' collectives first differ, and
+                    each rank's last collectives (a rank whose collective
+                    times out writes DIR/rank<R>.json when LOOM_RUN_FLIGHT_DIR
+                    names DIR; loom-run --ranks does this by itself)
   --check-collectives
                     debug mode: before each collective the ranks compare
                     what they are about to issue (kind, count, dtype,
@@ -237,6 +248,8 @@ struct Command {
   std::string artifactDir;
   /// --calibrate FILE; "" when training.
   std::string calibratePath;
+  /// --hang-report DIR; "" when training.
+  std::string hangReportDir;
   /// --eval: evaluate the loss instead of training.
   bool eval = false;
   /// Training-only flags given (refused with --eval).
@@ -259,6 +272,8 @@ Command parse(int argc, char **argv) {
   bool stepsGiven = false;
   // The first training-only flag seen, which --calibrate refuses.
   std::string trainingFlag;
+  // The first argument other than --hang-report, which it refuses.
+  std::string otherArgument;
   ArgCursor args(argc, argv);
   while (!args.done()) {
     const size_t start = args.consumed();
@@ -277,7 +292,11 @@ Command parse(int argc, char **argv) {
       continue;
     }
     const std::string arg = args.current();
-    if (args.value("--calibrate", value)) {
+    if (args.value("--hang-report", value)) {
+      if (value.empty())
+        throw UsageError("--hang-report: expected a DIR of flight records");
+      command.hangReportDir = value;
+    } else if (args.value("--calibrate", value)) {
       if (value.empty())
         throw UsageError("--calibrate: expected a FILE to write");
       command.calibratePath = value;
@@ -333,6 +352,8 @@ Command parse(int argc, char **argv) {
                        "' (only one ARTIFACT_DIR)");
     }
     const std::string name = arg.substr(0, arg.find('='));
+    if (otherArgument.empty() && name != "--hang-report")
+      otherArgument = arg;
     for (const char *only :
          {"--save", "--save-every", "--save-async", "--shuffle", "--trace",
           "--eval-data", "--eval-every"})
@@ -356,6 +377,12 @@ Command parse(int argc, char **argv) {
       throw UsageError("--max-restarts needs --save PATH (and --save-every "
                        "K): a restart resumes from the job's last "
                        "checkpoint");
+  }
+  if (!command.hangReportDir.empty()) {
+    if (!otherArgument.empty())
+      throw UsageError("--hang-report DIR takes no other arguments (got '" +
+                       otherArgument + "')");
+    return command;
   }
   if (!command.calibratePath.empty()) {
     const char *separate =
@@ -534,6 +561,20 @@ int calibrateMachine(const Command &command, const JobInfo &job) {
   });
 }
 
+/// --hang-report DIR: prints what the flight records in `dir` say.
+int hangReport(const std::string &dir) {
+  std::vector<FlightRecord> records = readFlightRecords(dir);
+  if (records.empty())
+    throw Error("no flight records in " + dir +
+                " (a rank writes DIR/rank<R>.json when one of its collectives "
+                "times out and LOOM_RUN_FLIGHT_DIR names DIR)");
+  int ranks = 0;
+  for (const FlightRecord &r : records)
+    ranks = std::max({ranks, r.ranks, r.rank + 1});
+  std::cout << describeHang(records, ranks) << "\n" << describeRecords(records);
+  return 0;
+}
+
 /// The rank a launcher gave this process, before MPI is initialised; -1 if
 /// none. Used to print command-line errors once, not once per rank.
 int launcherRank() {
@@ -552,6 +593,8 @@ int main(int argc, char **argv) {
     JobInfo job = detectJob();
     if (!job.underLauncher() && command.ranks > 1)
       return launch(command, argv[0]);
+    if (!command.hangReportDir.empty())
+      return hangReport(command.hangReportDir);
     if (!command.calibratePath.empty())
       return calibrateMachine(command, job);
     return train(command, job);

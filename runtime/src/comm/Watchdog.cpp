@@ -63,6 +63,7 @@ FlightRecord CollectiveWatchdog::record(const char *what, double waited,
                                         double stopped) const {
   FlightRecord r;
   r.rank = options.rank;
+  r.ranks = static_cast<int>(options.peers.size());
   r.op = what;
   r.seq = issued.load(std::memory_order_relaxed);
   const Slot &now = ring[r.seq % (kRecentCollectives + 1)];

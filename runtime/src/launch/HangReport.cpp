@@ -25,6 +25,15 @@ key(const CollectiveEntry &r) {
   return {r.seq, r.op, r.count, r.dtype};
 }
 
+/// "32 us", "4.1 ms", "2.50 s".
+std::string describeSeconds(double seconds) {
+  if (seconds < 1e-3)
+    return formatString("%.0f us", seconds * 1e6);
+  if (seconds < 1)
+    return formatString("%.1f ms", seconds * 1e3);
+  return formatString("%.2f s", seconds);
+}
+
 } // namespace
 
 std::string describeRanks(const std::vector<int> &ranks) {
@@ -42,6 +51,30 @@ std::string describeCollective(const CollectiveEntry &collective) {
   return text;
 }
 
+std::string describeRecords(std::vector<FlightRecord> records,
+                            int recentShown) {
+  std::sort(records.begin(), records.end(),
+            [](const FlightRecord &a, const FlightRecord &b) {
+              return a.rank < b.rank;
+            });
+  std::string text;
+  for (const FlightRecord &r : records) {
+    text += formatString("rank %d: waited %.0f s in ", r.rank, r.waitedS) +
+            describeCollective(r);
+    if (r.stoppedS > 0)
+      text += formatString(" (of which %.0f s stopped)", r.stoppedS);
+    int shown = 0;
+    for (auto past = r.recent.rbegin();
+         past != r.recent.rend() && shown < recentShown; ++past, ++shown)
+      text += (shown ? ", " : "; before it ") + describeCollective(*past) +
+              " in " + describeSeconds(past->tookS);
+    if (static_cast<int>(r.recent.size()) > recentShown)
+      text += formatString(", ... (%zu in the record)", r.recent.size());
+    text += "\n";
+  }
+  return text;
+}
+
 bool writeFlightRecord(const std::string &dir, const FlightRecord &record) {
   nlohmann::json recent = nlohmann::json::array();
   for (const PastCollective &past : record.recent)
@@ -52,6 +85,7 @@ bool writeFlightRecord(const std::string &dir, const FlightRecord &record) {
                       {"started_s_ago", past.startedAgoS},
                       {"took_s", past.tookS}});
   nlohmann::json json = {{"rank", record.rank},
+                         {"ranks", record.ranks},
                          {"op", record.op},
                          {"seq", record.seq},
                          {"count", record.count},
@@ -61,6 +95,9 @@ bool writeFlightRecord(const std::string &dir, const FlightRecord &record) {
                          {"recent", recent}};
   std::string path = dir + "/rank" + std::to_string(record.rank) + ".json";
   std::string temporary = path + ".tmp";
+  // A directory named for an external launch may not exist yet.
+  std::error_code ignored;
+  std::filesystem::create_directories(dir, ignored);
   try {
     writeFileDurable(temporary, json.dump() + "\n");
   } catch (const Error &) {
@@ -89,6 +126,7 @@ std::vector<FlightRecord> readFlightRecords(const std::string &dir) {
       r.dtype = json.at("dtype").get<std::string>();
       r.waitedS = json.at("waited_s").get<double>();
       r.stoppedS = json.value("stopped_s", 0.0);
+      r.ranks = json.value("ranks", 0);
       for (const nlohmann::json &entry :
            json.value("recent", nlohmann::json::array())) {
         PastCollective past;

@@ -213,9 +213,10 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
     if (!hang.empty()) {
       std::fprintf(stderr, "%s: note: %s\n", toolName(), hang.c_str());
       std::fprintf(stderr,
-                   "%s: note: each reporting rank's record, with its last "
-                   "%d collectives before the one it waits in: %s/rank*.json\n",
-                   toolName(), kRecentCollectives, flight.keep().c_str());
+                   "%s: note: each rank's last %d collectives before the one "
+                   "it waits in: %s --hang-report %s\n",
+                   toolName(), kRecentCollectives, toolName(),
+                   flight.keep().c_str());
     }
   }
   std::fflush(stderr);

@@ -262,10 +262,26 @@ TEST(HangReport, NamesTheFirstCollectiveWhereRanksParted) {
             "rank 0 in all_reduce #20 (1 f64)");
 }
 
+TEST(HangReport, DescribesEachRanksLastCollectives) {
+  FlightRecord zero = waiting(0, "all_reduce", 20, 1, "f64");
+  for (int64_t seq = 14; seq < 20; ++seq)
+    zero.recent.push_back(past("all_reduce", seq, 36, "f64"));
+  zero.recent.back().tookS = 2.5e-5;
+  zero.recent[4].tookS = 0.0041;
+  FlightRecord one = waiting(1, "barrier", 20, 0);
+  one.stoppedS = 12;
+  EXPECT_EQ(describeRecords({one, zero}, 3),
+            "rank 0: waited 60 s in all_reduce #20 (1 f64); before it "
+            "all_reduce #19 (36 f64) in 25 us, all_reduce #18 (36 f64) in 4.1 "
+            "ms, all_reduce #17 (36 f64) in 250.0 ms, ... (6 in the record)\n"
+            "rank 1: waited 60 s in barrier #20 (of which 12 s stopped)\n");
+}
+
 TEST(HangReport, RecordsRoundTripThroughTheirDirectory) {
   test::TempDir dir;
   FlightRecord one = waiting(1, "all_gather", 3, 7);
   one.recent = {past("barrier", 1, 0), past("broadcast", 2, 5, "i64")};
+  one.ranks = 3;
   ASSERT_TRUE(writeFlightRecord(dir.path(), one));
   ASSERT_TRUE(writeFlightRecord(dir.path(), waiting(0, "all_gather", 3, 7)));
   // What is not a whole record is skipped.
@@ -280,6 +296,10 @@ TEST(HangReport, RecordsRoundTripThroughTheirDirectory) {
   EXPECT_EQ(read.recent[1].startedAgoS, 60.5);
   EXPECT_EQ(read.recent[1].tookS, 0.25);
   EXPECT_EQ(read.recent[0].op, "barrier");
+  EXPECT_EQ(read.ranks, 3);
+  // A directory that does not exist yet is created.
+  ASSERT_TRUE(writeFlightRecord(dir.file("new/records"), one));
+  EXPECT_EQ(readFlightRecords(dir.file("new/records")).size(), 1u);
   EXPECT_EQ(describeHang(records, 3),
             "ranks 0, 1 waited in all_gather #3 (7 f32); rank 2 did not "
             "report: stopped, or stuck outside collectives (in compute or "

@@ -51,6 +51,8 @@ struct PastCollective : CollectiveEntry {
 /// collectives it issued before (a ring of the last ones).
 struct FlightRecord : CollectiveEntry {
   int rank = 0;
+  /// Ranks of the job (0: not recorded).
+  int ranks = 0;
   double waitedS = 0;
   /// Seconds of the wait in which this process did not run (its watchdog
   /// woke long after it should have): the rank was stopped, not waiting.
@@ -71,6 +73,13 @@ bool writeFlightRecord(const std::string &dir, const FlightRecord &record);
 
 /// The records in `dir`; files that do not parse are skipped.
 std::vector<FlightRecord> readFlightRecords(const std::string &dir);
+
+/// One line per record, by rank: what the rank waited in, for how long,
+/// and the last collectives it finished, most recent first, e.g. "rank 0:
+/// waited 60 s in all_reduce #57 (1 f64); before it all_reduce #56 (36
+/// f64) in 0.4 ms, ...".
+std::string describeRecords(std::vector<FlightRecord> records,
+                            int recentShown = 4);
 
 /// One sentence on what `records` say about a hung job of `ranks` ranks,
 /// or "" when there are none: which ranks did not reach the collective the
