@@ -138,6 +138,15 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
   // Ranks that busy-poll starve each other on small machines (toolchain.md);
   // the ranks inherit this unless the user chose otherwise.
   setenv("OMPI_MCA_mpi_yield_when_idle", "1", /*overwrite=*/0);
+  // The ranks of this job are on this machine and talk through shared
+  // memory: none of them listens on the network (Open MPI's TCP transport
+  // would on every interface), and mpiexec's own channel to them stays on
+  // the loopback interface (research/reliability.md, scenario 19). The
+  // user's settings win; MPICH's hydra has none of these.
+  if (!isHydra(mpiexec)) {
+    setenv("OMPI_MCA_btl", "self,vader", /*overwrite=*/0);
+    setenv("OMPI_MCA_oob_tcp_if_include", "lo", /*overwrite=*/0);
+  }
   // Tells the ranks that `--ranks` (not an external launcher) started them.
   setenv("LOOM_RUN_LAUNCHED", "1", /*overwrite=*/1);
   // Where ranks that time out in a collective say what they wait in.
