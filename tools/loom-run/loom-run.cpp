@@ -194,6 +194,10 @@ communication:
     communication 12.3 ms/step, 84% hidden, exposed 2.0 ms/step
   (time in collectives, the share hidden behind compute, time blocked).
   --collective-timeout applies to each collective the thread runs.
+  A job that seems slow rather than hung: `kill -USR1` one rank, or the
+  loom-run --ranks process (or mpirun), which passes it on to every rank;
+  each prints the collective it waits in, if any, and its last ones, and
+  the job goes on.
 
 environment:
   LOOM_MPIEXEC      the MPI launcher --ranks runs (default: the mpiexec of the

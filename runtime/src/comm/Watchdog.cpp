@@ -12,12 +12,20 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <unistd.h>
 
 namespace loom::rt {
 
 namespace {
+
+/// Set by SIGUSR1, read by the watchdog threads.
+std::atomic<bool> dumpRequested{false};
+
+extern "C" void requestDump(int) { dumpRequested.store(true); }
 
 int64_t nowNanos() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -30,6 +38,13 @@ int64_t nowNanos() {
 CollectiveWatchdog::CollectiveWatchdog(Options options)
     : options(std::move(options)), timeoutSeconds(this->options.timeout),
       launcher(static_cast<int>(getppid())) {
+  if (this->options.dumpOnSignal) {
+    struct sigaction action;
+    std::memset(&action, 0, sizeof(action));
+    action.sa_handler = requestDump;
+    action.sa_flags = SA_RESTART; // blocked calls go on after it
+    sigaction(SIGUSR1, &action, nullptr);
+  }
   thread = std::thread([this] { run(); });
 }
 
@@ -64,7 +79,7 @@ FlightRecord CollectiveWatchdog::record(const char *what, double waited,
   FlightRecord r;
   r.rank = options.rank;
   r.ranks = static_cast<int>(options.peers.size());
-  r.op = what;
+  r.op = what ? what : "";
   r.seq = issued.load(std::memory_order_relaxed);
   const Slot &now = ring[r.seq % (kRecentCollectives + 1)];
   r.count = now.count.load(std::memory_order_relaxed);
@@ -72,8 +87,10 @@ FlightRecord CollectiveWatchdog::record(const char *what, double waited,
   r.waitedS = waited;
   r.stoppedS = stopped;
   const int64_t at = nowNanos();
-  for (int64_t seq = std::max<int64_t>(1, r.seq - kRecentCollectives);
-       seq < r.seq; ++seq) {
+  // Outside a collective the last one begun has finished: it is recent.
+  const int64_t last = what ? r.seq - 1 : r.seq;
+  for (int64_t seq = std::max<int64_t>(1, last - kRecentCollectives + 1);
+       seq <= last; ++seq) {
     const Slot &slot = ring[seq % (kRecentCollectives + 1)];
     if (slot.seq.load(std::memory_order_acquire) != seq)
       continue;
@@ -93,6 +110,14 @@ FlightRecord CollectiveWatchdog::record(const char *what, double waited,
     r.recent.push_back(past);
   }
   return r;
+}
+
+void CollectiveWatchdog::dump(int64_t start, int64_t now) const {
+  FlightRecord r = start ? record(current.load(), (now - start) * 1e-9, 0)
+                         : record(nullptr, 0, 0);
+  std::string text = describeRecords({r}, 6);
+  std::fprintf(stderr, "%s: note: %s", toolName(), text.c_str());
+  std::fflush(stderr);
 }
 
 void CollectiveWatchdog::end() {
@@ -157,6 +182,8 @@ void CollectiveWatchdog::run() {
     double gap = (now - lastTick) * 1e-9;
     lastTick = now;
     int64_t start = startNanos.load(std::memory_order_acquire);
+    if (dumpRequested.exchange(false))
+      dump(start, now);
     if (start == 0)
       continue;
     double waited = (now - start) * 1e-9;

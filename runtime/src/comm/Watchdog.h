@@ -62,6 +62,10 @@ public:
     /// Before the record and `fail`: end the process if they do not within
     /// a deadline (ExitDeadline.h). Off in tests whose `fail` returns.
     bool exitDeadline = true;
+    /// On SIGUSR1 print what the rank waits in, if anything, and its last
+    /// collectives to stderr (`kill -USR1` a rank, or the launcher, which
+    /// passes it on); the job goes on. Installs a process-wide handler.
+    bool dumpOnSignal = false;
   };
 
   explicit CollectiveWatchdog(Options options);
@@ -86,8 +90,11 @@ private:
   std::string problem(const char *what, double waited, bool checkPeers,
                       bool &stuck) const;
   /// The collective being waited in, as flight records describe it;
-  /// `stopped`: seconds of the wait this process did not run.
+  /// `stopped`: seconds of the wait this process did not run. With `what`
+  /// null, none is: the record holds the last collectives only.
   FlightRecord record(const char *what, double waited, double stopped) const;
+  /// SIGUSR1 (Options::dumpOnSignal): the record, to stderr.
+  void dump(int64_t start, int64_t now) const;
 
   /// One collective in the ring. Written only by the thread in the
   /// collective, read by the watchdog (atomics: it may read while the

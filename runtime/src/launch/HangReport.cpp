@@ -59,15 +59,21 @@ std::string describeRecords(std::vector<FlightRecord> records,
             });
   std::string text;
   for (const FlightRecord &r : records) {
-    text += formatString("rank %d: waited %.0f s in ", r.rank, r.waitedS) +
-            describeCollective(r);
+    // A record taken outside any collective (a dump on request) has no op.
+    if (r.op.empty())
+      text += formatString("rank %d: not in a collective", r.rank);
+    else
+      text += formatString("rank %d: waited %.0f s in ", r.rank, r.waitedS) +
+              describeCollective(r);
     if (r.stoppedS > 0)
       text += formatString(" (of which %.0f s stopped)", r.stoppedS);
     int shown = 0;
     for (auto past = r.recent.rbegin();
          past != r.recent.rend() && shown < recentShown; ++past, ++shown)
-      text += (shown ? ", " : "; before it ") + describeCollective(*past) +
-              " in " + describeSeconds(past->tookS);
+      text += (shown          ? ", "
+               : r.op.empty() ? "; last "
+                              : "; before it ") +
+              describeCollective(*past) + " in " + describeSeconds(past->tookS);
     if (static_cast<int>(r.recent.size()) > recentShown)
       text += formatString(", ... (%zu in the record)", r.recent.size());
     text += "\n";

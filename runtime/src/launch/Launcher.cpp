@@ -43,6 +43,13 @@ void forwardSignal(int signal) {
     kill(childPid, signal);
 }
 
+/// SIGUSR1: passed on (mpiexec passes it to the ranks, whose watchdogs
+/// print what they are doing); the job goes on.
+void passOn(int signal) {
+  if (childPid > 0)
+    kill(childPid, signal);
+}
+
 bool isExecutable(const std::string &path) {
   return !path.empty() && access(path.c_str(), X_OK) == 0;
 }
@@ -186,6 +193,8 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
   action.sa_flags = SA_RESTART; // reads of the pipe go on after a signal
   sigaction(SIGTERM, &action, nullptr);
   sigaction(SIGHUP, &action, nullptr);
+  action.sa_handler = passOn;
+  sigaction(SIGUSR1, &action, nullptr);
 
   MpirunOutputFilter filter;
   std::FILE *input = fdopen(fds[0], "r");

@@ -206,6 +206,7 @@ MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
                       sizeof(self), MPI_BYTE, comm),
         "MPI_Allgather");
   watch.fail = [this](const std::string &reason) { abortJob(reason, this); };
+  watch.dumpOnSignal = true;
   watchdog = std::make_unique<CollectiveWatchdog>(std::move(watch));
 }
 

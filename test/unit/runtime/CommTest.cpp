@@ -680,6 +680,41 @@ TEST(WatchdogDeathTest, AWatchdogStuckInItsRecordStillEndsTheRank) {
               "rank within 0.5 s; exiting");
 }
 
+TEST(Watchdog, SaysWhatTheRankDoesOnSigusr1) {
+  CollectiveWatchdog::Options options;
+  ProcessIdentity self = currentProcessIdentity();
+  options.peers = {self, self};
+  options.rank = 1;
+  options.timeout = 0;
+  options.dumpOnSignal = true;
+  options.fail = [](const std::string &) {};
+  CollectiveWatchdog watchdog(std::move(options));
+  setToolName("loom-run");
+  auto dumped = [] {
+    ::testing::internal::CaptureStderr();
+    std::raise(SIGUSR1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    return ::testing::internal::GetCapturedStderr();
+  };
+  watchdog.begin("broadcast", 3, DType::I64);
+  watchdog.end();
+  watchdog.begin("all_reduce", 8, DType::F32);
+  EXPECT_EQ(dumped().rfind("loom-run: note: rank 1: waited 0 s in "
+                           "all_reduce #2 (8 f32); before it broadcast #1 "
+                           "(3 i64) in ",
+                           0),
+            0u);
+  watchdog.end();
+  EXPECT_EQ(dumped().rfind("loom-run: note: rank 1: not in a collective; "
+                           "last all_reduce #2 (8 f32) in ",
+                           0),
+            0u);
+  // The process goes on, and a signal it was not sent prints nothing.
+  ::testing::internal::CaptureStderr();
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+}
+
 TEST(Watchdog, LeavesShortAndUnlimitedWaitsAlone) {
   ProcessIdentity self = currentProcessIdentity();
   WatchdogProbe probe({self, self}, /*timeout=*/0.5);

@@ -77,7 +77,8 @@ std::vector<FlightRecord> readFlightRecords(const std::string &dir);
 /// One line per record, by rank: what the rank waited in, for how long,
 /// and the last collectives it finished, most recent first, e.g. "rank 0:
 /// waited 60 s in all_reduce #57 (1 f64); before it all_reduce #56 (36
-/// f64) in 0.4 ms, ...".
+/// f64) in 0.4 ms, ..."; a record with no op (taken outside collectives)
+/// "rank 0: not in a collective; last ...".
 std::string describeRecords(std::vector<FlightRecord> records,
                             int recentShown = 4);
 
