@@ -10,12 +10,12 @@
 // artifact, options and resumed state; agreeOnFailure: a failure on any rank
 // ends every rank with one message), and every step's loss reduction, whose
 // result all ranks share (so a NaN loss stops them all at the same step).
+// Checkpoint saves are in TrainerSave.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Trainer.h"
 #include "CO2Rounds.h"
-#include "Replicas.h"
 #include "TestHooks.h"
 #include "loom/runtime/AllocCache.h"
 #include "loom/runtime/Artifact.h"
@@ -32,7 +32,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -74,14 +73,6 @@ Tensor *output(Artifact &artifact, const EntrySpec &entry, const char *name,
     fail("%s: entries.%s: output '%s' must be an f32 or f64 scalar",
          artifact.manifest().source.c_str(), entry.name.c_str(), name);
   return &artifact.tensor(name);
-}
-
-/// Throws the failure that every rank detected from shared values: rank 0
-/// reports it, the others stay silent.
-[[noreturn]] void failTogether(Communicator &comm, const std::string &message) {
-  if (comm.isRoot())
-    throw JobError(message);
-  throw SilentError();
 }
 
 /// This rank's batches of `spec` (Data.h: each rank reads its own rows).
@@ -307,120 +298,6 @@ void Trainer::prepare(Setup &setup) {
   if (!options.evalData.empty())
     setup.eval = prepareEval(artifact, options.evalData, state.seed, comm,
                              options.evalBatches);
-}
-
-void Trainer::save(TrainerState &state, CO2Rounds *co2) {
-  if (co2)
-    return savePerRank(state, *co2);
-  artifact.downloadModel(); // a cuda artifact's params and state
-  // Ranks must agree on what they save: a check, then rank 0 writes.
-  std::string failure = compareReplicas(comm, artifact);
-  if (!failure.empty())
-    failTogether(comm, failure);
-  if (comm.isRoot()) {
-    try {
-      if (background) {
-        // One save at a time: the previous one is done first, and its
-        // failure stops the job here, on every rank.
-        failure = finishBackgroundSave();
-        if (failure.empty()) {
-          background->start(options.savePath, artifact, state);
-          log << "saving checkpoint " << options.savePath << " (step "
-              << state.step << ") in the background\n";
-        }
-      } else {
-        saveCheckpoint(options.savePath, artifact, state);
-        log << "saved checkpoint " << options.savePath << " (step "
-            << state.step << ")\n";
-      }
-    } catch (const std::exception &e) {
-      failure = e.what();
-    }
-  }
-  agreeAfterRootWrote(failure);
-}
-
-std::string Trainer::finishBackgroundSave() {
-  BackgroundSave::Outcome done = background->finish();
-  if (!done.saved)
-    return "";
-  if (!done.error.empty())
-    return formatString("the checkpoint of step %lld written in the "
-                        "background failed: %s",
-                        static_cast<long long>(done.step), done.error.c_str());
-  log << formatString("saved checkpoint %s (step %lld; written in the "
-                      "background in %.2f s)",
-                      done.path.c_str(), static_cast<long long>(done.step),
-                      done.seconds)
-      << "\n";
-  return "";
-}
-
-void Trainer::agreeAfterRootWrote(const std::string &failure) {
-  // The other ranks wait for rank 0's write, however long it takes; a rank
-  // that dies meanwhile is still noticed, and rank 0 itself waits for the
-  // others with the normal timeout.
-  std::optional<ScopedCollectiveTimeout> unlimited;
-  if (!comm.isRoot())
-    unlimited.emplace(comm, 0);
-  agreeOnFailure(comm, failure);
-}
-
-void Trainer::savePerRank(TrainerState &state, CO2Rounds &co2) {
-  // The round in flight is part of the state: finish it (its result waits
-  // for the next outer step as usual). Nothing is queued afterwards, so
-  // the trainer's own collectives below cannot race the comm thread.
-  co2.complete();
-  std::string failure;
-  if (!co2.sharded()) {
-    std::vector<Tensor *> outer;
-    for (Tensor *t : artifact.state())
-      if (t->name().find(".co2_") != std::string::npos)
-        outer.push_back(t);
-    failure = compareReplicas(comm, outer,
-                              "CO2 outer state (anchors, "
-                              "outer momentum)");
-    if (!failure.empty())
-      failTogether(comm, failure);
-  }
-  // The consensus model for export: the mean of the ranks' models.
-  std::vector<std::unique_ptr<Tensor>> consensus;
-  std::vector<Tensor *> consensusList;
-  for (const Tensor *p : artifact.params()) {
-    consensus.push_back(std::make_unique<Tensor>(p->name(), ArgRole::Param,
-                                                 p->shape(), p->dtype()));
-    std::memcpy(consensus.back()->data(), p->data(), p->byteSize());
-    comm.allReduce(consensus.back()->data(), p->numElements(), p->dtype(),
-                   ReduceOp::Mean);
-    consensusList.push_back(consensus.back().get());
-  }
-  // Rank 0 prepares the temp dir, every rank writes its part, rank 0
-  // indexes and commits; each stage ends with every rank agreeing.
-  std::string tmp;
-  try {
-    tmp = comm.isRoot() ? beginPerRankCheckpoint(options.savePath)
-                        : checkpointTempPath(options.savePath);
-  } catch (const std::exception &e) {
-    failure = e.what();
-  }
-  agreeOnFailure(comm, failure);
-  try {
-    writeRankCheckpointFiles(tmp, comm.rank(), artifact, co2.stateTensors());
-  } catch (const std::exception &e) {
-    failure = e.what();
-  }
-  agreeOnFailure(comm, failure);
-  if (comm.isRoot()) {
-    try {
-      finishPerRankCheckpoint(tmp, artifact, consensusList, state);
-      commitCheckpoint(tmp, options.savePath);
-      log << "saved checkpoint " << options.savePath << " (step " << state.step
-          << ", " << comm.size() << " ranks' local models)\n";
-    } catch (const std::exception &e) {
-      failure = e.what();
-    }
-  }
-  agreeAfterRootWrote(failure);
 }
 
 TrainResult Trainer::run() {

@@ -34,6 +34,12 @@ void agreeOnFailure(Communicator &comm, const std::string &failure) {
   throw JobError("rank " + std::to_string(reporter) + ": " + failure);
 }
 
+void failTogether(const Communicator &comm, const std::string &message) {
+  if (comm.isRoot())
+    throw JobError(message);
+  throw SilentError();
+}
+
 namespace {
 
 /// Rank 0's values, length-prefixed ("5:hello") so any bytes survive.

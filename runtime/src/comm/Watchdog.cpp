@@ -69,7 +69,6 @@ void CollectiveWatchdog::begin(const char *what, int64_t count, DType dtype) {
   slot.startNanos.store(now, std::memory_order_relaxed);
   slot.endNanos.store(0, std::memory_order_relaxed);
   slot.seq.store(seq, std::memory_order_release);
-  current.store(what, std::memory_order_relaxed);
   issued.store(seq, std::memory_order_relaxed);
   startNanos.store(now, std::memory_order_release);
 }
@@ -112,8 +111,14 @@ FlightRecord CollectiveWatchdog::record(const char *what, double waited,
   return r;
 }
 
+const char *CollectiveWatchdog::lastBegun() const {
+  const int64_t seq = issued.load(std::memory_order_relaxed);
+  return ring[seq % (kRecentCollectives + 1)].what.load(
+      std::memory_order_relaxed);
+}
+
 void CollectiveWatchdog::dump(int64_t start, int64_t now) const {
-  FlightRecord r = start ? record(current.load(), (now - start) * 1e-9, 0)
+  FlightRecord r = start ? record(lastBegun(), (now - start) * 1e-9, 0)
                          : record(nullptr, 0, 0);
   std::string text = describeRecords({r}, 6);
   std::fprintf(stderr, "%s: note: %s", toolName(), text.c_str());
@@ -201,7 +206,7 @@ void CollectiveWatchdog::run() {
     if (checkPeers)
       nextCheck = waited + options.checkEvery;
     bool stuck = false;
-    const char *what = current.load();
+    const char *what = lastBegun();
     std::string reason = problem(what, waited, checkPeers, stuck);
     // The collective may have finished while we looked.
     if (reason.empty() || startNanos.load() != start)

@@ -93,6 +93,8 @@ private:
   /// `stopped`: seconds of the wait this process did not run. With `what`
   /// null, none is: the record holds the last collectives only.
   FlightRecord record(const char *what, double waited, double stopped) const;
+  /// The collective begun last (the one waited in while startNanos != 0).
+  const char *lastBegun() const;
   /// SIGUSR1 (Options::dumpOnSignal): the record, to stderr.
   void dump(int64_t start, int64_t now) const;
 
@@ -108,7 +110,6 @@ private:
   Options options;
   std::atomic<double> timeoutSeconds;
   std::atomic<int64_t> startNanos{0};
-  std::atomic<const char *> current{nullptr};
   std::atomic<int64_t> issued{0};
   /// Collective n in slot n % (kRecentCollectives + 1): the current one and
   /// the kRecentCollectives before it.

@@ -37,17 +37,16 @@ namespace {
 volatile sig_atomic_t childPid = 0;
 volatile sig_atomic_t forwarded = 0;
 
-void forwardSignal(int signal) {
-  forwarded = signal;
+/// SIGUSR1 is only passed on (mpiexec passes it to the ranks, whose
+/// watchdogs print what they are doing; the job goes on).
+void passOn(int signal) {
   if (childPid > 0)
     kill(childPid, signal);
 }
 
-/// SIGUSR1: passed on (mpiexec passes it to the ranks, whose watchdogs
-/// print what they are doing); the job goes on.
-void passOn(int signal) {
-  if (childPid > 0)
-    kill(childPid, signal);
+void forwardSignal(int signal) {
+  forwarded = signal;
+  passOn(signal);
 }
 
 bool isExecutable(const std::string &path) {

@@ -146,16 +146,32 @@ TEST(Launcher, UnknownNoticesPassThrough) {
 
 namespace {
 
+/// A FlightRecord or PastCollective of collective `op` #`seq`.
+template <typename Entry>
+Entry collective(const char *op, int64_t seq, int64_t count,
+                 const char *dtype) {
+  Entry e;
+  e.op = op;
+  e.seq = seq;
+  e.count = count;
+  e.dtype = dtype;
+  return e;
+}
+
 FlightRecord waiting(int rank, const char *op, int64_t seq, int64_t count,
                      const char *dtype = "f32") {
-  FlightRecord r;
+  auto r = collective<FlightRecord>(op, seq, count, dtype);
   r.rank = rank;
-  r.op = op;
-  r.seq = seq;
-  r.count = count;
-  r.dtype = dtype;
   r.waitedS = 60;
   return r;
+}
+
+PastCollective past(const char *op, int64_t seq, int64_t count,
+                    const char *dtype = "f32") {
+  auto p = collective<PastCollective>(op, seq, count, dtype);
+  p.startedAgoS = 60.5;
+  p.tookS = 0.25;
+  return p;
 }
 
 } // namespace
@@ -218,22 +234,6 @@ TEST(HangReport, NamesRanksThatWereThemselvesStopped) {
             "report: stopped, or stuck outside collectives (in compute or "
             "I/O)");
 }
-
-namespace {
-
-PastCollective past(const char *op, int64_t seq, int64_t count,
-                    const char *dtype = "f32") {
-  PastCollective p;
-  p.op = op;
-  p.seq = seq;
-  p.count = count;
-  p.dtype = dtype;
-  p.startedAgoS = 60.5;
-  p.tookS = 0.25;
-  return p;
-}
-
-} // namespace
 
 TEST(HangReport, NamesTheFirstCollectiveWhereRanksParted) {
   // Both wait in all_reduce #20, but their recent collectives show that

@@ -100,6 +100,13 @@ public:
 /// SilentError, so the failure is printed once and no rank is left waiting.
 void agreeOnFailure(Communicator &comm, const std::string &failure);
 
+/// Throws the failure that every rank detected from values they share (a
+/// reduced loss, the result of a collective check): rank 0 a JobError with
+/// `message`, the others a SilentError, as agreeOnFailure would, without
+/// its collective.
+[[noreturn]] void failTogether(const Communicator &comm,
+                               const std::string &message);
+
 /// Something every rank of a job must have the same of, as this rank sees
 /// it: `name` as the user knows it ("--steps", "the artifact's content").
 struct JobSetting {

@@ -22,6 +22,8 @@ import subprocess
 import sys
 import time
 
+from jobprocs import descendants, steps_done
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--rank", type=int, required=True)
 ap.add_argument("--metrics", required=True)
@@ -32,29 +34,6 @@ ap.add_argument("--timeout", type=float, default=90)
 ap.add_argument("command", nargs=argparse.REMAINDER)
 args = ap.parse_args()
 command = args.command[1:] if args.command[:1] == ["--"] else args.command
-
-
-def children():
-    """pid -> ppid of every process."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    fields = f.read().rsplit(")", 1)[1].split()
-                table[int(entry)] = int(fields[1])
-            except (OSError, IndexError):
-                pass
-    return table
-
-
-def descendants(root):
-    table = children()
-    found, frontier = set(), {root}
-    while frontier:
-        frontier = {p for p, pp in table.items() if pp in frontier} - found
-        found |= frontier
-    return found
 
 
 def rank_of(pid):
@@ -75,14 +54,6 @@ def alive(pid):
             return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
     except (OSError, IndexError):
         return False
-
-
-def steps_done(path):
-    try:
-        with open(path) as f:
-            return sum(1 for line in f if '"step"' in line)
-    except OSError:
-        return 0
 
 
 stderr_path = args.metrics + ".stderr"

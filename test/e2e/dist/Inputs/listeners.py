@@ -19,6 +19,8 @@ import subprocess
 import sys
 import time
 
+from jobprocs import descendants, steps_done
+
 ap = argparse.ArgumentParser()
 ap.add_argument("--metrics", required=True)
 ap.add_argument("--after-steps", type=int, default=3)
@@ -26,22 +28,6 @@ ap.add_argument("--timeout", type=float, default=60)
 ap.add_argument("command", nargs=argparse.REMAINDER)
 args = ap.parse_args()
 command = args.command[1:] if args.command[:1] == ["--"] else args.command
-
-
-def descendants(root):
-    table = {}
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/stat") as f:
-                    table[int(entry)] = int(f.read().rsplit(")", 1)[1].split()[1])
-            except (OSError, IndexError):
-                pass
-    found, frontier = {root}, {root}
-    while frontier:
-        frontier = {p for p, pp in table.items() if pp in frontier} - found
-        found |= frontier
-    return found
 
 
 def socket_inodes(pids):
@@ -89,14 +75,6 @@ def listening(inodes):
     return found
 
 
-def steps_done(path):
-    try:
-        with open(path) as f:
-            return sum(1 for line in f if '"step"' in line)
-    except OSError:
-        return 0
-
-
 job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                        start_new_session=True)
 deadline = time.time() + args.timeout
@@ -105,7 +83,7 @@ while steps_done(args.metrics) < args.after_steps:
         os.killpg(job.pid, signal.SIGKILL)
         sys.exit(f"the job ended or timed out before {args.after_steps} steps")
     time.sleep(0.1)
-addresses = listening(socket_inodes(descendants(job.pid)))
+addresses = listening(socket_inodes({job.pid} | descendants(job.pid)))
 os.killpg(job.pid, signal.SIGTERM)
 try:
     job.wait(timeout=20)
