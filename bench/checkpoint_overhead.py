@@ -10,10 +10,22 @@ added per save, and that as a share of the training.
 
 Loom's time is the wall time of `loom-run` (artifact loading and
 initialisation included, the same with and without saves); PyTorch's is its
-training loop's. The median of --repeats runs of each.
+training loop's, and what its saves add is the time spent in `torch.save`
+(which blocks the loop), timed directly rather than as the difference of
+two runs, which the noise of this shared machine can swamp. The median of
+--repeats runs of each.
+
+With --co2: a CO2 job (`--dp=2 --co2=local-steps=4`) on 2 local ranks, whose
+ranks each write their own model and optimizer state (and rank 0 the
+consensus model) into a per-rank checkpoint, synchronously or with
+`--save-async` (a writer thread on every rank); the peer is two PyTorch
+processes training at once, each `torch.save`-ing every K steps its own
+model, AdamW state and four more copies of the params (CO2's anchor,
+previous anchor, outer momentum and round buffer), the same bytes as a
+Loom rank (the longer of the two loops).
 
 Usage: python3 bench/checkpoint_overhead.py [--spec gpt:...] [--steps 40]
-       [--every 5] [--repeats 3] [--record]
+       [--every 5] [--repeats 3] [--co2] [--record]
 (run from the repository root after building; needs Debian's python3-torch)"""
 import argparse
 import datetime
@@ -30,21 +42,27 @@ BIN = os.path.join(ROOT, "build", "bin")
 TORCH_PY = "/usr/bin/python3"
 
 # The PyTorch peer, run as `python3 -c TORCH_WORKER root fields steps every
-# path`: the nanoGPT of the numerical tests; prints the training loop's
-# seconds.
+# path outer`: the nanoGPT of the numerical tests; prints the training
+# loop's seconds and the seconds of it spent in torch.save.
 TORCH_WORKER = r"""
 import json, os, sys, time
 import torch
 sys.path.insert(0, os.path.join(sys.argv[1], "test", "e2e", "torch"))
 from nanogpt import GPT
 f = json.loads(sys.argv[2]); steps = int(sys.argv[3]); every = int(sys.argv[4])
-path = sys.argv[5]
+path = sys.argv[5]; outer = int(sys.argv[6])
 torch.set_num_threads(1)
 torch.manual_seed(0)
 model = GPT(f["vocab"], f["seq"], f["dim"], f["heads"], f["layers"])
 opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+# CO2's state beyond the model and AdamW's (anchor, previous anchor, outer
+# momentum, the round's buffer: `outer` copies of the params), so that both
+# sides save the same bytes.
+extra = {f"{n}.{k}": p.detach().clone() for n, p in model.named_parameters()
+         for k in range(outer)}
 g = torch.Generator().manual_seed(0)
 start = time.perf_counter()
+saving = 0.0
 for step in range(1, steps + 1):
     x = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), generator=g)
     y = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), generator=g)
@@ -53,8 +71,11 @@ for step in range(1, steps + 1):
     loss.backward()
     opt.step()
     if every and step % every == 0:
-        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict()}, path)
-print(time.perf_counter() - start)
+        t = time.perf_counter()
+        torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),
+                    "outer": extra}, path)
+        saving += time.perf_counter() - t
+print(time.perf_counter() - start, saving)
 """
 
 
@@ -64,18 +85,36 @@ def fields(spec):
     return {k: int(v) for k, v in (kv.split("=") for kv in rest.split(","))}
 
 
-def loom_seconds(artifact, steps, flags, tmp):
+def loom_seconds(artifact, steps, flags, ranks):
     cmd = [os.path.join(BIN, "loom-run"), artifact, "--steps", str(steps),
-           "--log-every", "0"] + flags
+           "--log-every", "0"] + flags + (["--ranks", str(ranks)] if ranks > 1 else [])
     start = time.perf_counter()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     return time.perf_counter() - start
 
 
-def torch_seconds(f, steps, every, path):
-    out = subprocess.run([TORCH_PY, "-c", TORCH_WORKER, ROOT, json.dumps(f), str(steps),
-                          str(every), path], check=True, capture_output=True, text=True)
-    return float(out.stdout.strip().splitlines()[-1])
+def torch_seconds(f, steps, every, path, ranks, outer):
+    """The longest training loop of `ranks` PyTorch processes run at once,
+    each saving to a file of its own, and the longest time one of them
+    spent in torch.save."""
+    procs = [subprocess.Popen([TORCH_PY, "-c", TORCH_WORKER, ROOT, json.dumps(f), str(steps),
+                               str(every), f"{path}.{r}", str(outer)],
+                              stdout=subprocess.PIPE, text=True)
+             for r in range(ranks)]
+    loops, saving = [], []
+    for p in procs:
+        out, _ = p.communicate()
+        if p.returncode:
+            sys.exit(f"the PyTorch peer failed (exit status {p.returncode})")
+        loop, save = out.strip().splitlines()[-1].split()
+        loops.append(float(loop))
+        saving.append(float(save))
+    return max(loops), max(saving)
+
+
+def checkpoint_bytes(path):
+    return sum(os.path.getsize(os.path.join(d, n)) for d, _, names in os.walk(path)
+               for n in names)
 
 
 def main():
@@ -84,57 +123,77 @@ def main():
     ap.add_argument("--steps", type=int, default=40)
     ap.add_argument("--every", type=int, default=5)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--co2", action="store_true",
+                    help="a 2-rank CO2 job and its per-rank checkpoints")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
     f = fields(args.spec)
     saves = args.steps // args.every
+    ranks = 2 if args.co2 else 1
+    parallel = ["--dp=2", "--co2=local-steps=4"] if args.co2 else []
+    outer = 4 if args.co2 else 0
     with tempfile.TemporaryDirectory() as tmp:
         artifact = os.path.join(tmp, "a")
         subprocess.run([os.path.join(BIN, "loomc"), f"--model={args.spec}",
-                        "--optimizer=adamw:lr=1e-3", "-o", artifact], check=True)
+                        "--optimizer=adamw:lr=1e-3", "-o", artifact] + parallel, check=True)
         ck = os.path.join(tmp, "ck")
         runs = {"loom": [], "loom sync": [], "loom async": [],
-                "torch": [], "torch save": []}
+                "torch": [], "torch save": [], "torch.save": []}
         # Each repeat runs every configuration once, so drifts of a shared
         # machine touch all of them alike.
         for r in range(args.repeats):
             print(f"repeat {r + 1}/{args.repeats}", file=sys.stderr)
-            runs["loom"].append(loom_seconds(artifact, args.steps, [], tmp))
+            runs["loom"].append(loom_seconds(artifact, args.steps, [], ranks))
             runs["loom sync"].append(loom_seconds(
-                artifact, args.steps, ["--save", ck, "--save-every", str(args.every)], tmp))
+                artifact, args.steps, ["--save", ck, "--save-every", str(args.every)], ranks))
             runs["loom async"].append(loom_seconds(
                 artifact, args.steps,
-                ["--save", ck + "a", "--save-every", str(args.every), "--save-async"], tmp))
-            runs["torch"].append(torch_seconds(f, args.steps, 0, os.path.join(tmp, "t.pt")))
-            runs["torch save"].append(torch_seconds(f, args.steps, args.every,
-                                                    os.path.join(tmp, "t.pt")))
-        size = sum(os.path.getsize(os.path.join(ck, n)) for n in os.listdir(ck))
+                ["--save", ck + "a", "--save-every", str(args.every), "--save-async"], ranks))
+            runs["torch"].append(torch_seconds(f, args.steps, 0, os.path.join(tmp, "t.pt"),
+                                               ranks, outer)[0])
+            loop, saving = torch_seconds(f, args.steps, args.every, os.path.join(tmp, "t.pt"),
+                                         ranks, outer)
+            runs["torch save"].append(loop)
+            runs["torch.save"].append(saving)
+        size = checkpoint_bytes(ck)
         med = {k: statistics.median(v) for k, v in runs.items()}
     rows = [("Loom, synchronous save", med["loom"], med["loom sync"]),
             ("Loom, --save-async", med["loom"], med["loom async"]),
-            ("PyTorch 1.13 eager, torch.save", med["torch"], med["torch save"])]
-    peer = (med["torch save"] - med["torch"]) / saves
+            ("PyTorch 1.13 eager, torch.save" + (" on each of 2 processes" if args.co2 else ""),
+             med["torch"], med["torch save"])]
+    if args.co2:
+        rows = [(name.replace("Loom", "Loom CO2, 2 ranks"), a, b) if name.startswith("Loom")
+                else (name, a, b) for name, a, b in rows]
+    # torch.save blocks the loop, so the time in it is what it adds: timed
+    # directly, it is not lost in the noise of two runs' difference.
+    peer = med["torch.save"] / saves
     lines = ["| run | training without saves (s) | with a save every "
              f"{args.every} steps (s) | added per save (s) | added / training | "
              "added per save / PyTorch's |",
              "|---|---|---|---|---|---|"]
     for name, without, with_ in rows:
-        added = (with_ - without) / saves
+        added = (with_ - without) / saves if name.startswith("Loom") else peer
         lines.append(f"| {name} | {without:.2f} | {with_:.2f} | {added:.3f} | "
-                     f"{(with_ - without) / without * 100:.1f}% | {added / peer:.2f} |")
+                     f"{added * saves / without * 100:.1f}% | {added / peer:.2f} |")
     table = "\n".join(lines)
     print(table)
     if args.record:
         with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as out:
-            out.write(f"\n### What checkpointing costs the training, {datetime.date.today()}\n\n")
-            out.write(f"`{args.spec}`, AdamW, one thread, one rank, {args.steps} steps, "
-                      f"{saves} saves of {size / 2**20:.0f} MiB (model and optimizer state); "
+            title = "CO2's per-rank checkpoints" if args.co2 else "checkpointing"
+            out.write(f"\n### What {title} costs the training, {datetime.date.today()}\n\n")
+            job = ("2 local ranks of `--dp=2 --co2=local-steps=4`, one thread each"
+                   if args.co2 else "one thread, one rank")
+            what = ("every rank's model and optimizer state and the consensus model"
+                    if args.co2 else "model and optimizer state")
+            out.write(f"`{args.spec}`, AdamW, {job}, {args.steps} steps, "
+                      f"{saves} saves of {size / 2**20:.0f} MiB ({what}); "
                       f"median of {args.repeats} runs each.\n\n")
             cmd = "python3 bench/checkpoint_overhead.py" + (
                 "" if args.spec == ap.get_default("spec") else f" --spec {args.spec}") + (
                 "" if args.steps == 40 else f" --steps {args.steps}") + (
                 "" if args.every == 5 else f" --every {args.every}") + (
-                "" if args.repeats == 3 else f" --repeats {args.repeats}") + " --record"
+                "" if args.repeats == 3 else f" --repeats {args.repeats}") + (
+                " --co2" if args.co2 else "") + " --record"
             out.write(f"Command: `{cmd}`\n\n")
             out.write(table + "\n")
 

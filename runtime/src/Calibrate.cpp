@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Calibrate.h"
+#include "Clock.h"
 #include "FileUtil.h"
 #include "loom/runtime/Blas.h"
 #include "loom/runtime/Collectives.h"
@@ -48,12 +49,6 @@ constexpr int kBandwidthRepeats = 3;
 constexpr int64_t kFirstBytes = 64 << 10;
 constexpr int64_t kLastBytes = 64 << 20;
 constexpr double kLongEnough = 0.2;
-
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());

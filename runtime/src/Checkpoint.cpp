@@ -333,16 +333,29 @@ LoadResult loadWeights(const std::string &path, Artifact &artifact) {
 /// trainer.json, with the size and sha256 of each of `files` (relative to
 /// `dir`). Written last: a directory without it is never taken for a
 /// checkpoint.
+/// The record of file `name` of `dir`, hashed here.
+FileRecord recordOf(const std::string &dir, const std::string &name) {
+  std::string path = dir + "/" + name;
+  std::error_code error;
+  uint64_t bytes = fs::file_size(path, error);
+  if (error)
+    fail("cannot read %s: %s", path.c_str(), error.message().c_str());
+  return {name, sha256FileHex(path), bytes};
+}
+
+/// trainer.json for `files` (hashed here) and `known` (hashed by whoever
+/// wrote them).
 void writeTrainerJson(const std::string &dir,
                       const std::vector<std::string> &files,
                       const std::vector<Tensor *> &params,
-                      const TrainerState &state, bool perRank) {
+                      const TrainerState &state, bool perRank,
+                      const std::vector<FileRecord> &known = {}) {
   json records = json::object();
-  for (const std::string &name : files) {
-    std::string path = dir + "/" + name;
-    records[name] = {{"sha256", sha256FileHex(path)},
-                     {"bytes", fs::file_size(path)}};
-  }
+  std::vector<FileRecord> all = known;
+  for (const std::string &name : files)
+    all.push_back(recordOf(dir, name));
+  for (const FileRecord &record : all)
+    records[record.name] = {{"sha256", record.sha256}, {"bytes", record.bytes}};
   nlohmann::ordered_json trainer = {
       {"format_version", kCheckpointFormatVersion},
       {"step", state.step},
@@ -442,9 +455,11 @@ std::string beginPerRankCheckpoint(const std::string &path) {
   return tmp;
 }
 
-void writeRankCheckpointFiles(const std::string &tmpDir, int rank,
-                              Artifact &artifact,
-                              const std::vector<Tensor *> &extra) {
+std::vector<FileRecord>
+writeRankCheckpointFiles(const std::string &tmpDir, int rank,
+                         const std::vector<Tensor *> &params,
+                         const std::vector<Tensor *> &optimizerState,
+                         const std::vector<Tensor *> &extra) {
   ++savesStarted;
   std::string dir = tmpDir + "/" + rankDir(rank);
   std::error_code error;
@@ -455,31 +470,45 @@ void writeRankCheckpointFiles(const std::string &tmpDir, int rank,
   std::vector<std::string> names = rankFiles(rank);
   const std::map<std::string, std::string> meta = {{"format", "pt"},
                                                    {"generator", "loom"}};
-  writeSafeTensors(tmpDir + "/" + names[0], views(artifact.params()), meta);
+  writeSafeTensors(tmpDir + "/" + names[0], views(params), meta);
   crashPointForTests("write");
-  writeSafeTensors(tmpDir + "/" + names[1], views(artifact.state()), meta);
+  writeSafeTensors(tmpDir + "/" + names[1], views(optimizerState), meta);
   writeSafeTensors(tmpDir + "/" + names[2], views(extra), meta);
   syncDirectory(dir);
+  std::vector<FileRecord> records;
+  for (const std::string &name : names)
+    records.push_back(recordOf(tmpDir, name));
+  return records;
 }
 
-void finishPerRankCheckpoint(const std::string &tmpDir, Artifact &artifact,
+void finishPerRankCheckpoint(const std::string &tmpDir,
                              const std::vector<Tensor *> &consensus,
-                             const TrainerState &state) {
+                             const TrainerState &state,
+                             const std::vector<FileRecord> &rankRecords) {
   writeSafeTensors(tmpDir + "/" + kModelFile, views(consensus),
                    {{"format", "pt"}, {"generator", "loom"}});
-  std::vector<std::string> names{kModelFile};
+  std::map<std::string, const FileRecord *> byName;
+  for (const FileRecord &record : rankRecords)
+    byName[record.name] = &record;
+  // Every rank's files, as big as their writers said: a rank that wrote
+  // into a directory of its own (a save path on a filesystem the ranks do
+  // not share) would leave the checkpoint without them.
   for (int r = 0; r < state.ranks; ++r)
-    for (const std::string &name : rankFiles(r))
-      names.push_back(name);
-  std::error_code error;
-  for (const std::string &name : names)
-    if (!fs::is_regular_file(tmpDir + "/" + name, error))
-      fail("%s/%s is missing: every rank writes its part of a per-rank "
-           "checkpoint into %s, so the save path must be on a filesystem "
-           "all ranks share",
-           tmpDir.c_str(), name.c_str(), tmpDir.c_str());
-  writeTrainerJson(tmpDir, names, artifact.params(), state,
-                   /*perRank=*/true);
+    for (const std::string &name : rankFiles(r)) {
+      std::string path = tmpDir + "/" + name;
+      std::error_code error;
+      auto record = byName.find(name);
+      if (record == byName.end())
+        fail("rank %d sent no record of %s", r, name.c_str());
+      if (!fs::is_regular_file(path, error) ||
+          fs::file_size(path, error) != record->second->bytes)
+        fail("%s is missing or not as rank %d wrote it: every rank writes "
+             "its part of a per-rank checkpoint into %s, so the save path "
+             "must be on a filesystem all ranks share",
+             path.c_str(), r, tmpDir.c_str());
+    }
+  writeTrainerJson(tmpDir, {kModelFile}, consensus, state, /*perRank=*/true,
+                   rankRecords);
 }
 
 void commitCheckpoint(const std::string &tmpDir, const std::string &path) {

@@ -21,7 +21,7 @@ namespace loom::rt {
 
 /// Bumped whenever an interface a plugin implements (Communicator,
 /// src/device/Device.h) or a plugin entry point changes.
-constexpr int kPluginAbiVersion = 2; // 2: Communicator::allGatherBlocking
+constexpr int kPluginAbiVersion = 3; // 3: Communicator::duplicate
 
 /// Throws Error unless `callerVersion` (the core's kPluginAbiVersion) equals
 /// the plugin's own. Called first by every plugin entry point.

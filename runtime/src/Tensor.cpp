@@ -7,6 +7,8 @@
 
 #include "loom/runtime/Artifact.h"
 
+#include <cstring>
+
 namespace loom::rt {
 
 Tensor::Tensor(std::string name, ArgRole role, Shape shape, DType dtype)
@@ -44,6 +46,30 @@ void Tensor::set(int64_t i, double value) {
     dataAs<int64_t>()[i] = static_cast<int64_t>(value);
     return;
   }
+}
+
+std::vector<Tensor *>
+copyTensors(const std::vector<Tensor *> &tensors,
+            std::vector<std::unique_ptr<Tensor>> &copies) {
+  auto alike = [](const Tensor &a, const Tensor &b) {
+    return a.name() == b.name() && a.role() == b.role() &&
+           a.shape() == b.shape() && a.dtype() == b.dtype();
+  };
+  bool reuse = copies.size() == tensors.size();
+  for (size_t i = 0; reuse && i < tensors.size(); ++i)
+    reuse = alike(*copies[i], *tensors[i]);
+  if (!reuse) {
+    copies.clear();
+    for (const Tensor *t : tensors)
+      copies.push_back(std::make_unique<Tensor>(t->name(), t->role(),
+                                                t->shape(), t->dtype()));
+  }
+  std::vector<Tensor *> pointers;
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    std::memcpy(copies[i]->data(), tensors[i]->data(), tensors[i]->byteSize());
+    pointers.push_back(copies[i].get());
+  }
+  return pointers;
 }
 
 } // namespace loom::rt

@@ -2,6 +2,7 @@
 
 #include "TestHooks.h"
 #include "loom/runtime/Communicator.h"
+#include "loom/runtime/Error.h"
 
 #include <cmath>
 #include <csignal>
@@ -61,6 +62,13 @@ double lossForTests(int64_t step, int rank, double loss) {
                static_cast<long long>(step));
   std::fflush(stderr);
   return std::nan("");
+}
+
+void failRankSaveForTests(int64_t step, int rank) {
+  if (hookAt("LOOM_TEST_FAIL_RANK_SAVE", step, rank))
+    fail("LOOM_TEST_FAIL_RANK_SAVE: rank %d cannot write its part of the "
+         "checkpoint of step %lld: No space left on device",
+         rank, static_cast<long long>(step));
 }
 
 } // namespace loom::rt

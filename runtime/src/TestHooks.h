@@ -29,6 +29,11 @@ void strayCollectiveForTests(int64_t step, Communicator &comm);
 /// (test/e2e/dist/co2-nan.test).
 double lossForTests(int64_t step, int rank, double loss);
 
+/// LOOM_TEST_FAIL_RANK_SAVE: throws Error, as a full disk would, where the
+/// named rank writes its part of the per-rank checkpoint of the named step
+/// (test/e2e/co2/save-async.test).
+void failRankSaveForTests(int64_t step, int rank);
+
 } // namespace loom::rt
 
 #endif // LOOM_RUNTIME_SRC_TESTHOOKS_H

@@ -16,6 +16,7 @@
 
 #include "loom/runtime/Trainer.h"
 #include "CO2Rounds.h"
+#include "Clock.h"
 #include "TestHooks.h"
 #include "loom/runtime/AllocCache.h"
 #include "loom/runtime/Artifact.h"
@@ -39,12 +40,6 @@
 namespace loom::rt {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double secondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 /// What rank 0 used at most: a cpu artifact's temporaries (its parameters
 /// and state are the size of the checkpoint), a cuda artifact's device
@@ -212,11 +207,8 @@ void Trainer::prepare(Setup &setup) {
     checkSaveTarget(options.savePath);
   if (options.saveAsync && options.savePath.empty())
     fail("--save-async needs --save PATH");
-  if (options.saveAsync && manifest.co2.localSteps > 0)
-    fail("--save-async does not apply to a CO2 artifact: each rank writes "
-         "its own part of its checkpoints, while the others wait; leave "
-         "--save-async out");
-  if (options.saveAsync && comm.isRoot())
+  // Rank 0 writes a replicated checkpoint; every CO2 rank its own part.
+  if (options.saveAsync && (comm.isRoot() || manifest.co2.localSteps > 0))
     background = std::make_unique<BackgroundSave>();
   if (!artifact.hasEntry("train_step"))
     fail("artifact %s has no train_step entry (was it compiled without an "
@@ -326,6 +318,18 @@ TrainResult Trainer::run() {
                   {{"the step it resumes from", std::to_string(state.step)},
                    {"the data position", std::to_string(state.dataPosition)},
                    {"the seed", std::to_string(state.seed)}});
+  if (options.saveAsync && setup.co2) {
+    // CO2's writers average and agree on a communicator of their own, so
+    // their collectives never meet the training's (a collective, hence
+    // here, where every rank arrives).
+    writers = comm.duplicate();
+    agreeOnFailure(comm, writers ? ""
+                                 : "--save-async with a CO2 artifact needs "
+                                   "an MPI library with MPI_THREAD_MULTIPLE "
+                                   "(its ranks' writers run collectives "
+                                   "beside the training's); leave "
+                                   "--save-async out");
+  }
   Entry &trainStep = *setup.trainStep;
 
   const int64_t firstStep = state.step + 1;
@@ -477,7 +481,7 @@ TrainResult Trainer::run() {
     save(state, co2);
   // The last save is done before the job reports success.
   if (options.saveAsync)
-    agreeAfterRootWrote(background ? finishBackgroundSave() : "");
+    agreeAfterRootWrote(finishBackgroundSave());
 
   summary.meanStepTimeS = summary.steps ? totalStepSeconds / summary.steps : 0;
   summary.tokensPerS = totalStepSeconds > 0

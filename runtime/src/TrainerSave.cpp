@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CO2Rounds.h"
+#include "PerRankSave.h"
 #include "Replicas.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/BackgroundSave.h"
@@ -16,12 +17,21 @@
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Trainer.h"
 
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <ostream>
 
 namespace loom::rt {
+
+namespace {
+
+/// What a log line says of a per-rank checkpoint with `ranks` ranks (0:
+/// a replicated one).
+std::string localModels(int ranks) {
+  return ranks > 0 ? formatString(", %d ranks' local models", ranks) : "";
+}
+
+} // namespace
 
 void Trainer::save(TrainerState &state, CO2Rounds *co2) {
   if (co2)
@@ -55,6 +65,8 @@ void Trainer::save(TrainerState &state, CO2Rounds *co2) {
 }
 
 std::string Trainer::finishBackgroundSave() {
+  if (!background)
+    return "";
   BackgroundSave::Outcome done = background->finish();
   if (!done.saved)
     return "";
@@ -62,11 +74,12 @@ std::string Trainer::finishBackgroundSave() {
     return formatString("the checkpoint of step %lld written in the "
                         "background failed: %s",
                         static_cast<long long>(done.step), done.error.c_str());
-  log << formatString("saved checkpoint %s (step %lld; written in the "
-                      "background in %.2f s)",
-                      done.path.c_str(), static_cast<long long>(done.step),
-                      done.seconds)
-      << "\n";
+  if (done.committed)
+    log << formatString("saved checkpoint %s (step %lld%s; written in the "
+                        "background in %.2f s)",
+                        done.path.c_str(), static_cast<long long>(done.step),
+                        localModels(done.localModels).c_str(), done.seconds)
+        << "\n";
   return "";
 }
 
@@ -85,31 +98,24 @@ void Trainer::savePerRank(TrainerState &state, CO2Rounds &co2) {
   // for the next outer step as usual). Nothing is queued afterwards, so
   // the trainer's own collectives below cannot race the comm thread.
   co2.complete();
-  std::string failure;
   if (!co2.sharded()) {
     std::vector<Tensor *> outer;
     for (Tensor *t : artifact.state())
       if (t->name().find(".co2_") != std::string::npos)
         outer.push_back(t);
-    failure = compareReplicas(comm, outer,
-                              "CO2 outer state (anchors, "
-                              "outer momentum)");
+    std::string failure = compareReplicas(comm, outer,
+                                          "CO2 outer state (anchors, "
+                                          "outer momentum)");
     if (!failure.empty())
       failTogether(comm, failure);
   }
-  // The consensus model for export: the mean of the ranks' models.
-  std::vector<std::unique_ptr<Tensor>> consensus;
-  std::vector<Tensor *> consensusList;
-  for (const Tensor *p : artifact.params()) {
-    consensus.push_back(std::make_unique<Tensor>(p->name(), ArgRole::Param,
-                                                 p->shape(), p->dtype()));
-    std::memcpy(consensus.back()->data(), p->data(), p->byteSize());
-    comm.allReduce(consensus.back()->data(), p->numElements(), p->dtype(),
-                   ReduceOp::Mean);
-    consensusList.push_back(consensus.back().get());
-  }
-  // Rank 0 prepares the temp dir, every rank writes its part, rank 0
-  // indexes and commits; each stage ends with every rank agreeing.
+  // One save at a time: every rank's writer of the previous one is done
+  // before rank 0 empties the temp dir, and its failure stops the job here.
+  if (background)
+    agreeAfterRootWrote(finishBackgroundSave());
+  // Rank 0 prepares the temp dir; then every rank writes its part and
+  // rank 0 commits (PerRankSave.h), now or on the writer threads.
+  std::string failure;
   std::string tmp;
   try {
     tmp = comm.isRoot() ? beginPerRankCheckpoint(options.savePath)
@@ -118,23 +124,24 @@ void Trainer::savePerRank(TrainerState &state, CO2Rounds &co2) {
     failure = e.what();
   }
   agreeOnFailure(comm, failure);
-  try {
-    writeRankCheckpointFiles(tmp, comm.rank(), artifact, co2.stateTensors());
-  } catch (const std::exception &e) {
-    failure = e.what();
+  if (background) {
+    background->startPerRank(options.savePath, tmp, artifact,
+                             co2.stateTensors(), state, *writers);
+    if (comm.isRoot())
+      log << "saving checkpoint " << options.savePath << " (step " << state.step
+          << localModels(comm.size()) << ") in the background\n";
+    return;
   }
-  agreeOnFailure(comm, failure);
-  if (comm.isRoot()) {
-    try {
-      finishPerRankCheckpoint(tmp, artifact, consensusList, state);
-      commitCheckpoint(tmp, options.savePath);
-      log << "saved checkpoint " << options.savePath << " (step " << state.step
-          << ", " << comm.size() << " ranks' local models)\n";
-    } catch (const std::exception &e) {
-      failure = e.what();
-    }
-  }
-  agreeAfterRootWrote(failure);
+  // The consensus model for export, averaged from a copy of the params.
+  std::vector<std::unique_ptr<Tensor>> consensus;
+  RankPart part{artifact.params(), artifact.state(), co2.stateTensors(),
+                copyTensors(artifact.params(), consensus)};
+  PerRankWrite wrote =
+      writePerRankCheckpoint(comm, tmp, options.savePath, part, state);
+  if (wrote.committed)
+    log << "saved checkpoint " << options.savePath << " (step " << state.step
+        << localModels(comm.size()) << ")\n";
+  agreeAfterRootWrote(wrote.error);
 }
 
 } // namespace loom::rt

@@ -83,11 +83,12 @@ options:
                     weights only (fresh optimizer, step 0)
   --save PATH       save a checkpoint directory at the end (atomically)
   --save-every K    also save every K steps (needs --save)
-  --save-async      rank 0 copies the model and optimizer state when a save
-                    is due and writes the copy while training goes on (the
-                    next save, and the end of the run, wait for it; the
-                    previous checkpoint stays the latest until it is done).
-                    Costs a second host copy of the state; not for CO2
+  --save-async      rank 0 (with CO2: every rank, its own part) copies the
+                    model and optimizer state when a save is due and writes
+                    the copy while training goes on (the next save, and the
+                    end of the run, wait for it; the previous checkpoint
+                    stays the latest until it is done). Keeps a second host
+                    copy of the state from the first save on
   --ranks N         start N ranks on this machine (data parallel) by running
                     the MPI launcher (mpirun) on loom-run itself; the artifact
                     must be compiled for N ranks (loomc --dp=N)

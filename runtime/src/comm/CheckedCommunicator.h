@@ -85,6 +85,11 @@ public:
   bool supportsCommThread() const override {
     return inner->supportsCommThread();
   }
+  /// Unchecked: its collectives (a checkpoint writer's agreement) run on
+  /// a thread of their own, in no order against this one's.
+  std::unique_ptr<Communicator> duplicate() override {
+    return inner->duplicate();
+  }
   [[noreturn]] void abort(int status) override;
 
   /// Collectives checked so far.

@@ -114,6 +114,8 @@ class MpiCommunicator final : public Communicator {
 public:
   explicit MpiCommunicator(const WorldOptions &options);
   ~MpiCommunicator() override;
+  /// duplicate(): a private MPI communicator of the same ranks.
+  MpiCommunicator(const MpiCommunicator &parent, MPI_Comm dup);
 
   int rank() const override { return myRank; }
   int size() const override { return mySize; }
@@ -135,6 +137,7 @@ public:
   bool supportsCommThread() const override {
     return threadLevel >= MPI_THREAD_SERIALIZED;
   }
+  std::unique_ptr<Communicator> duplicate() override;
   [[noreturn]] void abort(int status) override;
 
 private:
@@ -156,12 +159,16 @@ private:
   bool onCommThread() const { return std::this_thread::get_id() != mainThread; }
   /// Completes `requests`, sleeping between polls.
   void complete(std::vector<MPI_Request> &requests, const char *call);
+  /// Watches this communicator's collectives with the given options.
+  void watch(double timeout, bool dumpOnSignal);
 
   MPI_Comm comm = MPI_COMM_NULL;
   int myRank = 0, mySize = 1;
   int threadLevel = MPI_THREAD_SINGLE;
   bool initializedHere = false;
   std::thread::id mainThread = std::this_thread::get_id();
+  /// Every rank's process, for the watchdog's liveness checks.
+  std::vector<ProcessIdentity> peers;
   std::unique_ptr<CollectiveWatchdog> watchdog;
 };
 
@@ -197,17 +204,43 @@ MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
   MPI_Comm_rank(comm, &myRank);
   MPI_Comm_size(comm, &mySize);
 
-  CollectiveWatchdog::Options watch;
-  watch.rank = myRank;
-  watch.timeout = options.collectiveTimeout;
-  watch.peers.resize(mySize);
+  peers.resize(mySize);
   ProcessIdentity self = currentProcessIdentity();
-  check(MPI_Allgather(&self, sizeof(self), MPI_BYTE, watch.peers.data(),
-                      sizeof(self), MPI_BYTE, comm),
+  check(MPI_Allgather(&self, sizeof(self), MPI_BYTE, peers.data(), sizeof(self),
+                      MPI_BYTE, comm),
         "MPI_Allgather");
-  watch.fail = [this](const std::string &reason) { abortJob(reason, this); };
-  watch.dumpOnSignal = true;
-  watchdog = std::make_unique<CollectiveWatchdog>(std::move(watch));
+  watch(options.collectiveTimeout, /*dumpOnSignal=*/true);
+}
+
+MpiCommunicator::MpiCommunicator(const MpiCommunicator &parent, MPI_Comm dup)
+    : comm(dup), myRank(parent.myRank), mySize(parent.mySize),
+      threadLevel(parent.threadLevel), peers(parent.peers) {
+  check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
+        "MPI_Comm_set_errhandler");
+  // No timeout (a writer waits for its peers' writes however long they
+  // take), but a dead peer still stops the job. SIGUSR1 stays with the
+  // main communicator's watchdog: one handler per process.
+  watch(/*timeout=*/0, /*dumpOnSignal=*/false);
+}
+
+void MpiCommunicator::watch(double timeout, bool dumpOnSignal) {
+  CollectiveWatchdog::Options options;
+  options.rank = myRank;
+  options.timeout = timeout;
+  options.peers = peers;
+  options.fail = [this](const std::string &reason) { abortJob(reason, this); };
+  options.dumpOnSignal = dumpOnSignal;
+  watchdog = std::make_unique<CollectiveWatchdog>(std::move(options));
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::duplicate() {
+  // The duplicate's collectives run on another thread while this one's
+  // run, which only MPI_THREAD_MULTIPLE allows.
+  if (threadLevel < MPI_THREAD_MULTIPLE)
+    return nullptr;
+  MPI_Comm dup = MPI_COMM_NULL;
+  check(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
+  return std::make_unique<MpiCommunicator>(*this, dup);
 }
 
 MpiCommunicator::~MpiCommunicator() {

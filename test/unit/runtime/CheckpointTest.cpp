@@ -9,8 +9,10 @@
 #include "TestUtil.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/BackgroundSave.h"
+#include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/SafeTensors.h"
+#include "loom/runtime/Sha256.h"
 
 #include <cstdio>
 #include <cstring>
@@ -152,6 +154,127 @@ TEST_F(CheckpointTest, ABackgroundSaveHoldsTheValuesItStartedWith) {
   EXPECT_EQ(background.finish().error, "");
   EXPECT_EQ(loadCheckpoint(path, *restored).state.step, 120);
   EXPECT_EQ(snapshot(*restored), snapshot(*artifact));
+}
+
+TEST_F(CheckpointTest, ABackgroundPerRankSaveHoldsTheValuesItStartedWith) {
+  // CO2's per-rank checkpoints with --save-async, on a one-rank job: the
+  // rank's params, optimizer state and round state as they were when the
+  // save started, and the consensus model (one rank's mean: its params).
+  auto artifact = load();
+  std::string path = tmp.file("ckpt");
+  scramble(*artifact, 1.0);
+  std::vector<std::vector<char>> atStart = snapshot(*artifact);
+  Tensor round("co2.round", ArgRole::State, {3}, DType::F32);
+  for (int64_t i = 0; i < 3; ++i)
+    round.set(i, 7.0 + i);
+  TrainerState state = someState();
+  LocalCommunicator writers;
+  BackgroundSave background;
+  background.startPerRank(path, beginPerRankCheckpoint(path), *artifact,
+                          {&round}, state, writers);
+  EXPECT_TRUE(background.inFlight());
+  scramble(*artifact, 2.0);
+  round.set(0, 99.0);
+  BackgroundSave::Outcome done = background.finish();
+  EXPECT_TRUE(done.saved);
+  EXPECT_EQ(done.error, "");
+  EXPECT_TRUE(done.committed);
+  EXPECT_EQ(done.localModels, 1);
+  EXPECT_EQ(done.step, 120);
+
+  auto restored = load();
+  Tensor roundBack("co2.round", ArgRole::State, {3}, DType::F32);
+  LoadResult result = loadCheckpoint(path, *restored, 0, {&roundBack});
+  EXPECT_TRUE(result.full);
+  EXPECT_EQ(result.state.step, 120);
+  EXPECT_EQ(snapshot(*restored), atStart);
+  for (int64_t i = 0; i < 3; ++i)
+    EXPECT_EQ(roundBack.get(i), 7.0 + i);
+  auto consensus = load();
+  scramble(*consensus, 3.0);
+  loadModelWeights(path, *consensus);
+  for (size_t i = 0; i < consensus->params().size(); ++i)
+    EXPECT_EQ(std::memcmp(consensus->params()[i]->data(),
+                          restored->params()[i]->data(),
+                          restored->params()[i]->byteSize()),
+              0);
+
+  // A rank whose part cannot be written: reported by finish(), nothing
+  // committed, and the previous checkpoint stays.
+  std::FILE *file = std::fopen(tmp.file("plain").c_str(), "w");
+  ASSERT_TRUE(file);
+  std::fclose(file);
+  background.startPerRank(path, tmp.file("plain") + "/ckpt.tmp", *artifact,
+                          {&round}, state, writers);
+  done = background.finish();
+  EXPECT_NE(done.error.find("cannot create checkpoint directory"),
+            std::string::npos)
+      << done.error;
+  EXPECT_FALSE(done.committed);
+  EXPECT_EQ(loadCheckpoint(path, *restored, 0, {&roundBack}).state.step, 120);
+  EXPECT_EQ(snapshot(*restored), atStart);
+}
+
+TEST_F(CheckpointTest, APerRankCheckpointNeedsEveryRanksFilesAsWritten) {
+  // Rank 1 of a 2-rank job wrote where rank 0 cannot see it (a save path
+  // not on a shared filesystem): its records arrive, its files do not.
+  auto artifact = load();
+  TrainerState state = someState();
+  state.ranks = 2;
+  Tensor round("co2.round", ArgRole::State, {3}, DType::F32);
+  std::string tmpDir = beginPerRankCheckpoint(tmp.file("ckpt"));
+  std::vector<FileRecord> records = writeRankCheckpointFiles(
+      tmpDir, 0, artifact->params(), artifact->state(), {&round});
+  ASSERT_EQ(records.size(), 3u);
+  EXPECT_EQ(records[0].name, "rank-0/model.safetensors");
+  EXPECT_EQ(records[0].sha256,
+            sha256FileHex(tmpDir + "/rank-0/model.safetensors"));
+  EXPECT_EQ(records[0].bytes,
+            fs::file_size(tmpDir + "/rank-0/model.safetensors"));
+  std::string elsewhere = tmp.file("elsewhere");
+  std::vector<FileRecord> rank1 = writeRankCheckpointFiles(
+      elsewhere, 1, artifact->params(), artifact->state(), {&round});
+  std::vector<FileRecord> all = records;
+  all.insert(all.end(), rank1.begin(), rank1.end());
+  EXPECT_TRUE(throwsError(
+      [&] { finishPerRankCheckpoint(tmpDir, artifact->params(), state, all); },
+      {"rank-1/model.safetensors is missing or not as rank 1 wrote it",
+       "filesystem all ranks share"}));
+  // There, but not as big as its writer said.
+  fs::copy(elsewhere + "/rank-1", tmpDir + "/rank-1");
+  all.back().bytes += 1;
+  EXPECT_TRUE(throwsError(
+      [&] { finishPerRankCheckpoint(tmpDir, artifact->params(), state, all); },
+      {"rank-1/co2.safetensors is missing or not as rank 1 wrote it"}));
+  all.back().bytes -= 1;
+  finishPerRankCheckpoint(tmpDir, artifact->params(), state, all);
+  commitCheckpoint(tmpDir, tmp.file("ckpt"));
+  auto restored = load();
+  EXPECT_TRUE(loadCheckpoint(tmp.file("ckpt"), *restored, 1, {&round}).full);
+}
+
+TEST_F(CheckpointTest, CopiesOfTheSameTensorsReuseTheirBuffers) {
+  // A background save copies the state at every save; a second copy in
+  // fresh memory each time would fault every page in again and let the
+  // memory drift (scenario 13: host memory must not grow over saves).
+  auto artifact = load();
+  scramble(*artifact, 1.0);
+  std::vector<std::unique_ptr<Tensor>> copies;
+  std::vector<Tensor *> first = copyTensors(artifact->params(), copies);
+  ASSERT_EQ(first.size(), artifact->params().size());
+  scramble(*artifact, 2.0);
+  std::vector<Tensor *> second = copyTensors(artifact->params(), copies);
+  EXPECT_EQ(second, first);
+  for (size_t i = 0; i < second.size(); ++i) {
+    const Tensor &from = *artifact->params()[i];
+    EXPECT_EQ(second[i]->name(), from.name());
+    EXPECT_EQ(std::memcmp(second[i]->data(), from.data(), from.byteSize()), 0);
+  }
+  // Other tensors: copies of their own.
+  std::vector<Tensor *> state = copyTensors(artifact->state(), copies);
+  ASSERT_EQ(state.size(), artifact->state().size());
+  for (size_t i = 0; i < state.size(); ++i)
+    EXPECT_EQ(state[i]->name(), artifact->state()[i]->name());
 }
 
 TEST_F(CheckpointTest, SaveKilledBeforeTheSwapLeavesTheOldCheckpoint) {

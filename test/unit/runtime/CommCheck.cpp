@@ -6,6 +6,10 @@
 // communicator made current, as the Trainer does) for every dtype and
 // reduce op, on inputs whose results are exactly predictable (small
 // integers), and prints "rank R: N checks passed" or the first failure.
+// Then two threads at once run all-reduces of different values: one on the
+// communicator, as the communication thread of CO2's outer rounds does,
+// the other on a duplicate (Communicator::duplicate), as CO2's background
+// checkpoint writers do. Neither may see the other's values.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,15 +19,17 @@
 #include "loom/runtime/World.h"
 #include "loom/runtime/abi.h"
 
+#include <atomic>
 #include <cstdio>
 #include <string>
+#include <thread>
 #include <vector>
 
 using namespace loom::rt;
 
 namespace {
 
-int checks = 0;
+std::atomic<int> checks{0};
 
 template <typename T>
 bool expect(const std::vector<T> &actual, const std::vector<T> &expected,
@@ -97,6 +103,27 @@ bool checkType(int32_t dtype, const char *name, int rank, int size) {
   return true;
 }
 
+/// All-reduces on `comm` of values that differ with `salt`, as exact
+/// sums, from a thread other than the one that created `comm`.
+bool checkConcurrent(Communicator &comm, int64_t salt, const char *what,
+                     int rank, int size) {
+  for (int round = 0; round < 200; ++round) {
+    std::vector<int64_t> buf(257), want(257);
+    for (int64_t i = 0; i < 257; ++i) {
+      buf[i] = int64_t(rank + 1) * salt + round * 7 + i;
+      want[i] = int64_t(size) * (size + 1) / 2 * salt +
+                int64_t(size) * (round * 7 + i);
+    }
+    comm.allReduce(buf.data(), 257, DType::I64, ReduceOp::Sum);
+    if (!expect(buf, want,
+                std::string("all_reduce ") + what + ", round " +
+                    std::to_string(round),
+                rank))
+      return false;
+  }
+  return true;
+}
+
 } // namespace
 
 int main() {
@@ -115,10 +142,26 @@ int main() {
     ok = ok && expect(std::vector<double>(metric, metric + 2),
                       {double(size * (size - 1) / 2), double(size)},
                       "allReduceSum", rank);
+    std::unique_ptr<Communicator> dup = comm->duplicate();
+    if (!dup) {
+      std::printf("rank %d: FAIL duplicate() returned none\n", rank);
+      return 1;
+    }
+    std::atomic<bool> rounds{false}, writers{false};
+    std::thread roundThread([&] {
+      rounds =
+          checkConcurrent(*comm, 1000003, "on the communicator", rank, size);
+    });
+    std::thread writerThread([&] {
+      writers = checkConcurrent(*dup, 7000001, "on its duplicate", rank, size);
+    });
+    roundThread.join();
+    writerThread.join();
+    ok = ok && rounds && writers;
     comm->barrier();
     if (ok)
       std::printf("rank %d of %d (%s): %d checks passed\n", rank, size,
-                  comm->backend(), checks);
+                  comm->backend(), checks.load());
     std::fflush(stdout);
     return ok ? 0 : 1;
   } catch (const std::exception &e) {

@@ -81,6 +81,15 @@ private:
   friend class Artifact;
 };
 
+/// Host copies of `tensors` (names, roles, shapes, values), owned by
+/// `copies`; returns pointers to them in order. Copies `copies` already
+/// holds of tensors named and shaped alike are overwritten in place: a
+/// fresh buffer costs a page fault per 4 KiB on first touch, hundreds of
+/// thousands for a large model (what a save holds while training goes on,
+/// or a model to average).
+std::vector<Tensor *> copyTensors(const std::vector<Tensor *> &tensors,
+                                  std::vector<std::unique_ptr<Tensor>> &copies);
+
 class Device;
 
 /// One entry point with its argument array bound to the artifact's buffers.

@@ -1,16 +1,24 @@
-//===- BackgroundSave.h - Checkpoints written while training goes on -*- C++
-//-*-===//
+//===- BackgroundSave.h - Checkpoints written while training goes on ------===//
 //
-// `loom-run --save-async` (research/reliability.md, scenario 13): rank 0
-// copies the params and optimizer state when a save is due (a memcpy, tens
-// of milliseconds for hundreds of MB) and a thread of its own writes the
-// copy to the checkpoint as saveCheckpoint does (temporary directory,
-// sha256, fsync, swap), while the next steps run. The copy is what the save
-// holds, whatever the steps do to the params meanwhile. One save at a time:
-// the next waits for the one in flight, and so does the end of training;
-// a failed write is reported then. Until a save is committed the previous
-// checkpoint stays the latest, so a crash at any point loses no more than
-// the steps since that one.
+// `loom-run --save-async` (research/reliability.md, scenario 13). When a
+// save is due the state is copied (a memcpy, tens of milliseconds for
+// hundreds of MB) and a thread of its own writes the copy as a synchronous
+// save does (temporary directory, sha256, fsync, swap), while the next
+// steps run. The copy is what the save holds, whatever the steps do to the
+// params meanwhile. It is kept for the next save, which overwrites it
+// (copyTensors): memory does not grow over saves, and its pages are not
+// faulted in again each time (on a 2-core VM that made a background save
+// of a 2-rank CO2 job slower than a synchronous one). One save at a time: the
+// next waits for the one in flight, and so does the end of training; a failed
+// write is reported then. Until a save is committed the previous checkpoint
+// stays the latest, so a crash at any point loses no more than the steps since
+// that one.
+//
+// A replicated checkpoint is written by rank 0 alone (start). A per-rank
+// one (CO2) is written by a writer on every rank (startPerRank), which
+// average their copies into the consensus model and agree before rank 0's
+// commits, over a communicator of their own (Communicator::duplicate), so
+// their collectives never meet the training's.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_BACKGROUNDSAVE_H
@@ -18,7 +26,6 @@
 
 #include "loom/runtime/Checkpoint.h"
 
-#include <chrono>
 #include <memory>
 #include <string>
 #include <thread>
@@ -27,6 +34,7 @@
 namespace loom::rt {
 
 class Artifact;
+class Communicator;
 class Tensor;
 
 class BackgroundSave {
@@ -39,8 +47,14 @@ public:
     int64_t step = 0;
     /// Seconds the writer took (not spent by the training).
     double seconds = 0;
-    /// The write's error; "" when it succeeded.
+    /// The write's error on this rank; "" when it succeeded. A per-rank
+    /// save that another rank's writer failed has none here (that rank
+    /// has it) and is not committed.
     std::string error;
+    /// Whether this process committed the checkpoint (rank 0).
+    bool committed = false;
+    /// A per-rank checkpoint's rank count (0: a replicated one).
+    int localModels = 0;
   };
 
   BackgroundSave() = default;
@@ -58,10 +72,20 @@ public:
   void start(const std::string &path, Artifact &artifact,
              const TrainerState &state);
 
+  /// Every rank of a per-rank checkpoint, after rank 0 created `tmpDir`
+  /// (beginPerRankCheckpoint): copies `artifact`'s params and state and
+  /// `extra`, and starts writing them (writePerRankCheckpoint) over
+  /// `writers`, which only the writer threads use and which must outlive
+  /// the save. The save in flight must have been finished.
+  void startPerRank(const std::string &path, const std::string &tmpDir,
+                    Artifact &artifact, const std::vector<Tensor *> &extra,
+                    const TrainerState &state, Communicator &writers);
+
   bool inFlight() const { return writer.joinable(); }
 
 private:
-  std::vector<std::unique_ptr<Tensor>> params, optimizerState;
+  /// Copies of the state a save holds, dropped when it is finished.
+  std::vector<std::unique_ptr<Tensor>> params, optimizerState, extraState;
   Outcome current;
   std::thread writer;
 };

@@ -27,7 +27,8 @@
 //   rank-<r>/optimizer.safetensors rank r's optimizer state
 //   rank-<r>/co2.safetensors       rank r's CO2 round state (CO2Rounds.h)
 //   trainer.json                   as above, with "per_rank": "co2" and the
-//                                  sha256 of every file of every rank
+//                                  sha256 of every file of every rank (each
+//                                  rank hashes its own: PerRankSave.h)
 // Each rank resumes from its own directory.
 //
 // Test hook: LOOM_TEST_CRASH_IN_SAVE=N kills the process with SIGKILL in its
@@ -98,18 +99,34 @@ void commitCheckpoint(const std::string &tmpDir, const std::string &path);
 /// The temp dir saveCheckpoint writes into before the swap.
 std::string checkpointTempPath(const std::string &path);
 
+/// What trainer.json records of one file, by its path relative to the
+/// checkpoint directory.
+struct FileRecord {
+  std::string name;
+  /// Lower-case hex, 64 characters.
+  std::string sha256;
+  uint64_t bytes = 0;
+};
+
 /// Per-rank checkpoints, in the order a job calls them: rank 0 empties the
-/// temp dir (beginPerRankCheckpoint returns it), every rank writes its own
-/// files, then rank 0 writes the consensus model and trainer.json
-/// (finishPerRankCheckpoint, which checks every rank's files are there) and
-/// commits. `extra` are rank-local tensors beyond params and state.
+/// temp dir (beginPerRankCheckpoint returns it), every rank writes and
+/// hashes its own files (writeRankCheckpointFiles returns their records),
+/// then rank 0 writes the consensus model and trainer.json with every
+/// rank's records (finishPerRankCheckpoint, which checks that every rank's
+/// files are there with the sizes recorded) and commits. Each rank hashes
+/// its own files, so the commit does not read N ranks' files on rank 0.
+/// `extra` are rank-local tensors beyond params and state; the consensus
+/// tensors are named and shaped like the params.
 std::string beginPerRankCheckpoint(const std::string &path);
-void writeRankCheckpointFiles(const std::string &tmpDir, int rank,
-                              Artifact &artifact,
-                              const std::vector<Tensor *> &extra);
-void finishPerRankCheckpoint(const std::string &tmpDir, Artifact &artifact,
+std::vector<FileRecord>
+writeRankCheckpointFiles(const std::string &tmpDir, int rank,
+                         const std::vector<Tensor *> &params,
+                         const std::vector<Tensor *> &optimizerState,
+                         const std::vector<Tensor *> &extra);
+void finishPerRankCheckpoint(const std::string &tmpDir,
                              const std::vector<Tensor *> &consensus,
-                             const TrainerState &state);
+                             const TrainerState &state,
+                             const std::vector<FileRecord> &rankRecords);
 
 struct LoadResult {
   /// True for a directory checkpoint (params, state and trainer state were

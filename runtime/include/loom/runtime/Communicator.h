@@ -68,6 +68,14 @@ public:
   /// never two at once).
   virtual bool supportsCommThread() const { return true; }
 
+  /// A communicator of the same ranks whose collectives never match this
+  /// one's, for a thread that runs collectives while this communicator's
+  /// run (CO2's background checkpoint writers). Its collectives wait
+  /// without a timeout; dead peers are still noticed where the backend
+  /// watches for them. Collective: every rank calls it at the same point.
+  /// nullptr when the backend cannot run two threads' collectives at once.
+  virtual std::unique_ptr<Communicator> duplicate() { return nullptr; }
+
   /// Ends this process with `status` and, for a multi-rank backend, every
   /// other rank of the job. Callers print their message first.
   [[noreturn]] virtual void abort(int status) = 0;
@@ -91,6 +99,9 @@ public:
                  DType dtype) override;
   void broadcast(void *, int64_t, DType, int) override {}
   void barrier() override {}
+  std::unique_ptr<Communicator> duplicate() override {
+    return std::make_unique<LocalCommunicator>();
+  }
   [[noreturn]] void abort(int status) override;
 };
 

@@ -104,8 +104,8 @@ private:
   void savePerRank(TrainerState &state, CO2Rounds &co2);
   /// After rank 0 wrote a checkpoint: every rank learns whether it failed.
   void agreeAfterRootWrote(const std::string &failure);
-  /// --save-async, rank 0: waits for the save in flight and logs it;
-  /// returns its failure ("" if none).
+  /// --save-async: waits for this rank's save in flight, if any, and
+  /// logs it; returns its failure ("" if none).
   std::string finishBackgroundSave();
 
   Artifact &artifact;
@@ -113,7 +113,10 @@ private:
   Communicator &comm;
   std::ostream &log;
   std::ostream &out;
-  /// --save-async: rank 0's writer.
+  /// --save-async with CO2: the ranks' writers' communicator. Declared
+  /// before `background`, whose writer uses it until it is destroyed.
+  std::unique_ptr<Communicator> writers;
+  /// --save-async: rank 0's writer, or with CO2 every rank's.
   std::unique_ptr<BackgroundSave> background;
 };
 
