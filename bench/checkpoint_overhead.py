@@ -48,7 +48,7 @@ TORCH_WORKER = r"""
 import json, os, sys, time
 import torch
 sys.path.insert(0, os.path.join(sys.argv[1], "test", "e2e", "torch"))
-from nanogpt import GPT
+from nanogpt import GPT, random_step
 f = json.loads(sys.argv[2]); steps = int(sys.argv[3]); every = int(sys.argv[4])
 path = sys.argv[5]; outer = int(sys.argv[6])
 torch.set_num_threads(1)
@@ -64,12 +64,7 @@ g = torch.Generator().manual_seed(0)
 start = time.perf_counter()
 saving = 0.0
 for step in range(1, steps + 1):
-    x = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), generator=g)
-    y = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), generator=g)
-    loss = model(x, y)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    opt.step()
+    random_step(model, opt, f, g)
     if every and step % every == 0:
         t = time.perf_counter()
         torch.save({"model": model.state_dict(), "optimizer": opt.state_dict(),

@@ -38,7 +38,7 @@ TORCH_WORKER = r"""
 import json, os, resource, sys
 import torch
 sys.path.insert(0, os.path.join(sys.argv[1], "test", "e2e", "torch"))
-from nanogpt import GPT
+from nanogpt import GPT, random_step
 f = json.loads(sys.argv[2]); steps = int(sys.argv[3])
 torch.set_num_threads(1)
 torch.manual_seed(0)
@@ -57,12 +57,7 @@ import time
 times = []
 for _ in range(steps):
     start = time.perf_counter()
-    x = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), generator=g)
-    y = torch.randint(0, f["vocab"], (f["batch"], f["seq"]), generator=g)
-    loss = model(x, y)
-    opt.zero_grad(set_to_none=True)
-    loss.backward()
-    opt.step()
+    random_step(model, opt, f, g)
     times.append(time.perf_counter() - start)
 print(json.dumps({"before": before, "step": sorted(times[1:])[len(times[1:]) // 2],
                   "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024}))

@@ -25,24 +25,25 @@ BackgroundSave::Outcome BackgroundSave::finish() {
   return done;
 }
 
-void BackgroundSave::start(const std::string &path, Artifact &artifact,
-                           const TrainerState &state) {
+void BackgroundSave::checkIdle() const {
+  // The copies of the save in flight are still being written.
   if (writer.joinable())
     fail("a checkpoint is still being written to %s; finish it first",
          current.path.c_str());
-  checkSaveTarget(path);
-  std::vector<Tensor *> paramCopy = copyTensors(artifact.params(), params);
-  std::vector<Tensor *> stateCopy =
-      copyTensors(artifact.state(), optimizerState);
+}
+
+void BackgroundSave::launch(const std::string &path, const TrainerState &state,
+                            int localModels,
+                            std::function<void(Outcome &)> write) {
   current = {};
   current.saved = true;
   current.path = path;
   current.step = state.step;
-  writer = std::thread([this, path, state, paramCopy, stateCopy] {
+  current.localModels = localModels;
+  writer = std::thread([this, write = std::move(write)] {
     Clock::time_point started = Clock::now();
     try {
-      saveCheckpoint(path, paramCopy, stateCopy, state);
-      current.committed = true;
+      write(current);
     } catch (const std::exception &e) {
       current.error = e.what();
     }
@@ -50,14 +51,26 @@ void BackgroundSave::start(const std::string &path, Artifact &artifact,
   });
 }
 
+void BackgroundSave::start(const std::string &path, Artifact &artifact,
+                           const TrainerState &state) {
+  checkIdle();
+  checkSaveTarget(path);
+  std::vector<Tensor *> paramCopy = copyTensors(artifact.params(), params);
+  std::vector<Tensor *> stateCopy =
+      copyTensors(artifact.state(), optimizerState);
+  launch(path, state, /*localModels=*/0,
+         [path, state, paramCopy, stateCopy](Outcome &outcome) {
+           saveCheckpoint(path, paramCopy, stateCopy, state);
+           outcome.committed = true;
+         });
+}
+
 void BackgroundSave::startPerRank(const std::string &path,
                                   const std::string &tmpDir, Artifact &artifact,
                                   const std::vector<Tensor *> &extra,
                                   const TrainerState &state,
                                   Communicator &writers) {
-  if (writer.joinable())
-    fail("a checkpoint is still being written to %s; finish it first",
-         current.path.c_str());
+  checkIdle();
   // The params copy is written first, then averaged in place into the
   // consensus model: no third copy of the model.
   RankPart part;
@@ -65,23 +78,13 @@ void BackgroundSave::startPerRank(const std::string &path,
   part.optimizerState = copyTensors(artifact.state(), optimizerState);
   part.extra = copyTensors(extra, extraState);
   part.consensus = part.params;
-  current = {};
-  current.saved = true;
-  current.path = path;
-  current.step = state.step;
-  current.localModels = static_cast<int>(state.ranks);
-  writer = std::thread([this, &writers, path, tmpDir, part, state] {
-    Clock::time_point started = Clock::now();
-    try {
-      PerRankWrite wrote =
-          writePerRankCheckpoint(writers, tmpDir, path, part, state);
-      current.error = wrote.error;
-      current.committed = wrote.committed;
-    } catch (const std::exception &e) {
-      current.error = e.what(); // a collective of the writers failed
-    }
-    current.seconds = secondsSince(started);
-  });
+  launch(path, state, static_cast<int>(state.ranks),
+         [&writers, path, tmpDir, part, state](Outcome &outcome) {
+           PerRankWrite wrote =
+               writePerRankCheckpoint(writers, tmpDir, path, part, state);
+           outcome.error = wrote.error;
+           outcome.committed = wrote.committed;
+         });
 }
 
 } // namespace loom::rt

@@ -119,6 +119,20 @@ class GPT(nn.Module):
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 
 
+def random_step(model, opt, f, generator):
+    """One optimizer step of `model` on a random batch of the spec fields `f`
+    (vocab, seq, batch): the benchmarks' PyTorch peers, which measure time
+    and memory, not learning."""
+    shape = (f["batch"], f["seq"])
+    x = torch.randint(0, f["vocab"], shape, generator=generator)
+    y = torch.randint(0, f["vocab"], shape, generator=generator)
+    loss = model(x, y)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    opt.step()
+    return loss
+
+
 _DTYPES = {"F32": np.float32, "F64": np.float64, "I32": np.int32, "I64": np.int64}
 
 

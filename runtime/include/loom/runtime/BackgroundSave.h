@@ -26,6 +26,7 @@
 
 #include "loom/runtime/Checkpoint.h"
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -84,7 +85,14 @@ public:
   bool inFlight() const { return writer.joinable(); }
 
 private:
-  /// Copies of the state a save holds, dropped when it is finished.
+  /// Fails if a save is in flight: its copies are still being written.
+  void checkIdle() const;
+  /// Records a save of `state` to `path` as in flight and runs `write` on
+  /// the writer thread (an exception it throws is the save's error).
+  void launch(const std::string &path, const TrainerState &state,
+              int localModels, std::function<void(Outcome &)> write);
+
+  /// Copies of the state a save holds, kept for the next save.
   std::vector<std::unique_ptr<Tensor>> params, optimizerState, extraState;
   Outcome current;
   std::thread writer;
