@@ -16,13 +16,14 @@ two runs, which the noise of this shared machine can swamp. The median of
 --repeats runs of each.
 
 With --co2: a CO2 job (`--dp=2 --co2=local-steps=4`) on 2 local ranks, whose
-ranks each write their own model and optimizer state (and rank 0 the
-consensus model) into a per-rank checkpoint, synchronously or with
-`--save-async` (a writer thread on every rank); the peer is two PyTorch
-processes training at once, each `torch.save`-ing every K steps its own
-model, AdamW state and four more copies of the params (CO2's anchor,
-previous anchor, outer momentum and round buffer), the same bytes as a
-Loom rank (the longer of the two loops).
+ranks each write their own model and AdamW state into a per-rank checkpoint
+and half of the outer state all ranks hold alike (anchor, previous anchor,
+outer momentum, round buffer: four copies of the params in all), and rank 0
+the consensus model, synchronously or with `--save-async` (a writer thread
+on every rank); the peer is two PyTorch processes training at once, each
+`torch.save`-ing every K steps its own model, AdamW state and two more
+copies of the params: the same bytes as Loom's ranks less the consensus
+model (the longer of the two loops).
 
 Usage: python3 bench/checkpoint_overhead.py [--spec gpt:...] [--steps 40]
        [--every 5] [--repeats 3] [--co2] [--record]
@@ -90,8 +91,8 @@ def loom_seconds(artifact, steps, flags, ranks):
 
 def torch_seconds(f, steps, every, path, ranks, outer):
     """The longest training loop of `ranks` PyTorch processes run at once,
-    each saving to a file of its own, and the longest time one of them
-    spent in torch.save."""
+    each saving to a file of its own with `outer` copies of the params, and
+    the longest time one of them spent in torch.save."""
     procs = [subprocess.Popen([TORCH_PY, "-c", TORCH_WORKER, ROOT, json.dumps(f), str(steps),
                                str(every), f"{path}.{r}", str(outer)],
                               stdout=subprocess.PIPE, text=True)
@@ -126,7 +127,7 @@ def main():
     saves = args.steps // args.every
     ranks = 2 if args.co2 else 1
     parallel = ["--dp=2", "--co2=local-steps=4"] if args.co2 else []
-    outer = 4 if args.co2 else 0
+    outer = 2 if args.co2 else 0  # each rank's half of the four
     with tempfile.TemporaryDirectory() as tmp:
         artifact = os.path.join(tmp, "a")
         subprocess.run([os.path.join(BIN, "loomc"), f"--model={args.spec}",
@@ -178,7 +179,8 @@ def main():
             out.write(f"\n### What {title} costs the training, {datetime.date.today()}\n\n")
             job = ("2 local ranks of `--dp=2 --co2=local-steps=4`, one thread each"
                    if args.co2 else "one thread, one rank")
-            what = ("every rank's model and optimizer state and the consensus model"
+            what = ("every rank's model and optimizer state, once the outer state "
+                    "every rank holds alike, and the consensus model"
                     if args.co2 else "model and optimizer state")
             out.write(f"`{args.spec}`, AdamW, {job}, {args.steps} steps, "
                       f"{saves} saves of {size / 2**20:.0f} MiB ({what}); "

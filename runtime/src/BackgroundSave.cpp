@@ -9,6 +9,7 @@
 #include "Clock.h"
 #include "PerRankSave.h"
 #include "loom/runtime/Artifact.h"
+#include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 
 namespace loom::rt {
@@ -67,7 +68,7 @@ void BackgroundSave::start(const std::string &path, Artifact &artifact,
 
 void BackgroundSave::startPerRank(const std::string &path,
                                   const std::string &tmpDir, Artifact &artifact,
-                                  const std::vector<Tensor *> &extra,
+                                  const PerRankTensors &tensors,
                                   const TrainerState &state,
                                   Communicator &writers) {
   checkIdle();
@@ -75,8 +76,11 @@ void BackgroundSave::startPerRank(const std::string &path,
   // consensus model: no third copy of the model.
   RankPart part;
   part.params = copyTensors(artifact.params(), params);
-  part.optimizerState = copyTensors(artifact.state(), optimizerState);
-  part.extra = copyTensors(extra, extraState);
+  part.tensors.optimizerState =
+      copyTensors(tensors.optimizerState, optimizerState);
+  part.tensors.rankState = copyTensors(tensors.rankState, rankState);
+  part.tensors.alike = copyTensors(
+      alikeShare(tensors.alike, writers.rank(), writers.size()), alikeState);
   part.consensus = part.params;
   launch(path, state, static_cast<int>(state.ranks),
          [&writers, path, tmpDir, part, state](Outcome &outcome) {

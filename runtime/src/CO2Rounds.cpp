@@ -9,6 +9,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <set>
+#include <string>
 
 namespace loom::rt {
 
@@ -145,6 +147,9 @@ void CO2Rounds::start() {
               static_cast<char *>(roundBuffer.data()) +
                   rank * shardMean->byteSize(),
               shardMean->byteSize());
+  // The buffer holds no round yet, the same (zero) on every rank, as a
+  // checkpoint expects of it.
+  std::memset(roundBuffer.data(), 0, roundBuffer.byteSize());
   updateShard(-1);
 }
 
@@ -265,8 +270,22 @@ void CO2Rounds::advanceShard() {
   phase = Phase::AllGather;
 }
 
-std::vector<Tensor *> CO2Rounds::stateTensors() {
-  return {&roundBuffer, &roundDone, &lossSum};
+PerRankTensors CO2Rounds::checkpointTensors() {
+  PerRankTensors tensors;
+  // The replicated form's outer state is outer_step's: every rank updates
+  // it from the same means. The sharded form's slices are each rank's own.
+  std::set<std::string> outerState;
+  if (!isSharded)
+    for (const EntryArg &arg : outer.spec().args)
+      if (arg.role == ArgRole::State)
+        outerState.insert(arg.name);
+  for (Tensor *t : artifact.state())
+    (outerState.count(t->name()) ? tensors.alike : tensors.optimizerState)
+        .push_back(t);
+  tensors.alike.push_back(&roundBuffer);
+  tensors.alike.push_back(&roundDone);
+  tensors.rankState.push_back(&lossSum);
+  return tensors;
 }
 
 void CO2Rounds::restore() {

@@ -32,14 +32,19 @@
 // state, its input and its output).
 //
 // Checkpoints: complete() finishes whatever is in flight, after which
-// stateTensors() holds everything the next outer step needs besides the
-// artifact's own params and state; restore() resumes from them.
+// checkpointTensors() says what the next outer step needs besides the
+// params: the rank's own (inner optimizer state, its round's loss sum) and
+// what every rank holds alike (the replicated form's outer state; the
+// round buffer with the last round's mean, or the gathered anchor, and
+// whether it holds one), which a per-rank checkpoint keeps once;
+// restore() resumes from them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_SRC_CO2ROUNDS_H
 #define LOOM_RUNTIME_SRC_CO2ROUNDS_H
 
 #include "loom/runtime/Artifact.h"
+#include "loom/runtime/Checkpoint.h"
 
 #include <cstdint>
 #include <vector>
@@ -78,12 +83,14 @@ public:
   /// outer step.
   double complete();
 
-  /// What a checkpoint must hold besides the artifact's params and state,
-  /// valid after complete(): the round buffer, whether it holds a result,
-  /// and the loss sum of the round under way (the outer state is artifact
-  /// state). Names start with "co2.".
-  std::vector<Tensor *> stateTensors();
-  /// After stateTensors() were loaded from a checkpoint: resumes there.
+  /// What a checkpoint must hold besides the artifact's params, valid
+  /// after complete(): the artifact's state, split into the rank's own and
+  /// the outer state every rank holds alike (replicated form), plus the
+  /// round buffer, whether it holds a result (both alike) and the loss sum
+  /// of the round under way (the rank's own). The tensors that are not
+  /// artifact state are named "co2.*".
+  PerRankTensors checkpointTensors();
+  /// After checkpointTensors() were loaded from a checkpoint: resumes there.
   void restore();
 
 private:

@@ -17,6 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -38,15 +39,27 @@ constexpr const char *kOptimizerFile = "optimizer.safetensors";
 constexpr const char *kTrainerFile = "trainer.json";
 /// Per-rank checkpoints: rank-local tensors beyond params and state.
 constexpr const char *kRankStateFile = "co2.safetensors";
+/// Per-rank checkpoints from version 2: a rank's share of what every rank
+/// holds alike.
+constexpr const char *kAlikeFile = "outer.safetensors";
+constexpr int kAlikeFileVersion = 2;
+/// What replicated checkpoints are written as (per-rank ones: the current).
+constexpr int kReplicatedFormatVersion = 1;
 /// trainer.json's "per_rank" value: what the rank directories hold.
 constexpr const char *kPerRankKind = "co2";
 
 std::string rankDir(int rank) { return "rank-" + std::to_string(rank); }
 
-/// A rank's files, relative to the checkpoint directory.
-std::vector<std::string> rankFiles(int rank) {
+/// A rank's files of a per-rank checkpoint of `version`, relative to the
+/// checkpoint directory: model, optimizer, round state, and from version 2
+/// its share of the alike state.
+std::vector<std::string> rankFiles(int rank, int64_t version) {
   std::string dir = rankDir(rank) + "/";
-  return {dir + kModelFile, dir + kOptimizerFile, dir + kRankStateFile};
+  std::vector<std::string> names{dir + kModelFile, dir + kOptimizerFile,
+                                 dir + kRankStateFile};
+  if (version >= kAlikeFileVersion)
+    names.push_back(dir + kAlikeFile);
+  return names;
 }
 
 /// Saves started by this process, for LOOM_TEST_CRASH_IN_SAVE (a background
@@ -224,6 +237,48 @@ void loadTensors(const std::vector<Tensor *> &tensors, const std::string &path,
     copyInto(*tensor, matching(file, *tensor, path), path);
 }
 
+/// Loads `tensors` from the shares of the alike state that `ranks` ranks
+/// wrote into `dir`, verifying those of ranks other than `verified`.
+void loadAlike(const std::vector<Tensor *> &tensors, const std::string &dir,
+               int64_t ranks, int verified, const json &files,
+               const std::string &trainerPath) {
+  std::vector<SafeTensorsFile> shares;
+  std::vector<std::string> paths;
+  for (int r = 0; r < ranks; ++r) {
+    std::string name = rankDir(r) + "/" + kAlikeFile;
+    if (r != verified)
+      verifyFile(dir, files, name, trainerPath);
+    paths.push_back(dir + "/" + name);
+    shares.push_back(SafeTensorsFile::read(paths.back()));
+  }
+  // Every tensor is found (with its shape) before any is copied.
+  std::vector<size_t> shareOf;
+  for (Tensor *tensor : tensors) {
+    size_t share = 0;
+    while (share < shares.size() && !shares[share].find(tensor->name()))
+      ++share;
+    if (share == shares.size())
+      fail("%s/rank-*/%s: no rank's share of the CO2 outer state has tensor "
+           "'%s', which the artifact expects",
+           dir.c_str(), kAlikeFile, tensor->name().c_str());
+    matching(shares[share], *tensor, paths[share]);
+    shareOf.push_back(share);
+  }
+  for (size_t i = 0; i < tensors.size(); ++i)
+    copyInto(*tensors[i], *shares[shareOf[i]].find(tensors[i]->name()),
+             paths[shareOf[i]]);
+}
+
+/// `tensors` less those in `less`.
+std::vector<Tensor *> without(const std::vector<Tensor *> &tensors,
+                              const std::vector<Tensor *> &less) {
+  std::vector<Tensor *> kept;
+  for (Tensor *tensor : tensors)
+    if (std::find(less.begin(), less.end(), tensor) == less.end())
+      kept.push_back(tensor);
+  return kept;
+}
+
 /// The checkpoint directory's trainer.json, which must be a JSON object.
 json readTrainerFile(const std::string &dir) {
   std::string trainerPath = dir + "/" + kTrainerFile;
@@ -241,24 +296,28 @@ json readTrainerFile(const std::string &dir) {
 }
 
 LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
-                    const std::vector<Tensor *> &extra) {
+                    const PerRankTensors *rankTensors) {
   std::string trainerPath = dir + "/" + kTrainerFile;
   json trainer = readTrainerFile(dir);
   int64_t version = field<int64_t>(trainer, "format_version", trainerPath);
-  if (version != kCheckpointFormatVersion)
+  if (version < 1 || version > kCheckpointFormatVersion)
     fail("%s: checkpoint format version %lld is not supported (this runtime "
-         "reads version %d)",
+         "reads versions 1 to %d)",
          trainerPath.c_str(), static_cast<long long>(version),
          kCheckpointFormatVersion);
   json files = field<json>(trainer, "files", trainerPath);
   const bool perRank = trainer.contains("per_rank");
-  if (perRank && extra.empty())
+  if (version > kReplicatedFormatVersion && !perRank)
+    fail("%s is corrupted: format version %lld is that of per-rank "
+         "checkpoints, and it has no \"per_rank\" field",
+         trainerPath.c_str(), static_cast<long long>(version));
+  if (perRank && !rankTensors)
     fail("%s was saved by a job whose ranks train different models (CO2), "
          "one directory per rank, and this artifact resumes a single "
          "replicated model; start from the checkpoint's consensus weights "
          "with --load %s/%s",
          dir.c_str(), dir.c_str(), kModelFile);
-  if (!perRank && !extra.empty())
+  if (!perRank && rankTensors)
     fail("%s holds one replicated model (saved without CO2) and this CO2 "
          "artifact resumes per-rank checkpoints of a CO2 job; start from its "
          "weights with --load %s/%s",
@@ -288,7 +347,7 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
     // A job with more ranks than saved it: the caller says so.
     if (rank >= result.state.ranks)
       return result;
-    names = rankFiles(rank);
+    names = rankFiles(rank, version);
     verifyFile(dir, files, kModelFile, trainerPath);
   }
   for (const std::string &name : names)
@@ -297,10 +356,28 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
   // can still leave earlier tensors loaded, and the caller then fails.
   loadTensors(artifact.params(), dir + "/" + names[0], ArgRole::Param,
               &artifact, "");
+  if (!perRank) {
+    loadTensors(artifact.state(), dir + "/" + names[1], ArgRole::State,
+                &artifact, "'s optimizer");
+    return result;
+  }
+  if (version >= kAlikeFileVersion) {
+    loadTensors(rankTensors->optimizerState, dir + "/" + names[1],
+                ArgRole::State, &artifact, "'s optimizer");
+    loadTensors(rankTensors->rankState, dir + "/" + names[2], ArgRole::State,
+                nullptr, "");
+    loadAlike(rankTensors->alike, dir, result.state.ranks, rank, files,
+              trainerPath);
+    return result;
+  }
+  // Version 1: every rank kept all of the artifact state, and the alike
+  // tensors beyond it with its own.
   loadTensors(artifact.state(), dir + "/" + names[1], ArgRole::State, &artifact,
               "'s optimizer");
-  if (perRank)
-    loadTensors(extra, dir + "/" + names[2], ArgRole::State, nullptr, "");
+  std::vector<Tensor *> roundState = rankTensors->rankState;
+  for (Tensor *tensor : without(rankTensors->alike, artifact.state()))
+    roundState.push_back(tensor);
+  loadTensors(roundState, dir + "/" + names[2], ArgRole::State, nullptr, "");
   return result;
 }
 
@@ -357,7 +434,8 @@ void writeTrainerJson(const std::string &dir,
   for (const FileRecord &record : all)
     records[record.name] = {{"sha256", record.sha256}, {"bytes", record.bytes}};
   nlohmann::ordered_json trainer = {
-      {"format_version", kCheckpointFormatVersion},
+      {"format_version",
+       perRank ? kCheckpointFormatVersion : kReplicatedFormatVersion},
       {"step", state.step},
       {"data_position", state.dataPosition},
       {"seed", state.seed},
@@ -455,11 +533,32 @@ std::string beginPerRankCheckpoint(const std::string &path) {
   return tmp;
 }
 
+std::vector<Tensor *> alikeShare(const std::vector<Tensor *> &alike, int rank,
+                                 int ranks) {
+  // Contiguous runs of about equal bytes: tensor i is in the run whose
+  // range of the running byte count holds its middle. The runs go to the
+  // ranks last to first: rank 0 also writes the consensus model, and the
+  // last tensors (CO2's round buffer, a whole model) may make one run
+  // larger than the others.
+  double total = 0;
+  for (const Tensor *t : alike)
+    total += static_cast<double>(t->byteSize());
+  std::vector<Tensor *> share;
+  double before = 0;
+  for (Tensor *t : alike) {
+    const double middle = before + static_cast<double>(t->byteSize()) / 2;
+    before += static_cast<double>(t->byteSize());
+    int run = total > 0 ? static_cast<int>(middle / total * ranks) : 0;
+    if (ranks - 1 - std::min(run, ranks - 1) == rank)
+      share.push_back(t);
+  }
+  return share;
+}
+
 std::vector<FileRecord>
 writeRankCheckpointFiles(const std::string &tmpDir, int rank,
                          const std::vector<Tensor *> &params,
-                         const std::vector<Tensor *> &optimizerState,
-                         const std::vector<Tensor *> &extra) {
+                         const PerRankTensors &tensors) {
   ++savesStarted;
   std::string dir = tmpDir + "/" + rankDir(rank);
   std::error_code error;
@@ -467,13 +566,15 @@ writeRankCheckpointFiles(const std::string &tmpDir, int rank,
   if (error)
     fail("cannot create checkpoint directory %s: %s", dir.c_str(),
          error.message().c_str());
-  std::vector<std::string> names = rankFiles(rank);
+  std::vector<std::string> names = rankFiles(rank, kCheckpointFormatVersion);
   const std::map<std::string, std::string> meta = {{"format", "pt"},
                                                    {"generator", "loom"}};
   writeSafeTensors(tmpDir + "/" + names[0], views(params), meta);
   crashPointForTests("write");
-  writeSafeTensors(tmpDir + "/" + names[1], views(optimizerState), meta);
-  writeSafeTensors(tmpDir + "/" + names[2], views(extra), meta);
+  writeSafeTensors(tmpDir + "/" + names[1], views(tensors.optimizerState),
+                   meta);
+  writeSafeTensors(tmpDir + "/" + names[2], views(tensors.rankState), meta);
+  writeSafeTensors(tmpDir + "/" + names[3], views(tensors.alike), meta);
   syncDirectory(dir);
   std::vector<FileRecord> records;
   for (const std::string &name : names)
@@ -494,7 +595,7 @@ void finishPerRankCheckpoint(const std::string &tmpDir,
   // into a directory of its own (a save path on a filesystem the ranks do
   // not share) would leave the checkpoint without them.
   for (int r = 0; r < state.ranks; ++r)
-    for (const std::string &name : rankFiles(r)) {
+    for (const std::string &name : rankFiles(r, kCheckpointFormatVersion)) {
       std::string path = tmpDir + "/" + name;
       std::error_code error;
       auto record = byName.find(name);
@@ -604,11 +705,11 @@ LoadResult withNote(LoadResult result, const ResolvedCheckpoint &resolved) {
 } // namespace
 
 LoadResult loadCheckpoint(const std::string &path, Artifact &artifact, int rank,
-                          const std::vector<Tensor *> &extra) {
+                          const PerRankTensors *perRank) {
   ResolvedCheckpoint resolved = resolveCheckpoint(path);
   if (resolved.weightsFile)
     return loadWeights(resolved.path, artifact);
-  return withNote(loadFull(resolved.path, artifact, rank, extra), resolved);
+  return withNote(loadFull(resolved.path, artifact, rank, perRank), resolved);
 }
 
 std::optional<CheckpointPeek> peekCheckpoint(const std::string &path) {

@@ -20,8 +20,9 @@ namespace loom::rt {
 
 namespace {
 
-/// Files a rank writes (Checkpoint.h: model, optimizer, its own state).
-constexpr size_t kFilesPerRank = 3;
+/// Files a rank writes (Checkpoint.h: model, optimizer, its own state, its
+/// share of the state every rank holds alike).
+constexpr size_t kFilesPerRank = 4;
 /// One record as int64 words: the size, 64 hex digits, the name (up to 64
 /// bytes, NUL-padded).
 constexpr size_t kNameWords = 8, kDigestWords = 8;
@@ -91,7 +92,7 @@ PerRankWrite writePerRankCheckpoint(Communicator &comm,
   try {
     failRankSaveForTests(state.step, comm.rank());
     records = writeRankCheckpointFiles(tmpDir, comm.rank(), part.params,
-                                       part.optimizerState, part.extra);
+                                       part.tensors);
     checkFits(records);
   } catch (const std::exception &e) {
     result.error = e.what();

@@ -10,6 +10,8 @@
 #ifndef LOOM_RUNTIME_SRC_PERRANKSAVE_H
 #define LOOM_RUNTIME_SRC_PERRANKSAVE_H
 
+#include "loom/runtime/Checkpoint.h"
+
 #include <string>
 #include <vector>
 
@@ -17,7 +19,6 @@ namespace loom::rt {
 
 class Communicator;
 class Tensor;
-struct TrainerState;
 
 /// What became of one rank's writes.
 struct PerRankWrite {
@@ -30,9 +31,9 @@ struct PerRankWrite {
 
 /// What one rank writes of a per-rank checkpoint.
 struct RankPart {
-  std::vector<Tensor *> params, optimizerState;
-  /// Rank-local tensors beyond params and state (CO2's round).
-  std::vector<Tensor *> extra;
+  std::vector<Tensor *> params;
+  /// The rest (Checkpoint.h), with this rank's share of the alike state.
+  PerRankTensors tensors;
   /// Averaged over the ranks in place into the consensus model; may be
   /// `params` itself, which are written first.
   std::vector<Tensor *> consensus;

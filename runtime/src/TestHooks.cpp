@@ -1,6 +1,7 @@
 //===- TestHooks.cpp - Faults the end-to-end tests inject -------*- C++ -*-===//
 
 #include "TestHooks.h"
+#include "loom/runtime/Artifact.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 
@@ -69,6 +70,20 @@ void failRankSaveForTests(int64_t step, int rank) {
     fail("LOOM_TEST_FAIL_RANK_SAVE: rank %d cannot write its part of the "
          "checkpoint of step %lld: No space left on device",
          rank, static_cast<long long>(step));
+}
+
+void skewAlikeForTests(int64_t step, int rank, Tensor &alike) {
+  if (!hookAt("LOOM_TEST_SKEW_OUTER", step, rank) || alike.numElements() == 0)
+    return;
+  std::fprintf(stderr,
+               "LOOM_TEST_SKEW_OUTER: rank %d changes %s[0] before the save "
+               "of step %lld\n",
+               rank, alike.name().c_str(), static_cast<long long>(step));
+  std::fflush(stderr);
+  const double value = alike.get(0);
+  alike.set(0, alike.dtype() == DType::F32
+                   ? std::nextafter(static_cast<float>(value), INFINITY)
+                   : std::nextafter(value, INFINITY));
 }
 
 } // namespace loom::rt

@@ -15,6 +15,7 @@
 namespace loom::rt {
 
 class Communicator;
+class Tensor;
 
 /// LOOM_TEST_KILL_AT_STEP: kills this rank with SIGKILL after (and after the
 /// save of) that step (test/e2e/dist/restart.test).
@@ -33,6 +34,12 @@ double lossForTests(int64_t step, int rank, double loss);
 /// named rank writes its part of the per-rank checkpoint of the named step
 /// (test/e2e/co2/save-async.test).
 void failRankSaveForTests(int64_t step, int rank);
+
+/// LOOM_TEST_SKEW_OUTER: before the per-rank save of the named step, the
+/// named rank changes the first value of `alike` (CO2's state every rank
+/// holds alike) by one unit in the last place, as a rank that diverged
+/// would have it (test/e2e/co2/checkpoint-format.test).
+void skewAlikeForTests(int64_t step, int rank, Tensor &alike);
 
 } // namespace loom::rt
 

@@ -232,9 +232,11 @@ void Trainer::prepare(Setup &setup) {
   bool resumed = false;
   if (!options.loadPath.empty()) {
     // CO2 ranks resume from their own part of a per-rank checkpoint.
+    std::optional<PerRankTensors> perRank;
+    if (setup.co2)
+      perRank = setup.co2->checkpointTensors();
     LoadResult loaded = loadCheckpoint(options.loadPath, artifact, comm.rank(),
-                                       setup.co2 ? setup.co2->stateTensors()
-                                                 : std::vector<Tensor *>{});
+                                       perRank ? &*perRank : nullptr);
     if (root && !loaded.note.empty())
       log << "note: " << loaded.note << "\n";
     if (loaded.full) {

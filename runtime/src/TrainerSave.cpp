@@ -10,6 +10,7 @@
 #include "CO2Rounds.h"
 #include "PerRankSave.h"
 #include "Replicas.h"
+#include "TestHooks.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/BackgroundSave.h"
 #include "loom/runtime/Checkpoint.h"
@@ -98,24 +99,23 @@ void Trainer::savePerRank(TrainerState &state, CO2Rounds &co2) {
   // for the next outer step as usual). Nothing is queued afterwards, so
   // the trainer's own collectives below cannot race the comm thread.
   co2.complete();
-  if (!co2.sharded()) {
-    std::vector<Tensor *> outer;
-    for (Tensor *t : artifact.state())
-      if (t->name().find(".co2_") != std::string::npos)
-        outer.push_back(t);
-    std::string failure = compareReplicas(comm, outer,
-                                          "CO2 outer state (anchors, "
-                                          "outer momentum)");
-    if (!failure.empty())
-      failTogether(comm, failure);
-  }
+  // Each rank writes a share of what every rank holds alike, so it must be
+  // alike.
+  PerRankTensors tensors = co2.checkpointTensors();
+  skewAlikeForTests(state.step, comm.rank(), *tensors.alike.front());
+  std::string failure = compareReplicas(
+      comm, tensors.alike,
+      co2.sharded() ? "CO2 round state (the last round's anchor)"
+                    : "CO2 outer state (anchors, outer momentum, the last "
+                      "round's mean)");
+  if (!failure.empty())
+    failTogether(comm, failure);
   // One save at a time: every rank's writer of the previous one is done
   // before rank 0 empties the temp dir, and its failure stops the job here.
   if (background)
     agreeAfterRootWrote(finishBackgroundSave());
   // Rank 0 prepares the temp dir; then every rank writes its part and
   // rank 0 commits (PerRankSave.h), now or on the writer threads.
-  std::string failure;
   std::string tmp;
   try {
     tmp = comm.isRoot() ? beginPerRankCheckpoint(options.savePath)
@@ -125,8 +125,8 @@ void Trainer::savePerRank(TrainerState &state, CO2Rounds &co2) {
   }
   agreeOnFailure(comm, failure);
   if (background) {
-    background->startPerRank(options.savePath, tmp, artifact,
-                             co2.stateTensors(), state, *writers);
+    background->startPerRank(options.savePath, tmp, artifact, tensors, state,
+                             *writers);
     if (comm.isRoot())
       log << "saving checkpoint " << options.savePath << " (step " << state.step
           << localModels(comm.size()) << ") in the background\n";
@@ -134,7 +134,8 @@ void Trainer::savePerRank(TrainerState &state, CO2Rounds &co2) {
   }
   // The consensus model for export, averaged from a copy of the params.
   std::vector<std::unique_ptr<Tensor>> consensus;
-  RankPart part{artifact.params(), artifact.state(), co2.stateTensors(),
+  tensors.alike = alikeShare(tensors.alike, comm.rank(), comm.size());
+  RankPart part{artifact.params(), tensors,
                 copyTensors(artifact.params(), consensus)};
   PerRankWrite wrote =
       writePerRankCheckpoint(comm, tmp, options.savePath, part, state);

@@ -15,8 +15,10 @@
 #include "loom/runtime/Sha256.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <memory>
 
 namespace fs = std::filesystem;
 using namespace loom::rt;
@@ -170,8 +172,9 @@ TEST_F(CheckpointTest, ABackgroundPerRankSaveHoldsTheValuesItStartedWith) {
   TrainerState state = someState();
   LocalCommunicator writers;
   BackgroundSave background;
+  PerRankTensors tensors{artifact->state(), {&round}, {}};
   background.startPerRank(path, beginPerRankCheckpoint(path), *artifact,
-                          {&round}, state, writers);
+                          tensors, state, writers);
   EXPECT_TRUE(background.inFlight());
   scramble(*artifact, 2.0);
   round.set(0, 99.0);
@@ -184,7 +187,8 @@ TEST_F(CheckpointTest, ABackgroundPerRankSaveHoldsTheValuesItStartedWith) {
 
   auto restored = load();
   Tensor roundBack("co2.round", ArgRole::State, {3}, DType::F32);
-  LoadResult result = loadCheckpoint(path, *restored, 0, {&roundBack});
+  PerRankTensors back{restored->state(), {&roundBack}, {}};
+  LoadResult result = loadCheckpoint(path, *restored, 0, &back);
   EXPECT_TRUE(result.full);
   EXPECT_EQ(result.state.step, 120);
   EXPECT_EQ(snapshot(*restored), atStart);
@@ -205,13 +209,13 @@ TEST_F(CheckpointTest, ABackgroundPerRankSaveHoldsTheValuesItStartedWith) {
   ASSERT_TRUE(file);
   std::fclose(file);
   background.startPerRank(path, tmp.file("plain") + "/ckpt.tmp", *artifact,
-                          {&round}, state, writers);
+                          tensors, state, writers);
   done = background.finish();
   EXPECT_NE(done.error.find("cannot create checkpoint directory"),
             std::string::npos)
       << done.error;
   EXPECT_FALSE(done.committed);
-  EXPECT_EQ(loadCheckpoint(path, *restored, 0, {&roundBack}).state.step, 120);
+  EXPECT_EQ(loadCheckpoint(path, *restored, 0, &back).state.step, 120);
   EXPECT_EQ(snapshot(*restored), atStart);
 }
 
@@ -222,18 +226,32 @@ TEST_F(CheckpointTest, APerRankCheckpointNeedsEveryRanksFilesAsWritten) {
   TrainerState state = someState();
   state.ranks = 2;
   Tensor round("co2.round", ArgRole::State, {3}, DType::F32);
+  // What every rank holds alike: each writes its share.
+  Tensor alike("co2.alike", ArgRole::State, {2}, DType::F64);
+  alike.set(0, 0.25);
+  alike.set(1, -3.5);
+  Tensor alike2("co2.alike2", ArgRole::State, {2}, DType::F64);
+  alike2.set(0, 7.0);
+  alike2.set(1, 8.0);
+  std::vector<Tensor *> allAlike{&alike, &alike2};
+  ASSERT_EQ(alikeShare(allAlike, 0, 2), std::vector<Tensor *>{&alike2});
+  ASSERT_EQ(alikeShare(allAlike, 1, 2), std::vector<Tensor *>{&alike});
   std::string tmpDir = beginPerRankCheckpoint(tmp.file("ckpt"));
-  std::vector<FileRecord> records = writeRankCheckpointFiles(
-      tmpDir, 0, artifact->params(), artifact->state(), {&round});
-  ASSERT_EQ(records.size(), 3u);
+  PerRankTensors tensors{artifact->state(), {&round}, {&alike2}};
+  std::vector<FileRecord> records =
+      writeRankCheckpointFiles(tmpDir, 0, artifact->params(), tensors);
+  ASSERT_EQ(records.size(), 4u);
+  EXPECT_EQ(records[3].name, "rank-0/outer.safetensors");
   EXPECT_EQ(records[0].name, "rank-0/model.safetensors");
   EXPECT_EQ(records[0].sha256,
             sha256FileHex(tmpDir + "/rank-0/model.safetensors"));
   EXPECT_EQ(records[0].bytes,
             fs::file_size(tmpDir + "/rank-0/model.safetensors"));
   std::string elsewhere = tmp.file("elsewhere");
-  std::vector<FileRecord> rank1 = writeRankCheckpointFiles(
-      elsewhere, 1, artifact->params(), artifact->state(), {&round});
+  tensors.alike = {&alike};
+  std::vector<FileRecord> rank1 =
+      writeRankCheckpointFiles(elsewhere, 1, artifact->params(), tensors);
+  ASSERT_EQ(rank1.size(), 4u);
   std::vector<FileRecord> all = records;
   all.insert(all.end(), rank1.begin(), rank1.end());
   EXPECT_TRUE(throwsError(
@@ -245,12 +263,56 @@ TEST_F(CheckpointTest, APerRankCheckpointNeedsEveryRanksFilesAsWritten) {
   all.back().bytes += 1;
   EXPECT_TRUE(throwsError(
       [&] { finishPerRankCheckpoint(tmpDir, artifact->params(), state, all); },
-      {"rank-1/co2.safetensors is missing or not as rank 1 wrote it"}));
+      {"rank-1/outer.safetensors is missing or not as rank 1 wrote it"}));
   all.back().bytes -= 1;
   finishPerRankCheckpoint(tmpDir, artifact->params(), state, all);
   commitCheckpoint(tmpDir, tmp.file("ckpt"));
+  // Rank 1 resumes from its own files and every rank's share.
   auto restored = load();
-  EXPECT_TRUE(loadCheckpoint(tmp.file("ckpt"), *restored, 1, {&round}).full);
+  Tensor alikeBack("co2.alike", ArgRole::State, {2}, DType::F64);
+  Tensor alike2Back("co2.alike2", ArgRole::State, {2}, DType::F64);
+  PerRankTensors back{restored->state(), {&round}, {&alikeBack, &alike2Back}};
+  EXPECT_TRUE(loadCheckpoint(tmp.file("ckpt"), *restored, 1, &back).full);
+  EXPECT_EQ(alikeBack.get(0), 0.25);
+  EXPECT_EQ(alikeBack.get(1), -3.5);
+  EXPECT_EQ(alike2Back.get(0), 7.0);
+  EXPECT_EQ(alike2Back.get(1), 8.0);
+  // A tensor in no rank's share is named.
+  Tensor stray("co2.stray", ArgRole::State, {1}, DType::F64);
+  back.alike.push_back(&stray);
+  EXPECT_TRUE(throwsError(
+      [&] { loadCheckpoint(tmp.file("ckpt"), *restored, 1, &back); },
+      {"no rank's share of the CO2 outer state has tensor 'co2.stray'"}));
+}
+
+TEST_F(CheckpointTest, AlikeSharesSplitTheBytesEvenly) {
+  // Every tensor in exactly one share, each share a contiguous run (the
+  // runs go to the ranks last to first), and no share further from 1/N of
+  // the bytes than its largest tensor.
+  std::vector<std::unique_ptr<Tensor>> owned;
+  std::vector<Tensor *> alike;
+  int64_t total = 0;
+  for (int64_t size : {5, 300, 7, 7, 120, 64, 1, 90, 33, 250, 18}) {
+    owned.push_back(std::make_unique<Tensor>("t" + std::to_string(owned.size()),
+                                             ArgRole::State, Shape{size},
+                                             DType::F32));
+    alike.push_back(owned.back().get());
+    total += 4 * size;
+  }
+  for (int ranks : {1, 2, 3, 4, 16}) {
+    std::vector<Tensor *> joined;
+    for (int rank = ranks - 1; rank >= 0; --rank) {
+      std::vector<Tensor *> share = alikeShare(alike, rank, ranks);
+      int64_t bytes = 0;
+      for (const Tensor *t : share)
+        bytes += t->byteSize();
+      if (ranks <= 3)
+        EXPECT_LE(std::abs(bytes - total / ranks), 4 * 300)
+            << ranks << " ranks, rank " << rank;
+      joined.insert(joined.end(), share.begin(), share.end());
+    }
+    EXPECT_EQ(joined, alike) << ranks << " ranks";
+  }
 }
 
 TEST_F(CheckpointTest, CopiesOfTheSameTensorsReuseTheirBuffers) {

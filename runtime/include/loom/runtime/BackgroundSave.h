@@ -74,12 +74,13 @@ public:
              const TrainerState &state);
 
   /// Every rank of a per-rank checkpoint, after rank 0 created `tmpDir`
-  /// (beginPerRankCheckpoint): copies `artifact`'s params and state and
-  /// `extra`, and starts writing them (writePerRankCheckpoint) over
-  /// `writers`, which only the writer threads use and which must outlive
-  /// the save. The save in flight must have been finished.
+  /// (beginPerRankCheckpoint): copies `artifact`'s params and `tensors`
+  /// (of the alike ones this rank's share, which it writes), and starts
+  /// writing them (writePerRankCheckpoint) over `writers`, which only the
+  /// writer threads use and which must outlive the save. The save in flight
+  /// must have been finished.
   void startPerRank(const std::string &path, const std::string &tmpDir,
-                    Artifact &artifact, const std::vector<Tensor *> &extra,
+                    Artifact &artifact, const PerRankTensors &tensors,
                     const TrainerState &state, Communicator &writers);
 
   bool inFlight() const { return writer.joinable(); }
@@ -93,7 +94,8 @@ private:
               int localModels, std::function<void(Outcome &)> write);
 
   /// Copies of the state a save holds, kept for the next save.
-  std::vector<std::unique_ptr<Tensor>> params, optimizerState, extraState;
+  std::vector<std::unique_ptr<Tensor>> params, optimizerState, rankState,
+      alikeState;
   Outcome current;
   std::thread writer;
 };

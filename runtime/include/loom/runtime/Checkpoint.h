@@ -25,11 +25,19 @@
 //                                  with --load PATH/model.safetensors)
 //   rank-<r>/model.safetensors     rank r's params
 //   rank-<r>/optimizer.safetensors rank r's optimizer state
-//   rank-<r>/co2.safetensors       rank r's CO2 round state (CO2Rounds.h)
+//   rank-<r>/co2.safetensors       rank r's own CO2 round state
+//   rank-<r>/outer.safetensors     rank r's share (alikeShare) of the CO2
+//                                  state every rank holds alike (CO2Rounds.h:
+//                                  anchors, outer momentum, the last round's
+//                                  mean): kept once, the ranks split writing
+//                                  it
 //   trainer.json                   as above, with "per_rank": "co2" and the
 //                                  sha256 of every file of every rank (each
 //                                  rank hashes its own: PerRankSave.h)
-// Each rank resumes from its own directory.
+// Each rank resumes from its own directory and every rank's share of the
+// outer state. Format version 2; version 1 (which replicated checkpoints
+// still write) kept all of the outer state in every rank's
+// optimizer.safetensors and co2.safetensors, and loads as before.
 //
 // Test hook: LOOM_TEST_CRASH_IN_SAVE=N kills the process with SIGKILL in its
 // N-th save after half the temp dir is written (model.safetensors only);
@@ -50,7 +58,9 @@ namespace loom::rt {
 class Artifact;
 class Tensor;
 
-constexpr int kCheckpointFormatVersion = 1;
+/// The newest format this runtime reads and writes (per-rank checkpoints;
+/// replicated ones are still written as version 1, which it reads too).
+constexpr int kCheckpointFormatVersion = 2;
 
 /// Where a run stands, beyond the tensors.
 struct TrainerState {
@@ -108,21 +118,39 @@ struct FileRecord {
   uint64_t bytes = 0;
 };
 
+/// A CO2 rank's tensors beyond its params, by where a per-rank checkpoint
+/// keeps them.
+struct PerRankTensors {
+  /// The rank's own artifact state (rank-<r>/optimizer.safetensors): the
+  /// artifact's state less what is in `alike`.
+  std::vector<Tensor *> optimizerState;
+  /// The rank's own tensors beyond params and state
+  /// (rank-<r>/co2.safetensors).
+  std::vector<Tensor *> rankState;
+  /// What every rank holds alike, artifact state or not: all of it to
+  /// load; to write, this rank's share (alikeShare) in its outer.safetensors.
+  std::vector<Tensor *> alike;
+};
+
+/// Rank `rank`'s share of `alike` of `ranks` ranks: a contiguous run of
+/// about 1/ranks of the bytes, so that the ranks write about as much each.
+std::vector<Tensor *> alikeShare(const std::vector<Tensor *> &alike, int rank,
+                                 int ranks);
+
 /// Per-rank checkpoints, in the order a job calls them: rank 0 empties the
 /// temp dir (beginPerRankCheckpoint returns it), every rank writes and
-/// hashes its own files (writeRankCheckpointFiles returns their records),
-/// then rank 0 writes the consensus model and trainer.json with every
-/// rank's records (finishPerRankCheckpoint, which checks that every rank's
-/// files are there with the sizes recorded) and commits. Each rank hashes
-/// its own files, so the commit does not read N ranks' files on rank 0.
-/// `extra` are rank-local tensors beyond params and state; the consensus
-/// tensors are named and shaped like the params.
+/// hashes its own files (writeRankCheckpointFiles returns their records;
+/// `tensors.alike` is the rank's share), then rank 0 writes the consensus model
+/// and trainer.json with every rank's records (finishPerRankCheckpoint, which
+/// checks that every rank's files are there with the sizes recorded) and
+/// commits. Each rank hashes its own files, so the commit does not read N
+/// ranks' files on rank 0. The consensus tensors are named and shaped like
+/// the params.
 std::string beginPerRankCheckpoint(const std::string &path);
 std::vector<FileRecord>
 writeRankCheckpointFiles(const std::string &tmpDir, int rank,
                          const std::vector<Tensor *> &params,
-                         const std::vector<Tensor *> &optimizerState,
-                         const std::vector<Tensor *> &extra);
+                         const PerRankTensors &tensors);
 void finishPerRankCheckpoint(const std::string &tmpDir,
                              const std::vector<Tensor *> &consensus,
                              const TrainerState &state,
@@ -130,8 +158,9 @@ void finishPerRankCheckpoint(const std::string &tmpDir,
 
 struct LoadResult {
   /// True for a directory checkpoint (params, state and trainer state were
-  /// restored; per-rank: this rank's and `extra`); false for a weights-only
-  /// .safetensors file (params restored, state untouched, trainer state zero).
+  /// restored; per-rank: this rank's and the outer state); false for a
+  /// weights-only .safetensors file (params restored, state untouched, trainer
+  /// state zero).
   bool full = false;
   TrainerState state;
   /// The path actually read (PATH or PATH.old).
@@ -165,13 +194,13 @@ DataResume resumeUnderOtherRanks(const LoadResult &loaded, int ranks,
 /// Loads `path` into the artifact: a directory is a full checkpoint (sha256s
 /// verified, fingerprint must match), a file is a safetensors weights file
 /// (every param by name and shape; F32/F64 converted; extras ignored).
-/// A per-rank checkpoint loads rank `rank`'s files and `extra` (which must
-/// be given exactly then; nothing is loaded when the checkpoint has fewer
-/// ranks, the caller reports the rank count). Throws Error naming the file
-/// and the first problem.
+/// A per-rank checkpoint loads rank `rank`'s files and the outer state into
+/// `perRank`'s tensors (which must be given exactly then; nothing is
+/// loaded when the checkpoint has fewer ranks, the caller reports the rank
+/// count). Throws Error naming the file and the first problem.
 LoadResult loadCheckpoint(const std::string &path, Artifact &artifact,
                           int rank = 0,
-                          const std::vector<Tensor *> &extra = {});
+                          const PerRankTensors *perRank = nullptr);
 
 /// What loadCheckpoint(path) would resume from, read without an artifact
 /// (the launcher's restarts): the path it would read (PATH or PATH.old), the
