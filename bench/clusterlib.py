@@ -53,19 +53,24 @@ def hidden_from_trace(path, warmup):
     return min(shares)
 
 
-def loom(artifact, rate, steps, warmup, tmp, hosts=2, data="synthetic", trace=False):
-    """Runs `artifact` on `hosts` emulated hosts (rate None: one local
-    process). Returns a dict: median and mean step time over the timed steps,
-    communication per step, the % hidden from the run's summary line and,
-    with `trace`, from its Chrome trace ("hidden_trace")."""
+def loom(artifact, rate, steps, warmup, tmp, hosts=2, data="synthetic", trace=False,
+         env=None):
+    """Runs `artifact` on `hosts` emulated hosts (rate None: on this machine,
+    `hosts` local ranks), with `env` added to the environment. Returns a
+    dict: median and mean step time over the timed steps, communication per
+    step, the % hidden from the run's summary line and, with `trace`, from
+    its Chrome trace ("hidden_trace")."""
     metrics = os.path.join(tmp, "m.jsonl")
     trace_path = os.path.join(tmp, "trace.json")
     run = [os.path.join(BIN, "loom-run"), artifact, "--steps", str(warmup + steps),
            "--data", data, "--seed", "1", "--log-every", "0", "--metrics", metrics]
     if trace:
         run += ["--trace", trace_path]
+    if rate is None and hosts > 1:
+        run += ["--ranks", str(hosts)]
     out = sh(run if rate is None else
-             [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", *run]).stdout
+             [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", *run],
+             env={**os.environ, **(env or {})}).stdout
     rows = [json.loads(l) for l in open(metrics) if '"summary"' not in l][warmup:]
     m = re.search(r"([0-9.]+)% hidden", out)
     return {"median": statistics.median(r["step_time_s"] for r in rows),
@@ -100,11 +105,13 @@ def loom_side_by_side(artifact, copies, steps, warmup, tmp):
 
 def torch(spec, rate, steps, warmup, hosts=2, local_sgd=0):
     """PyTorch 1.13 DDP (or post-local SGD every `local_sgd` steps) on the
-    emulated hosts: {"median", "mean"} step time."""
+    emulated hosts (rate None: `hosts` local processes): {"median", "mean"}
+    step time."""
     f = spec_fields(spec)
-    cmd = [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", "/usr/bin/python3",
-           os.path.join(ROOT, "bench", "torch_gpt_ddp.py"), "--steps", str(steps),
-           "--warmup", str(warmup), "--local-sgd", str(local_sgd)]
+    script = ["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_gpt_ddp.py"),
+              "--steps", str(steps), "--warmup", str(warmup), "--local-sgd", str(local_sgd)]
+    cmd = (script + ["--ranks", str(hosts)] if rate is None else
+           [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", *script])
     for k in ("vocab", "seq", "dim", "heads", "layers", "batch"):
         cmd += [f"--{k}", f[k]]
     line = [l for l in sh(cmd).stdout.splitlines() if l.startswith("torch ")][-1]

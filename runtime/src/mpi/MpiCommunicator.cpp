@@ -40,6 +40,7 @@
 #include "loom/runtime/World.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -54,8 +55,36 @@ namespace loom::rt {
 
 namespace {
 
-/// MPI counts are ints; larger buffers go in pieces of this many elements.
-constexpr int64_t kMaxPiece = int64_t(1) << 30;
+/// An all-reduce goes in pieces of at most this many bytes, one after the
+/// other. Open MPI's all-reduce algorithms take a temporary buffer about
+/// the size of the message from malloc, and glibc serves requests above
+/// 32 MiB with a fresh mmap each time, every page of which faults in when
+/// touched: a 100 MB all-reduce of 2 local ranks took 300 ms (blocking) and
+/// 415 ms (non-blocking) with 12k-24k page faults, in 8 MiB pieces 35-40 ms
+/// with none, the buffers reused from the heap (CO2's round, which is the
+/// whole model, on this project's VMs; bench/RESULTS.md). Larger pieces
+/// would save per-piece latency on a slow link, but that is a few
+/// round trips per 8 MiB, which such a link takes far longer to carry.
+/// LOOM_MPI_PIECE_BYTES sets another size (0: whole messages).
+constexpr int64_t kPieceBytes = int64_t(8) << 20;
+
+/// MPI counts are ints: no piece has more elements.
+constexpr int64_t kMaxPieceElements = int64_t(1) << 30;
+
+/// The piece size LOOM_MPI_PIECE_BYTES asks for, or kPieceBytes.
+int64_t pieceBytesFromEnvironment() {
+  const char *text = std::getenv("LOOM_MPI_PIECE_BYTES");
+  if (!text || !*text)
+    return kPieceBytes;
+  char *end = nullptr;
+  errno = 0;
+  long long value = std::strtoll(text, &end, 10);
+  if (errno != 0 || *end != '\0' || value < 0)
+    fail("LOOM_MPI_PIECE_BYTES=%s: expected a number of bytes, 0 or more "
+         "(0: whole messages)",
+         text);
+  return value;
+}
 
 MPI_Datatype mpiType(DType dtype) {
   switch (dtype) {
@@ -158,12 +187,18 @@ private:
   /// Whether this call should poll politely (see the file comment).
   bool onCommThread() const { return std::this_thread::get_id() != mainThread; }
   /// Completes `requests`, sleeping between polls.
-  void complete(std::vector<MPI_Request> &requests, const char *call);
+  /// Polls `requests` until all are done; `started` is when the collective
+  /// they belong to began (the polling slows down as it goes on).
+  void complete(std::vector<MPI_Request> &requests, const char *call,
+                std::chrono::steady_clock::time_point started =
+                    std::chrono::steady_clock::now());
   /// Watches this communicator's collectives with the given options.
   void watch(double timeout, bool dumpOnSignal);
 
   MPI_Comm comm = MPI_COMM_NULL;
   int myRank = 0, mySize = 1;
+  /// All-reduces go in pieces of this many bytes (0: whole).
+  int64_t pieceBytes = kPieceBytes;
   int threadLevel = MPI_THREAD_SINGLE;
   bool initializedHere = false;
   std::thread::id mainThread = std::this_thread::get_id();
@@ -203,6 +238,7 @@ MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
         "MPI_Comm_set_errhandler");
   MPI_Comm_rank(comm, &myRank);
   MPI_Comm_size(comm, &mySize);
+  pieceBytes = pieceBytesFromEnvironment();
 
   peers.resize(mySize);
   ProcessIdentity self = currentProcessIdentity();
@@ -214,7 +250,8 @@ MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
 
 MpiCommunicator::MpiCommunicator(const MpiCommunicator &parent, MPI_Comm dup)
     : comm(dup), myRank(parent.myRank), mySize(parent.mySize),
-      threadLevel(parent.threadLevel), peers(parent.peers) {
+      pieceBytes(parent.pieceBytes), threadLevel(parent.threadLevel),
+      peers(parent.peers) {
   check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
         "MPI_Comm_set_errhandler");
   // No timeout (a writer waits for its peers' writes however long they
@@ -263,7 +300,8 @@ void MpiCommunicator::abort(int status) {
 }
 
 void MpiCommunicator::complete(std::vector<MPI_Request> &requests,
-                               const char *call) {
+                               const char *call,
+                               std::chrono::steady_clock::time_point started) {
   // Every hop of a collective (a rendezvous, a round of the algorithm) waits
   // for the peer's next poll, so the pauses start short: 2 us doubling to
   // 20 us, with a 1 ns timer slack on this thread so they are not rounded
@@ -278,7 +316,6 @@ void MpiCommunicator::complete(std::vector<MPI_Request> &requests,
     return true;
   }();
   (void)slackSet;
-  const auto started = std::chrono::steady_clock::now();
   long sleepNs = 2000;
   // Several tests per wakeup: Open MPI advances its non-blocking collectives
   // (libnbc) only on some of its progress calls, so a single test per
@@ -317,33 +354,42 @@ void MpiCommunicator::complete(std::vector<MPI_Request> &requests,
   }
 }
 
-/// Calls `piece(pointer, elements)` for every slice of at most kMaxPiece
-/// elements of `buf` (MPI counts are ints).
+/// Calls `piece(pointer, elements)` for every slice of at most `pieceBytes`
+/// (0: as large as MPI's int counts allow) of `buf`, in order.
 template <typename Fn>
-void forEachPiece(void *buf, int64_t count, DType dtype, Fn piece) {
+void forEachPiece(void *buf, int64_t count, DType dtype, int64_t pieceBytes,
+                  Fn piece) {
   char *bytes = static_cast<char *>(buf);
-  const size_t elementSize = dtypeSize(dtype);
-  for (int64_t offset = 0; offset < count; offset += kMaxPiece)
+  const int64_t elementSize = static_cast<int64_t>(dtypeSize(dtype));
+  const int64_t most =
+      pieceBytes == 0
+          ? kMaxPieceElements
+          : std::clamp<int64_t>(pieceBytes / elementSize, 1, kMaxPieceElements);
+  for (int64_t offset = 0; offset < count; offset += most)
     piece(bytes + offset * elementSize,
-          static_cast<int>(std::min(kMaxPiece, count - offset)));
+          static_cast<int>(std::min(most, count - offset)));
 }
 
 void MpiCommunicator::allReduce(void *buf, int64_t count, DType dtype,
                                 ReduceOp op) {
   Watched watched(*watchdog, "all_reduce", count, dtype);
-  std::vector<MPI_Request> requests;
   const bool async = onCommThread();
-  forEachPiece(buf, count, dtype, [&](void *at, int piece) {
-    if (!async)
+  const auto started = std::chrono::steady_clock::now();
+  // One piece in flight at a time: several at once would each take a
+  // temporary buffer, and together they are the size that faults.
+  forEachPiece(buf, count, dtype, pieceBytes, [&](void *at, int piece) {
+    if (!async) {
       check(MPI_Allreduce(MPI_IN_PLACE, at, piece, mpiType(dtype), mpiOp(op),
                           comm),
             "MPI_Allreduce");
-    else
-      check(MPI_Iallreduce(MPI_IN_PLACE, at, piece, mpiType(dtype), mpiOp(op),
-                           comm, &requests.emplace_back()),
-            "MPI_Iallreduce");
+      return;
+    }
+    std::vector<MPI_Request> requests(1);
+    check(MPI_Iallreduce(MPI_IN_PLACE, at, piece, mpiType(dtype), mpiOp(op),
+                         comm, &requests[0]),
+          "MPI_Iallreduce");
+    complete(requests, "MPI_Iallreduce", started);
   });
-  complete(requests, "MPI_Iallreduce");
   if (op == ReduceOp::Mean)
     divide(buf, count, dtype, mySize);
 }
@@ -400,7 +446,8 @@ void MpiCommunicator::broadcast(void *buf, int64_t count, DType dtype,
   Watched watched(*watchdog, "broadcast", count, dtype);
   std::vector<MPI_Request> requests;
   const bool async = onCommThread();
-  forEachPiece(buf, count, dtype, [&](void *at, int piece) {
+  // Broadcasts take no temporary buffer: the largest pieces, all at once.
+  forEachPiece(buf, count, dtype, /*pieceBytes=*/0, [&](void *at, int piece) {
     if (!async)
       check(MPI_Bcast(at, piece, mpiType(dtype), root, comm), "MPI_Bcast");
     else

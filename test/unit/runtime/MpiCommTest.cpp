@@ -16,9 +16,10 @@
 
 using namespace loom::rt;
 
-TEST(MpiCommunicator, CollectivesAreExactForEveryTypeAndOp) {
-  if (!haveMpi() || defaultMpiexec().empty())
-    GTEST_SKIP() << "runtime built without MPI";
+namespace {
+
+/// Runs LoomCommCheck on 3 ranks and expects every rank to pass.
+void runCommCheck() {
   LaunchOptions options;
   options.ranks = 3;
   options.args = {LOOM_TEST_COMM_CHECK};
@@ -38,4 +39,23 @@ TEST(MpiCommunicator, CollectivesAreExactForEveryTypeAndOp) {
               std::string::npos)
         << output;
   EXPECT_EQ(output.find("FAIL"), std::string::npos) << output;
+}
+
+} // namespace
+
+TEST(MpiCommunicator, CollectivesAreExactForEveryTypeAndOp) {
+  if (!haveMpi() || defaultMpiexec().empty())
+    GTEST_SKIP() << "runtime built without MPI";
+  runCommCheck();
+}
+
+TEST(MpiCommunicator, AllReducesInPiecesAreExact) {
+  // All-reduces go in pieces (8 MiB by default, larger than any message
+  // here): with 100-byte pieces every message of more than 12 elements
+  // splits, at boundaries that fall inside the buffer, blocking and on
+  // the communication thread alike.
+  if (!haveMpi() || defaultMpiexec().empty())
+    GTEST_SKIP() << "runtime built without MPI";
+  test::ScopedEnv pieces("LOOM_MPI_PIECE_BYTES", "100");
+  runCommCheck();
 }
