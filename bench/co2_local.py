@@ -4,7 +4,9 @@ same GPT, per-rank batch, AdamW and τ for
   - Loom CO2                                      (--co2=local-steps=TAU)
   - Loom CO2 with whole messages                  (LOOM_MPI_PIECE_BYTES=0:
     the round's all-reduce in one piece, as Loom did before it split large
-    all-reduces into 8 MiB pieces)
+    all-reduces and reduce-scatters into 8 MiB pieces)
+  - the same two with the outer state sharded     (sharded=1: a
+    reduce-scatter and an all-gather per round)
   - Loom synchronous DDP                          (--dp=2)
   - PyTorch 1.13 post-local SGD at the same τ     (post_localSGD_hook +
     PeriodicModelAverager, gloo)
@@ -46,13 +48,18 @@ def main():
         optimizer = "--optimizer=adamw:lr=1e-3"
         one = loomc(args.spec, art("one"), optimizer)
         loomc(args.spec, art("co2"), optimizer, "--dp=2", f"--co2=local-steps={args.tau}")
+        loomc(args.spec, art("co2s"), optimizer, "--dp=2",
+              f"--co2=local-steps={args.tau},sharded=1")
         loomc(args.spec, art("ddp"), optimizer, "--dp=2")
+        whole = {"LOOM_MPI_PIECE_BYTES": "0"}
         params = sum(4 * math.prod(p["shape"]) for p in one["params"])
         configs = [
             ("Loom CO2", lambda: loom(art("co2"), None, steps, warmup, tmp)["mean"]),
             ("Loom CO2, whole messages (LOOM_MPI_PIECE_BYTES=0)",
-             lambda: loom(art("co2"), None, steps, warmup, tmp,
-                          env={"LOOM_MPI_PIECE_BYTES": "0"})["mean"]),
+             lambda: loom(art("co2"), None, steps, warmup, tmp, env=whole)["mean"]),
+            ("Loom CO2, sharded", lambda: loom(art("co2s"), None, steps, warmup, tmp)["mean"]),
+            ("Loom CO2, sharded, whole messages",
+             lambda: loom(art("co2s"), None, steps, warmup, tmp, env=whole)["mean"]),
             ("Loom synchronous DDP", lambda: loom(art("ddp"), None, steps, warmup, tmp)["mean"]),
             ("PyTorch 1.13 post-local SGD",
              lambda: torch(args.spec, None, steps, warmup, local_sgd=args.tau)["mean"]),

@@ -213,9 +213,10 @@ environment:
   LOOM_CUDA_TF32=1  let FP32 GEMMs use TF32 tensor cores (faster, about 3
                     decimal digits; default: full FP32)
   LOOM_MPI_PIECE_BYTES
-                    the size of the pieces an MPI all-reduce is split into,
-                    one after the other (default: 8388608; 0: whole
-                    messages); the same on every rank
+                    the size of the pieces an MPI all-reduce or
+                    reduce-scatter is split into, one after the other
+                    (default: 8388608; 0: whole messages); the same on every
+                    rank (docs/overlap.md)
   LOOM_ABORT_DEADLINE_S
                     seconds a rank that stops the job waits for the MPI
                     library's abort to end it before it exits by itself

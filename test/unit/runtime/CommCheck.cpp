@@ -76,6 +76,14 @@ bool checkType(int32_t dtype, const char *name, int rank, int size) {
       if (!expect(slice, sliceWant,
                   "reduce_scatter " + tag + " op " + std::to_string(op), rank))
         return false;
+      // The same on the communication thread (CO2's sharded rounds).
+      std::vector<T> later(count);
+      loom_rt_wait(loom_rt_reduce_scatter_start(0, send.data(), later.data(),
+                                                count, dtype, op));
+      if (!expect(later, sliceWant,
+                  "reduce_scatter_start " + tag + " op " + std::to_string(op),
+                  rank))
+        return false;
     }
     std::vector<T> mine(count), all(count * size), allWant(count * size);
     for (int64_t i = 0; i < count; ++i)

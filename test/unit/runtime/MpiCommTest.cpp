@@ -49,11 +49,12 @@ TEST(MpiCommunicator, CollectivesAreExactForEveryTypeAndOp) {
   runCommCheck();
 }
 
-TEST(MpiCommunicator, AllReducesInPiecesAreExact) {
-  // All-reduces go in pieces (8 MiB by default, larger than any message
-  // here): with 100-byte pieces every message of more than 12 elements
-  // splits, at boundaries that fall inside the buffer, blocking and on
-  // the communication thread alike.
+TEST(MpiCommunicator, CollectivesInPiecesAreExact) {
+  // All-reduces and reduce-scatters go in pieces (8 MiB by default, larger
+  // than any message here): with 100-byte pieces every message of more
+  // than a few elements splits, at boundaries inside the buffer (and
+  // inside each rank's block of a reduce-scatter), blocking and on the
+  // communication thread alike.
   if (!haveMpi() || defaultMpiexec().empty())
     GTEST_SKIP() << "runtime built without MPI";
   test::ScopedEnv pieces("LOOM_MPI_PIECE_BYTES", "100");
