@@ -57,16 +57,16 @@ namespace loom::rt {
 namespace {
 
 /// An all-reduce (and a reduce-scatter, all ranks' blocks together) goes in
-/// pieces of at most this many bytes, one after the other. Open MPI's all-reduce algorithms take a temporary buffer about
-/// the size of the message from malloc, and glibc serves requests above
-/// 32 MiB with a fresh mmap each time, every page of which faults in when
-/// touched: a 100 MB all-reduce of 2 local ranks took 300 ms (blocking) and
-/// 415 ms (non-blocking) with 12k-24k page faults, in 8 MiB pieces 35-40 ms
-/// with none, the buffers reused from the heap (CO2's round, which is the
-/// whole model, on this project's VMs; bench/RESULTS.md). Larger pieces
-/// would save per-piece latency on a slow link, but that is a few
-/// round trips per 8 MiB, which such a link takes far longer to carry.
-/// LOOM_MPI_PIECE_BYTES sets another size (0: whole messages).
+/// pieces of at most this many bytes, one after the other. Open MPI's
+/// all-reduce algorithms take a temporary buffer about the size of the message
+/// from malloc, and glibc serves requests above 32 MiB with a fresh mmap each
+/// time, every page of which faults in when touched: a 100 MB all-reduce of 2
+/// local ranks took 300 ms (blocking) and 415 ms (non-blocking) with 12k-24k
+/// page faults, in 8 MiB pieces 35-40 ms with none, the buffers reused from the
+/// heap (CO2's round, which is the whole model, on this project's VMs;
+/// bench/RESULTS.md). Larger pieces would save per-piece latency on a slow
+/// link, but that is a few round trips per 8 MiB, which such a link takes far
+/// longer to carry. LOOM_MPI_PIECE_BYTES sets another size (0: whole messages).
 constexpr int64_t kPieceBytes = int64_t(8) << 20;
 
 /// MPI counts are ints: no piece has more elements.
