@@ -9,7 +9,6 @@
 #include "Clock.h"
 #include "PerRankSave.h"
 #include "loom/runtime/Artifact.h"
-#include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 
 namespace loom::rt {
@@ -79,8 +78,7 @@ void BackgroundSave::startPerRank(const std::string &path,
   part.tensors.optimizerState =
       copyTensors(tensors.optimizerState, optimizerState);
   part.tensors.rankState = copyTensors(tensors.rankState, rankState);
-  part.tensors.alike = copyTensors(
-      alikeShare(tensors.alike, writers.rank(), writers.size()), alikeState);
+  part.tensors.alike = copyTensors(tensors.alike, alikeState);
   part.consensus = part.params;
   launch(path, state, static_cast<int>(state.ranks),
          [&writers, path, tmpDir, part, state](Outcome &outcome) {

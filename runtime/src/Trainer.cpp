@@ -172,10 +172,6 @@ std::vector<JobSetting> jobSettings(const Artifact &artifact,
                     options.evalData.empty() ? "not given" : options.evalData},
                    {"--eval-every", std::to_string(options.evalEvery)},
                    {"--trace", givenOrNot(options.tracePath)}});
-  // Where the MPI communicator splits a large all-reduce decides how many
-  // collectives the ranks issue for it.
-  const char *pieces = std::getenv("LOOM_MPI_PIECE_BYTES");
-  settings.push_back({"LOOM_MPI_PIECE_BYTES", pieces ? pieces : "not set"});
   return settings;
 }
 

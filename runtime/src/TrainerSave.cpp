@@ -124,6 +124,8 @@ void Trainer::savePerRank(TrainerState &state, CO2Rounds &co2) {
     failure = e.what();
   }
   agreeOnFailure(comm, failure);
+  // Each rank writes its share of what all hold alike (compared above).
+  tensors.alike = alikeShare(tensors.alike, comm.rank(), comm.size());
   if (background) {
     background->startPerRank(options.savePath, tmp, artifact, tensors, state,
                              *writers);
@@ -134,7 +136,6 @@ void Trainer::savePerRank(TrainerState &state, CO2Rounds &co2) {
   }
   // The consensus model for export, averaged from a copy of the params.
   std::vector<std::unique_ptr<Tensor>> consensus;
-  tensors.alike = alikeShare(tensors.alike, comm.rank(), comm.size());
   RankPart part{artifact.params(), tensors,
                 copyTensors(artifact.params(), consensus)};
   PerRankWrite wrote =

@@ -242,7 +242,20 @@ MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
         "MPI_Comm_set_errhandler");
   MPI_Comm_rank(comm, &myRank);
   MPI_Comm_size(comm, &mySize);
+  // The pieces are collectives of their own: every rank must cut alike.
   pieceBytes = pieceBytesFromEnvironment();
+  std::vector<int64_t> pieces(static_cast<size_t>(mySize));
+  check(MPI_Allgather(&pieceBytes, 1, MPI_INT64_T, pieces.data(), 1,
+                      MPI_INT64_T, comm),
+        "MPI_Allgather");
+  for (int r = 1; r < mySize; ++r)
+    if (pieces[r] != pieces[0])
+      fail("LOOM_MPI_PIECE_BYTES differs between ranks: %lld bytes on rank "
+           "0, %lld on rank %d; every rank must split large collectives "
+           "alike (0: whole messages; unset: %lld)",
+           static_cast<long long>(pieces[0]),
+           static_cast<long long>(pieces[r]), r,
+           static_cast<long long>(kPieceBytes));
 
   peers.resize(mySize);
   ProcessIdentity self = currentProcessIdentity();

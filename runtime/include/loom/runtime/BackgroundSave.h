@@ -75,7 +75,7 @@ public:
 
   /// Every rank of a per-rank checkpoint, after rank 0 created `tmpDir`
   /// (beginPerRankCheckpoint): copies `artifact`'s params and `tensors`
-  /// (of the alike ones this rank's share, which it writes), and starts
+  /// (with this rank's share of the alike ones: alikeShare), and starts
   /// writing them (writePerRankCheckpoint) over `writers`, which only the
   /// writer threads use and which must outlive the save. The save in flight
   /// must have been finished.

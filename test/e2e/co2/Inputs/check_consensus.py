@@ -3,28 +3,16 @@ over ranks of the rank-<r>/model.safetensors files, element by element
 (relative 1e-6: the runtime averages in the parameters' dtype).
 
 usage: check_consensus.py CHECKPOINT_DIR"""
-import glob
 import json
 import os
-import struct
 import sys
 
-FORMATS = {"F32": "f", "F64": "d"}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from safetensors_file import read as read_tensors  # noqa: E402
 
 
 def read(path):
-    data = open(path, "rb").read()
-    (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + length])
-    header.pop("__metadata__", None)
-    body = data[8 + length:]
-    out = {}
-    for name, info in header.items():
-        start, end = info["data_offsets"]
-        fmt = FORMATS[info["dtype"]]
-        out[name] = struct.unpack(f"<{(end - start) // struct.calcsize(fmt)}{fmt}",
-                                  body[start:end])
-    return out
+    return {name: values for name, (_, _, values) in read_tensors(path).items()}
 
 
 ckpt = sys.argv[1]

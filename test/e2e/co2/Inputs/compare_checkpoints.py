@@ -8,21 +8,10 @@ MISMATCH and the first difference (exit 1).
 usage: compare_checkpoints.py A B"""
 import json
 import os
-import struct
 import sys
 
-
-def read(path):
-    """{name: (dtype, shape, raw bytes)} of a safetensors file."""
-    with open(path, "rb") as f:
-        data = f.read()
-    (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + length])
-    header.pop("__metadata__", None)
-    body = data[8 + length:]
-    return {name: (info["dtype"], info["shape"],
-                   body[info["data_offsets"][0]:info["data_offsets"][1]])
-            for name, info in header.items()}
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from safetensors_file import read_raw as read  # noqa: E402
 
 
 def rank_tensors(ckpt, rank, ranks):

@@ -6,8 +6,10 @@ and how many of them are CO2 outer state (names with .co2_) or round state
 usage: describe_checkpoint.py DIR"""
 import json
 import os
-import struct
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from safetensors_file import read_raw  # noqa: E402
 
 ckpt = sys.argv[1]
 print("format", json.load(open(os.path.join(ckpt, "trainer.json")))["format_version"])
@@ -16,10 +18,7 @@ for root, _, files in sorted(os.walk(ckpt)):
         if not name.endswith(".safetensors"):
             continue
         path = os.path.join(root, name)
-        with open(path, "rb") as f:
-            (length,) = struct.unpack("<Q", f.read(8))
-            header = json.loads(f.read(length))
-        header.pop("__metadata__", None)
+        header = read_raw(path)
         outer = sum(".co2_" in t for t in header)
         rounds = sum(t.startswith("co2.") for t in header)
         print(f"{os.path.relpath(path, ckpt)}: {len(header)} tensors, "

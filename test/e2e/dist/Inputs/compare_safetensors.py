@@ -7,28 +7,11 @@ mismatch.
 usage: compare_safetensors.py A B [--rtol R] [--atol A] [--exact]
 """
 import argparse
-import json
-import struct
+import os
 import sys
 
-FORMATS = {"F32": "f", "F64": "d", "I32": "i", "I64": "q"}
-
-
-def read(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + length])
-    header.pop("__metadata__", None)
-    body = data[8 + length:]
-    tensors = {}
-    for name, info in header.items():
-        start, end = info["data_offsets"]
-        fmt = FORMATS[info["dtype"]]
-        count = (end - start) // struct.calcsize(fmt)
-        values = struct.unpack(f"<{count}{fmt}", body[start:end])
-        tensors[name] = (info["dtype"], info["shape"], values)
-    return tensors
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "Inputs"))
+from safetensors_file import read  # noqa: E402
 
 
 ap = argparse.ArgumentParser()
