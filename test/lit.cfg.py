@@ -38,6 +38,9 @@ llvm_config.add_tool_substitutions(tools, [config.loom_tools_dir])
 if all(os.path.exists(os.path.join(config.loom_tools_dir, "loom-fuzz-" + r))
        for r in ("safetensors", "manifest", "data")):
     config.available_features.add("loom-fuzz")
+# The compiler's fuzz target (tools/loom-fuzz-compile), built with them.
+if os.path.exists(os.path.join(config.loom_tools_dir, "loom-fuzz-compile")):
+    config.available_features.add("loom-fuzz-compile")
 
 # The PyTorch peer (Debian's python3-torch) is optional.
 def _has_torch():

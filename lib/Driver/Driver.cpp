@@ -25,17 +25,18 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::driver;
 
-static LogicalResult error(const llvm::Twine &msg) {
-  llvm::errs() << "loomc: error: " << msg << "\n";
+static LogicalResult error(llvm::raw_ostream &os, const llvm::Twine &msg) {
+  os << "loomc: error: " << msg << "\n";
   return failure();
 }
 
 /// Prints `module` to the -o file, or stdout when none (or "-") was given.
-static LogicalResult printModule(ModuleOp module, StringRef output) {
+static LogicalResult printModule(ModuleOp module, StringRef output,
+                                 llvm::raw_ostream &diagnostics) {
   std::string err;
   auto file = openOutputFile(output.empty() ? "-" : output, &err);
   if (!file)
-    return error(err);
+    return error(diagnostics, err);
   module.print(file->os());
   file->os() << "\n";
   file->keep();
@@ -59,6 +60,14 @@ void mlir::loom::driver::registerPassesOnce() {
 }
 
 LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
+  llvm::raw_ostream &diagnostics =
+      options.diagnostics ? *options.diagnostics : llvm::errs();
+  auto error = [&](const llvm::Twine &msg) {
+    return ::error(diagnostics, msg);
+  };
+  auto printModule = [&](ModuleOp module, StringRef output) {
+    return ::printModule(module, output, diagnostics);
+  };
   auto optimizer = parseOptimizerSpec(options.optimizer);
   if (!optimizer)
     return error(llvm::toString(optimizer.takeError()));
@@ -115,7 +124,14 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   MLIRContext ctx(registry);
   ctx.loadDialect<LoomDialect>();
   llvm::SourceMgr sourceMgr;
-  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &ctx);
+  SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, diagnostics);
+  // Registered last, so it sees each diagnostic first; failure() passes it
+  // on to the printer.
+  if (options.onDiagnostic)
+    ctx.getDiagEngine().registerHandler([&](Diagnostic &diagnostic) {
+      options.onDiagnostic(diagnostic);
+      return failure();
+    });
 
   OwningOpRef<ModuleOp> module;
   CompileOptions opts = options;
@@ -125,9 +141,9 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
             applyCalibrationFile(options.calibrationFile, opts.machine, ranks))
       return error(llvm::toString(std::move(err)));
     if (ranks > 1 && options.dp > 1 && ranks != options.dp)
-      llvm::errs() << "loomc: warning: " << options.calibrationFile
-                   << " was measured on " << ranks << " ranks, compiling for "
-                   << options.dp << "\n";
+      diagnostics << "loomc: warning: " << options.calibrationFile
+                  << " was measured on " << ranks << " ranks, compiling for "
+                  << options.dp << "\n";
   }
   if (!options.linkSpec.empty())
     if (auto err = applyLinkSpec(options.linkSpec, opts.machine))
@@ -141,7 +157,10 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     module = buildModel(&ctx, *spec, et);
   } else {
     std::string err;
-    auto file = openInputFile(options.inputFile, &err);
+    std::unique_ptr<llvm::MemoryBuffer> file =
+        options.inputText ? llvm::MemoryBuffer::getMemBufferCopy(
+                                *options.inputText, options.inputFile)
+                          : openInputFile(options.inputFile, &err);
     if (!file)
       return error(err);
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
@@ -204,7 +223,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     if (auto co2 = (*module)->getAttrOfType<DictionaryAttr>("loom.co2"))
       if (auto why = co2.getAs<StringAttr>("local_steps_reason");
           why && !why.getValue().empty())
-        llvm::errs() << "loomc: co2: " << why.getValue() << "\n";
+        diagnostics << "loomc: co2: " << why.getValue() << "\n";
   }
   if (options.emitMlir && options.stage == Stage::Train)
     return printModule(*module, options.outputDir);

@@ -50,9 +50,9 @@ llvm::Error applyFields(StringRef flag, StringRef kind, StringRef body,
   llvm::SmallVector<StringRef> parts;
   body.split(parts, ',');
   for (StringRef part : parts) {
-    auto [key, value] = part.split('=');
-    key = key.trim();
-    value = value.trim();
+    // Not a structured binding: C++17 lambdas cannot capture one (clang).
+    std::pair<StringRef, StringRef> keyValue = part.split('=');
+    StringRef key = keyValue.first.trim(), value = keyValue.second.trim();
     const Field *field =
         llvm::find_if(fields, [&](const Field &f) { return key == f.name; });
     if (field == fields.end()) {

@@ -7,7 +7,13 @@
 
 #include "mlir/Support/LLVM.h"
 
+#include <functional>
+#include <optional>
 #include <string>
+
+namespace mlir {
+class Diagnostic;
+} // namespace mlir
 
 namespace mlir::loom::driver {
 
@@ -17,6 +23,16 @@ enum class Stage { Model, Train, Linalg, Lowered };
 struct CompileOptions {
   std::string inputFile; ///< a model .mlir file ("-": stdin), or
   std::string modelSpec; ///< a built-in model spec (--model=...)
+  /// For callers that hold the model in memory (the compiler's fuzz target):
+  /// its text, read instead of the file; inputFile still names it in
+  /// diagnostics.
+  std::optional<std::string> inputText;
+  /// Where errors, warnings and notes go (nullptr: stderr).
+  llvm::raw_ostream *diagnostics = nullptr;
+  /// Called with each diagnostic about the IR before it is printed (the
+  /// fuzz target checks where errors point); loomc's own errors about
+  /// options and files are not diagnostics and only printed.
+  std::function<void(Diagnostic &)> onDiagnostic;
   std::string outputDir; ///< artifact directory (or file for --emit=mlir)
   bool emitMlir = false; ///< print IR instead of writing an artifact
   Stage stage = Stage::Lowered;

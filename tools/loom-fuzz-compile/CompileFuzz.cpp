@@ -1,0 +1,188 @@
+//===- CompileFuzz.cpp - Fuzz target of the whole compiler ------*- C++ -*-===//
+//
+// Reliability scenario 16: parse -> verify -> every pipeline of loomc, on
+// untrusted IR. An input is a model (or a training step, as printed by
+// `loomc --stage=train`) in MLIR text, whose first line may give loomc's
+// flags as a comment:
+//
+//   // flags: --dp=2 --co2=local-steps=2
+//   module attributes {loom.task = ...} { ... }
+//
+// The line is a comment, so `loomc INPUT --emit=mlir -o /dev/null FLAGS`
+// replays an input exactly; unknown flags are ignored, bad values are
+// loomc's own errors. The input is compiled in memory up to the lowered
+// LLVM-dialect module, which is printed to /dev/null (no object file, no
+// artifact).
+//
+// The compiler may accept or reject an input; what it may not do (the
+// rules of test/robustness/Inputs/mutate_ir.py) is crash, abort, fail
+// without an error, or reject the IR with an error that points nowhere: an
+// error diagnostic must be located in the input (FILE:line:col), and a
+// failure without one must print one of loomc's own errors. A violation
+// aborts, which libFuzzer or FuzzMain.cpp reports as a crash and saves the
+// input. LOOM_FUZZ_VERBOSE=1 prints each input's flags and diagnostics (to
+// replay one).
+//
+// Built with clang and LOOM_FUZZ_COMPILER=ON the passes are instrumented
+// for coverage and ASan/UBSan; with g++ the passes are not and only this
+// file is (tools/loom-fuzz-compile/CMakeLists.txt).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/Driver/Driver.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/Timing.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+using namespace mlir::loom::driver;
+
+namespace {
+
+/// The name diagnostics give the input.
+constexpr const char *kInputName = "fuzz-input.mlir";
+
+bool verbose() {
+  static const bool on = [] {
+    const char *value = std::getenv("LOOM_FUZZ_VERBOSE");
+    return value && *value && std::string(value) != "0";
+  }();
+  return on;
+}
+
+[[noreturn]] void violated(const std::string &what,
+                           const std::string &diagnostics) {
+  std::fprintf(stderr, "fuzz check failed: %s\n%s\n", what.c_str(),
+               diagnostics.c_str());
+  std::abort();
+}
+
+/// Sets the options the `// flags:` line names. Only loomc's flags that
+/// change what is compiled are read; a value that does not parse leaves the
+/// default.
+void applyFlags(llvm::StringRef line, CompileOptions &options) {
+  llvm::SmallVector<llvm::StringRef> words;
+  line.split(words, ' ', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef word : words) {
+    auto [flag, value] = word.split('=');
+    if (flag == "--dp") {
+      int64_t dp;
+      // A job of millions of ranks is legal but not what a fuzz input
+      // should spend its time on.
+      if (!value.getAsInteger(10, dp) && dp <= 64)
+        options.dp = dp;
+    } else if (flag == "--overlap") {
+      options.overlap = true;
+    } else if (flag == "--co2") {
+      options.co2 = value.str();
+    } else if (flag == "--precision") {
+      options.precision = value.str();
+    } else if (flag == "--optimizer") {
+      options.optimizer = value.str();
+    } else if (flag == "--clip-norm") {
+      value.getAsDouble(options.clipNorm);
+    } else if (flag == "--warmup-steps") {
+      value.getAsInteger(10, options.warmupSteps);
+    } else if (flag == "--decay-steps") {
+      value.getAsInteger(10, options.decaySteps);
+    } else if (flag == "--min-lr") {
+      value.getAsDouble(options.minLr);
+    } else if (flag == "--bucket-mib") {
+      value.getAsDouble(options.bucketMiB);
+    } else if (flag == "--target") {
+      options.target = value.str();
+    } else if (flag == "--emulate-gpu-loops") {
+      options.emulateGpuLoops = true;
+    } else if (flag == "--late-frees") {
+      options.lateFrees = true;
+    } else if (flag == "--plan-buffers") {
+      options.planBuffers = value != "0" && value != "false";
+    }
+  }
+}
+
+/// Whether `loc` points into the input, as the printer finds the place
+/// (through names, call sites, fusions). Line 0 is the module the parser
+/// makes around top-level ops: an error about the whole input.
+bool locatedInInput(mlir::Location loc) {
+  if (auto file = mlir::dyn_cast<mlir::FileLineColLoc>(loc))
+    return file.getFilename() == kInputName;
+  if (auto name = mlir::dyn_cast<mlir::NameLoc>(loc))
+    return locatedInInput(name.getChildLoc());
+  if (auto call = mlir::dyn_cast<mlir::CallSiteLoc>(loc))
+    return locatedInInput(call.getCallee());
+  if (auto fused = mlir::dyn_cast<mlir::FusedLoc>(loc))
+    return llvm::any_of(fused.getLocations(), locatedInInput);
+  if (auto opaque = mlir::dyn_cast<mlir::OpaqueLoc>(loc))
+    return locatedInInput(opaque.getFallbackLocation());
+  return false;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  registerPassesOnce();
+  // One thread: every input gets a new context, and a thread pool per
+  // context would cost more than most inputs take to compile.
+  mlir::registerMLIRContextCLOptions();
+  // compile() applies these, as loomc's command line sets them; applying
+  // unregistered ones fails.
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  const char *args[] = {"loom-fuzz-compile", "--mlir-disable-threading"};
+  llvm::cl::ParseCommandLineOptions(2, args);
+  return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  CompileOptions options;
+  options.inputText = std::string(reinterpret_cast<const char *>(data), size);
+  options.inputFile = kInputName;
+  options.emitMlir = true;
+  options.outputDir = "/dev/null";
+  llvm::StringRef text(*options.inputText);
+  llvm::StringRef first = text.split('\n').first;
+  if (first.consume_front("// flags:"))
+    applyFlags(first, options);
+
+  // Errors are checked as they come, not in the printed text, which quotes
+  // the input: the fuzzer soon learns to write "loomc: error: " into it.
+  std::string diagnostics;
+  llvm::raw_string_ostream os(diagnostics);
+  options.diagnostics = &os;
+  int errors = 0;
+  std::string unlocated; // the first error that points nowhere
+  options.onDiagnostic = [&](mlir::Diagnostic &diagnostic) {
+    if (diagnostic.getSeverity() != mlir::DiagnosticSeverity::Error)
+      return;
+    ++errors;
+    if (unlocated.empty() && !locatedInInput(diagnostic.getLocation()))
+      unlocated = diagnostic.str();
+  };
+  bool failed = mlir::failed(compile(options));
+  os.flush();
+  if (verbose())
+    std::fprintf(stderr, "loom-fuzz-compile: %s: %s\n%s",
+                 failed ? "rejected" : "compiled", first.str().c_str(),
+                 diagnostics.c_str());
+  if (!unlocated.empty())
+    violated("an error that names no place in the input: " + unlocated,
+             diagnostics);
+  // A failure without an error about the IR must be one of loomc's own.
+  // (Only a warning could quote the input here; none is expected.)
+  if (failed && !errors &&
+      !llvm::StringRef(diagnostics).contains("loomc: error: "))
+    violated("the compiler failed without an error", diagnostics);
+  return 0;
+}
