@@ -44,11 +44,14 @@ static LogicalResult printModule(ModuleOp module, StringRef output,
 }
 
 static LogicalResult runStage(PassManager &pm, ModuleOp module,
-                              TimingScope &root, StringRef name) {
+                              TimingScope &root, StringRef name,
+                              const CompileOptions &options) {
   TimingScope scope = root.nest(name);
   pm.enableTiming(scope);
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
+  if (options.configurePasses)
+    options.configurePasses(pm);
   return pm.run(module);
 }
 
@@ -218,7 +221,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     train.gflops = opts.machine.flopsPerSecond / 1e9;
     train.commCpu = opts.machine.commCpuFraction;
     buildTrainPipeline(pm, train);
-    if (failed(runStage(pm, *module, root, "train")))
+    if (failed(runStage(pm, *module, root, "train", options)))
       return failure();
     if (auto co2 = (*module)->getAttrOfType<DictionaryAttr>("loom.co2"))
       if (auto why = co2.getAs<StringAttr>("local_steps_reason");
@@ -235,7 +238,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   {
     PassManager pm(&ctx);
     buildLowerToLinalgPipeline(pm, bf16);
-    if (failed(runStage(pm, *module, root, "lower-to-linalg")))
+    if (failed(runStage(pm, *module, root, "lower-to-linalg", options)))
       return failure();
   }
   if (failed(manifest.addEntries(*module)))
@@ -263,7 +266,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
       cpu.planBuffers = options.planBuffers;
       buildLowerToLLVMPipeline(pm, cpu);
     }
-    if (failed(runStage(pm, *module, root, "lower-to-llvm")))
+    if (failed(runStage(pm, *module, root, "lower-to-llvm", options)))
       return failure();
   }
   if (options.emitMlir)

@@ -17,8 +17,10 @@
 // The compiler may accept or reject an input; what it may not do (the
 // rules of test/robustness/Inputs/mutate_ir.py) is crash, abort, fail
 // without an error, or reject the IR with an error that points nowhere: an
-// error diagnostic must be located in the input (FILE:line:col), and a
-// failure without one must print one of loomc's own errors. A violation
+// error diagnostic must be located in the input (FILE:line:col), a
+// failure without one must print one of loomc's own errors, and the IR
+// must verify after every pass (a pass that breaks it is a bug, not a
+// rejection). A violation
 // aborts, which libFuzzer or FuzzMain.cpp reports as a crash and saves the
 // input. LOOM_FUZZ_VERBOSE=1 prints each input's flags and diagnostics (to
 // replay one).
@@ -34,6 +36,9 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
 #include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/Timing.h"
 #include "llvm/ADT/STLExtras.h"
@@ -44,6 +49,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 using namespace mlir::loom::driver;
@@ -129,6 +135,27 @@ bool locatedInInput(mlir::Location loc) {
   return false;
 }
 
+/// Verifies the IR after every pass in place of the pass manager's own
+/// verifier, which reports a pass that breaks the IR as an error at the
+/// broken op, just like an input the compiler rejects. Here it is a bug.
+class VerifyEachPass : public mlir::PassInstrumentation {
+public:
+  explicit VerifyEachPass(std::string &diagnostics)
+      : diagnostics(diagnostics) {}
+
+  void runAfterPass(mlir::Pass *pass, mlir::Operation *op) override {
+    if (mlir::succeeded(mlir::verify(op)))
+      return;
+    violated(("the IR after " + pass->getArgument() + " (" + pass->getName() +
+              ") does not verify")
+                 .str(),
+             diagnostics);
+  }
+
+private:
+  std::string &diagnostics;
+};
+
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
@@ -169,6 +196,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     ++errors;
     if (unlocated.empty() && !locatedInInput(diagnostic.getLocation()))
       unlocated = diagnostic.str();
+  };
+  options.configurePasses = [&](mlir::PassManager &pm) {
+    pm.enableVerifier(false);
+    pm.addInstrumentation(std::make_unique<VerifyEachPass>(diagnostics));
   };
   bool failed = mlir::failed(compile(options));
   os.flush();

@@ -13,6 +13,7 @@
 
 namespace mlir {
 class Diagnostic;
+class PassManager;
 } // namespace mlir
 
 namespace mlir::loom::driver {
@@ -33,6 +34,10 @@ struct CompileOptions {
   /// fuzz target checks where errors point); loomc's own errors about
   /// options and files are not diagnostics and only printed.
   std::function<void(Diagnostic &)> onDiagnostic;
+  /// Called on each stage's pass manager before it runs (the fuzz target
+  /// verifies the IR after every pass itself, to tell a pass that broke it
+  /// from one that rejected it).
+  std::function<void(PassManager &)> configurePasses;
   std::string outputDir; ///< artifact directory (or file for --emit=mlir)
   bool emitMlir = false; ///< print IR instead of writing an artifact
   Stage stage = Stage::Lowered;
