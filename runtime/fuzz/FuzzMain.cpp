@@ -5,7 +5,8 @@
 //   loom-fuzz-X [-runs=N] [-seed=S] [-max_len=L] [-timeout=S]
 //               [-max_total_time=S] CORPUS_FILE_OR_DIR...
 //
-// runs every corpus input, then N mutants of them (Mutator.h), and ends with
+// runs every corpus input, then N mutants of them (Mutator.h, or the
+// target's LLVMFuzzerCustomMutator when it has one), and ends with
 // "loom-fuzz-X: N inputs (C corpus), no crash". As with libFuzzer, naming
 // only files (a saved crash) runs just those, and with a directory the
 // default is to fuzz until -max_total_time or forever.
@@ -40,6 +41,11 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 extern "C" int LLVMFuzzerInitialize(int *argc, char ***argv)
+    __attribute__((weak));
+// A target that knows its inputs' structure (the compiler's) mutates them
+// itself, as with libFuzzer, and may call LLVMFuzzerMutate below.
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
+                                          size_t maxSize, unsigned int seed)
     __attribute__((weak));
 
 // Aborts (a failed check in a target, std::terminate) get a report with a
@@ -201,6 +207,22 @@ std::vector<Bytes> loadCorpus(const std::vector<std::string> &paths,
   return corpus;
 }
 
+// The mutator of the run, for LLVMFuzzerMutate.
+Mutator *activeMutator = nullptr;
+
+/// The next mutant: the target's own mutation of a corpus input, or ours.
+Bytes nextInput(Mutator &mutator, size_t maxLen) {
+  if (!LLVMFuzzerCustomMutator)
+    return mutator.next();
+  Bytes input = mutator.pick();
+  size_t size = input.size();
+  input.resize(std::max(maxLen, size));
+  size = LLVMFuzzerCustomMutator(input.data(), size, input.size(),
+                                 static_cast<unsigned>(mutator.random()));
+  input.resize(std::min(size, input.size()));
+  return input;
+}
+
 void runOne(const Bytes &input, unsigned timeout) {
   current = &input;
   if (timeout)
@@ -223,6 +245,15 @@ void runOne(const Bytes &input, unsigned timeout) {
 }
 
 } // namespace
+
+// libFuzzer's byte-level mutation, as a custom mutator sees it.
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize) {
+  Bytes bytes(data, data + size);
+  activeMutator->mutate(bytes);
+  size_t out = std::min(bytes.size(), maxSize);
+  std::copy(bytes.begin(), bytes.begin() + out, data);
+  return out;
+}
 
 int main(int argc, char **argv) {
   tool = fs::path(argv[0]).filename().string();
@@ -257,12 +288,13 @@ int main(int argc, char **argv) {
     runOne(input, options.timeout);
 
   Mutator mutator(options.seed, corpus, options.maxLen);
+  activeMutator = &mutator;
   unsigned long long mutants = 0, nextReport = 1 << 16;
   while (runs < 0 || mutants < static_cast<unsigned long long>(runs)) {
     if (options.maxTotalTime && (mutants & 255) == 0 &&
         elapsed() >= options.maxTotalTime)
       break;
-    Bytes input = mutator.next();
+    Bytes input = nextInput(mutator, options.maxLen);
     runOne(input, options.timeout);
     if (++mutants == nextReport) {
       std::fprintf(stderr, "%s: %llu inputs, %.0f/s\n", tool.c_str(),

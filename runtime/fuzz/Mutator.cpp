@@ -179,6 +179,13 @@ void Mutator::insert(Bytes &data, size_t at, const Bytes &chunk) {
               chunk.end());
 }
 
+void Mutator::mutate(Bytes &data) {
+  for (size_t i = 0, rounds = 1 + below(4); i < rounds; ++i)
+    mutateOnce(data);
+  if (data.size() > maxLen)
+    data.resize(maxLen);
+}
+
 void Mutator::mutateOnce(Bytes &data) {
   switch (below(17)) {
   case 0: // flip a bit

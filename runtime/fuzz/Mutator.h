@@ -30,11 +30,16 @@ public:
   /// A mutant of a randomly chosen corpus input, at most maxLen bytes.
   Bytes next();
 
-private:
+  /// For targets with a mutator of their own (LLVMFuzzerCustomMutator): a
+  /// randomly chosen corpus input (empty if none), the next random number,
+  /// and a few byte-level mutations of `data` (LLVMFuzzerMutate).
+  const Bytes &pick();
   uint64_t random();
+  void mutate(Bytes &data);
+
+private:
   /// Uniform in [0, n); 0 when n is 0.
   size_t below(size_t n);
-  const Bytes &pick();
 
   void mutateOnce(Bytes &data);
   void insert(Bytes &data, size_t at, const Bytes &chunk);

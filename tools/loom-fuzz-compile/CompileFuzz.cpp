@@ -31,6 +31,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "IrMutator.h"
+
 #include "loom/Driver/Driver.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -49,7 +51,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
+#include <random>
 #include <string>
 
 using namespace mlir::loom::driver;
@@ -216,4 +220,34 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       !llvm::StringRef(diagnostics).contains("loomc: error: "))
     violated("the compiler failed without an error", diagnostics);
   return 0;
+}
+
+extern "C" size_t LLVMFuzzerMutate(uint8_t *data, size_t size, size_t maxSize);
+
+/// Mostly edits of the IR (IrMutator.h: what the verifiers and passes see),
+/// sometimes byte-level mutations (what the parser sees).
+extern "C" size_t LLVMFuzzerCustomMutator(uint8_t *data, size_t size,
+                                          size_t maxSize, unsigned int seed) {
+  std::mt19937_64 random(seed);
+  if (random() % 4 == 0)
+    return LLVMFuzzerMutate(data, size, maxSize);
+  std::string text(reinterpret_cast<const char *>(data), size);
+  for (uint64_t i = 0, edits = 1 + random() % 3; i < edits; ++i)
+    text = mlir::loom::fuzz::mutateIr(text, random);
+  size = std::min(text.size(), maxSize);
+  std::memcpy(data, text.data(), size);
+  return size;
+}
+
+extern "C" size_t LLVMFuzzerCustomCrossOver(const uint8_t *data1, size_t size1,
+                                            const uint8_t *data2, size_t size2,
+                                            uint8_t *out, size_t maxOutSize,
+                                            unsigned int seed) {
+  std::mt19937_64 random(seed);
+  std::string mixed = mlir::loom::fuzz::crossOverIr(
+      std::string(reinterpret_cast<const char *>(data1), size1),
+      std::string(reinterpret_cast<const char *>(data2), size2), random);
+  size_t size = std::min(mixed.size(), maxOutSize);
+  std::memcpy(out, mixed.data(), size);
+  return size;
 }
