@@ -69,7 +69,10 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     return ::error(diagnostics, msg);
   };
   auto printModule = [&](ModuleOp module, StringRef output) {
-    return ::printModule(module, output, diagnostics);
+    if (!options.printTo)
+      return ::printModule(module, output, diagnostics);
+    module.print(*options.printTo);
+    return success();
   };
   auto optimizer = parseOptimizerSpec(options.optimizer);
   if (!optimizer)

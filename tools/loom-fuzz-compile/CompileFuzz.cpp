@@ -20,7 +20,8 @@
 // error diagnostic must be located in the input (FILE:line:col), a
 // failure without one must print one of loomc's own errors, and the IR
 // must verify after every pass (a pass that breaks it is a bug, not a
-// rejection). A violation
+// rejection); an input that compiles must compile to the same text again.
+// A violation
 // aborts, which libFuzzer or FuzzMain.cpp reports as a crash and saves the
 // input. LOOM_FUZZ_VERBOSE=1 prints each input's flags and diagnostics (to
 // replay one).
@@ -48,12 +49,14 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <regex>
 #include <string>
 
 using namespace mlir::loom::driver;
@@ -176,22 +179,31 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   return 0;
 }
 
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+namespace {
+
+/// What one compile of an input gave.
+struct Compiled {
+  bool failed;
+  std::string diagnostics; ///< as loomc prints them
+  std::string output;      ///< the lowered module, if it compiled
+};
+
+/// Compiles `input` in memory and checks how the compiler behaved.
+Compiled compileChecked(const std::string &input) {
   CompileOptions options;
-  options.inputText = std::string(reinterpret_cast<const char *>(data), size);
+  options.inputText = input;
   options.inputFile = kInputName;
   options.emitMlir = true;
-  options.outputDir = "/dev/null";
-  llvm::StringRef text(*options.inputText);
-  llvm::StringRef first = text.split('\n').first;
+  llvm::StringRef first = llvm::StringRef(input).split('\n').first;
   if (first.consume_front("// flags:"))
     applyFlags(first, options);
 
+  Compiled result;
+  llvm::raw_string_ostream os(result.diagnostics), out(result.output);
+  options.diagnostics = &os;
+  options.printTo = &out;
   // Errors are checked as they come, not in the printed text, which quotes
   // the input: the fuzzer soon learns to write "loomc: error: " into it.
-  std::string diagnostics;
-  llvm::raw_string_ostream os(diagnostics);
-  options.diagnostics = &os;
   int errors = 0;
   std::string unlocated; // the first error that points nowhere
   options.onDiagnostic = [&](mlir::Diagnostic &diagnostic) {
@@ -203,22 +215,57 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   };
   options.configurePasses = [&](mlir::PassManager &pm) {
     pm.enableVerifier(false);
-    pm.addInstrumentation(std::make_unique<VerifyEachPass>(diagnostics));
+    pm.addInstrumentation(std::make_unique<VerifyEachPass>(result.diagnostics));
   };
-  bool failed = mlir::failed(compile(options));
-  os.flush();
+  result.failed = mlir::failed(compile(options));
   if (verbose())
     std::fprintf(stderr, "loom-fuzz-compile: %s: %s\n%s",
-                 failed ? "rejected" : "compiled", first.str().c_str(),
-                 diagnostics.c_str());
+                 result.failed ? "rejected" : "compiled", first.str().c_str(),
+                 result.diagnostics.c_str());
   if (!unlocated.empty())
     violated("an error that names no place in the input: " + unlocated,
-             diagnostics);
+             result.diagnostics);
   // A failure without an error about the IR must be one of loomc's own.
   // (Only a warning could quote the input here; none is expected.)
-  if (failed && !errors &&
-      !llvm::StringRef(diagnostics).contains("loomc: error: "))
-    violated("the compiler failed without an error", diagnostics);
+  if (result.failed && !errors &&
+      !llvm::StringRef(result.diagnostics).contains("loomc: error: "))
+    violated("the compiler failed without an error", result.diagnostics);
+  return result;
+}
+
+/// `module` without what upstream's gpu-module-to-binary records of its
+/// own timing (properties = {ISAToBinaryTimeInMs = 163 : i64, ...}), which
+/// the artifact does not keep.
+std::string withoutTimings(const std::string &module) {
+  static const std::regex timing("[A-Za-z]+TimeInMs = [0-9]+ : i64");
+  return std::regex_replace(module, timing, "");
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  std::string input(reinterpret_cast<const char *>(data), size);
+  Compiled first = compileChecked(input);
+  if (first.failed)
+    return 0;
+  // The same input compiles to the same program: ranks that compile their
+  // own copy of a model must agree on the artifact (its hash is compared at
+  // startup), and iteration over pointer-keyed maps is the classic way to
+  // lose that. A second context allocates at other addresses.
+  Compiled second = compileChecked(input);
+  first.output = withoutTimings(first.output);
+  second.output = withoutTimings(second.output);
+  if (second.failed || second.output != first.output) {
+    size_t at = std::mismatch(first.output.begin(), first.output.end(),
+                              second.output.begin(), second.output.end())
+                    .first -
+                first.output.begin();
+    size_t line =
+        std::count(first.output.begin(), first.output.begin() + at, '\n') + 1;
+    violated("two compiles of the same input differ (first at line " +
+                 std::to_string(line) + " of the lowered module)",
+             second.diagnostics);
+  }
   return 0;
 }
 

@@ -40,6 +40,8 @@ struct CompileOptions {
   std::function<void(PassManager &)> configurePasses;
   std::string outputDir; ///< artifact directory (or file for --emit=mlir)
   bool emitMlir = false; ///< print IR instead of writing an artifact
+  /// With emitMlir: print here instead of to the outputDir file.
+  llvm::raw_ostream *printTo = nullptr;
   Stage stage = Stage::Lowered;
   std::string optimizer = "adamw";
   std::string dtype = "f32";
