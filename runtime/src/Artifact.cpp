@@ -6,6 +6,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Artifact.h"
+#include "FileUtil.h"
+#include "JsonParse.h"
 #include "device/Device.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Init.h"
@@ -170,7 +172,22 @@ std::unique_ptr<Artifact> Artifact::load(const std::string &dir,
 }
 
 std::string Artifact::contentDigest() const {
-  std::string both = sha256FileHex(man.source) + sha256FileHex(libraryPath);
+  // The compiler's record of how it was called (its command line, with the
+  // -o directory; the calibration file's path) says where the artifact came
+  // from, not what it computes: the same model compiled on each host into a
+  // directory of its own is the same artifact. The rest of the manifest and
+  // the library count byte for byte.
+  std::string text = readFileText(man.source), problem;
+  nlohmann::json manifest;
+  if (!parseJson(text.data(), text.data() + text.size(), manifest, problem))
+    throw Error(man.source + ": " + problem);
+  for (auto [section, key] : {std::pair{"compile_options", "command_line"},
+                              std::pair{"cost_model", "calibration_file"}})
+    if (manifest.contains(section) && manifest[section].is_object())
+      manifest[section].erase(key);
+  std::string canonical = manifest.dump();
+  std::string both = sha256Hex(canonical.data(), canonical.size()) +
+                     sha256FileHex(libraryPath);
   return sha256Hex(both.data(), both.size());
 }
 
