@@ -163,24 +163,6 @@ private:
   std::string &diagnostics;
 };
 
-} // namespace
-
-extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-  registerPassesOnce();
-  // One thread: every input gets a new context, and a thread pool per
-  // context would cost more than most inputs take to compile.
-  mlir::registerMLIRContextCLOptions();
-  // compile() applies these, as loomc's command line sets them; applying
-  // unregistered ones fails.
-  mlir::registerPassManagerCLOptions();
-  mlir::registerDefaultTimingManagerCLOptions();
-  const char *args[] = {"loom-fuzz-compile", "--mlir-disable-threading"};
-  llvm::cl::ParseCommandLineOptions(2, args);
-  return 0;
-}
-
-namespace {
-
 /// What one compile of an input gave.
 struct Compiled {
   bool failed;
@@ -242,6 +224,20 @@ std::string withoutTimings(const std::string &module) {
 }
 
 } // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+  registerPassesOnce();
+  // One thread: every input gets a new context, and a thread pool per
+  // context would cost more than most inputs take to compile.
+  mlir::registerMLIRContextCLOptions();
+  // compile() applies these, as loomc's command line sets them; applying
+  // unregistered ones fails.
+  mlir::registerPassManagerCLOptions();
+  mlir::registerDefaultTimingManagerCLOptions();
+  const char *args[] = {"loom-fuzz-compile", "--mlir-disable-threading"};
+  llvm::cl::ParseCommandLineOptions(2, args);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   std::string input(reinterpret_cast<const char *>(data), size);
