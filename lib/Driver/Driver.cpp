@@ -25,24 +25,6 @@ using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::driver;
 
-static LogicalResult error(llvm::raw_ostream &os, const llvm::Twine &msg) {
-  os << "loomc: error: " << msg << "\n";
-  return failure();
-}
-
-/// Prints `module` to the -o file, or stdout when none (or "-") was given.
-static LogicalResult printModule(ModuleOp module, StringRef output,
-                                 llvm::raw_ostream &diagnostics) {
-  std::string err;
-  auto file = openOutputFile(output.empty() ? "-" : output, &err);
-  if (!file)
-    return error(diagnostics, err);
-  module.print(file->os());
-  file->os() << "\n";
-  file->keep();
-  return success();
-}
-
 static LogicalResult runStage(PassManager &pm, ModuleOp module,
                               TimingScope &root, StringRef name,
                               const CompileOptions &options) {
@@ -66,12 +48,23 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   llvm::raw_ostream &diagnostics =
       options.diagnostics ? *options.diagnostics : llvm::errs();
   auto error = [&](const llvm::Twine &msg) {
-    return ::error(diagnostics, msg);
+    diagnostics << "loomc: error: " << msg << "\n";
+    return failure();
   };
+  // Prints `module` to options.printTo, else to the -o file, or stdout when
+  // none (or "-") was given.
   auto printModule = [&](ModuleOp module, StringRef output) {
-    if (!options.printTo)
-      return ::printModule(module, output, diagnostics);
-    module.print(*options.printTo);
+    if (options.printTo) {
+      module.print(*options.printTo);
+      return success();
+    }
+    std::string err;
+    auto file = openOutputFile(output.empty() ? "-" : output, &err);
+    if (!file)
+      return error(err);
+    module.print(file->os());
+    file->os() << "\n";
+    file->keep();
     return success();
   };
   auto optimizer = parseOptimizerSpec(options.optimizer);

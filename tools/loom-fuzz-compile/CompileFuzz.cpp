@@ -50,13 +50,13 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
-#include <regex>
 #include <string>
 
 using namespace mlir::loom::driver;
@@ -177,7 +177,7 @@ Compiled compileChecked(const std::string &input) {
   options.inputFile = kInputName;
   options.emitMlir = true;
   llvm::StringRef first = llvm::StringRef(input).split('\n').first;
-  if (first.consume_front("// flags:"))
+  if (first.consume_front(mlir::loom::fuzz::kFlagsPrefix))
     applyFlags(first, options);
 
   Compiled result;
@@ -218,9 +218,21 @@ Compiled compileChecked(const std::string &input) {
 /// `module` without what upstream's gpu-module-to-binary records of its
 /// own timing (properties = {ISAToBinaryTimeInMs = 163 : i64, ...}), which
 /// the artifact does not keep.
-std::string withoutTimings(const std::string &module) {
-  static const std::regex timing("[A-Za-z]+TimeInMs = [0-9]+ : i64");
-  return std::regex_replace(module, timing, "");
+std::string withoutTimings(std::string module) {
+  const std::string key = "TimeInMs = ", type = " : i64";
+  for (size_t at = module.find(key); at != std::string::npos;
+       at = module.find(key, at)) {
+    size_t begin = at;
+    while (begin > 0 &&
+           std::isalpha(static_cast<unsigned char>(module[begin - 1])))
+      --begin;
+    size_t end = module.find(type, at);
+    if (end == std::string::npos)
+      break;
+    module.erase(begin, end + type.size() - begin);
+    at = begin;
+  }
+  return module;
 }
 
 } // namespace

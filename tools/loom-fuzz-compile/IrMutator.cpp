@@ -12,8 +12,6 @@ using namespace mlir::loom::fuzz;
 
 namespace {
 
-constexpr const char *kFlagsPrefix = "// flags:";
-
 /// A token of the text: [begin, end).
 struct Span {
   size_t begin, end;

@@ -20,6 +20,9 @@
 
 namespace mlir::loom::fuzz {
 
+/// How an input's first line gives loomc's flags (CompileFuzz.cpp).
+constexpr const char *kFlagsPrefix = "// flags:";
+
 /// One edit of `text` (unchanged only when it offers nothing to edit).
 std::string mutateIr(const std::string &text, std::mt19937_64 &random);
 

@@ -253,9 +253,8 @@ MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
       fail("LOOM_MPI_PIECE_BYTES differs between ranks: %lld bytes on rank "
            "0, %lld on rank %d; every rank must split large collectives "
            "alike (0: whole messages; unset: %lld)",
-           static_cast<long long>(pieces[0]),
-           static_cast<long long>(pieces[r]), r,
-           static_cast<long long>(kPieceBytes));
+           static_cast<long long>(pieces[0]), static_cast<long long>(pieces[r]),
+           r, static_cast<long long>(kPieceBytes));
 
   peers.resize(mySize);
   ProcessIdentity self = currentProcessIdentity();
