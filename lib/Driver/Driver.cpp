@@ -21,6 +21,8 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cctype>
+
 using namespace mlir;
 using namespace mlir::loom;
 using namespace mlir::loom::driver;
@@ -42,6 +44,26 @@ void mlir::loom::driver::registerPassesOnce() {
   // --mlir-print-ir-after=<pass> looks passes up while options are parsed.
   static const bool registered = (registerAllPasses(), true);
   (void)registered;
+  // runStage applies these, and applying them fails (silently) unless they
+  // were constructed; both calls only construct them once.
+  registerPassManagerCLOptions();
+  registerDefaultTimingManagerCLOptions();
+}
+
+std::string mlir::loom::driver::withoutCompileTimes(std::string ir) {
+  const std::string key = "TimeInMs = ", type = " : i64";
+  for (size_t at = ir.find(key); at != std::string::npos;
+       at = ir.find(key, at)) {
+    size_t begin = at;
+    while (begin > 0 && std::isalpha(static_cast<unsigned char>(ir[begin - 1])))
+      --begin;
+    size_t end = ir.find(type, at);
+    if (end == std::string::npos)
+      break;
+    ir.erase(begin, end + type.size() - begin);
+    at = begin;
+  }
+  return ir;
 }
 
 LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {

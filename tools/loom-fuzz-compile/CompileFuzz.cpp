@@ -43,14 +43,12 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Pass/PassInstrumentation.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/Timing.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -215,26 +213,6 @@ Compiled compileChecked(const std::string &input) {
   return result;
 }
 
-/// `module` without what upstream's gpu-module-to-binary records of its
-/// own timing (properties = {ISAToBinaryTimeInMs = 163 : i64, ...}), which
-/// the artifact does not keep.
-std::string withoutTimings(std::string module) {
-  const std::string key = "TimeInMs = ", type = " : i64";
-  for (size_t at = module.find(key); at != std::string::npos;
-       at = module.find(key, at)) {
-    size_t begin = at;
-    while (begin > 0 &&
-           std::isalpha(static_cast<unsigned char>(module[begin - 1])))
-      --begin;
-    size_t end = module.find(type, at);
-    if (end == std::string::npos)
-      break;
-    module.erase(begin, end + type.size() - begin);
-    at = begin;
-  }
-  return module;
-}
-
 } // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
@@ -242,10 +220,6 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
   // One thread: every input gets a new context, and a thread pool per
   // context would cost more than most inputs take to compile.
   mlir::registerMLIRContextCLOptions();
-  // compile() applies these, as loomc's command line sets them; applying
-  // unregistered ones fails.
-  mlir::registerPassManagerCLOptions();
-  mlir::registerDefaultTimingManagerCLOptions();
   const char *args[] = {"loom-fuzz-compile", "--mlir-disable-threading"};
   llvm::cl::ParseCommandLineOptions(2, args);
   return 0;
@@ -261,8 +235,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   // startup), and iteration over pointer-keyed maps is the classic way to
   // lose that. A second context allocates at other addresses.
   Compiled second = compileChecked(input);
-  first.output = withoutTimings(first.output);
-  second.output = withoutTimings(second.output);
+  first.output = withoutCompileTimes(first.output);
+  second.output = withoutCompileTimes(second.output);
   if (second.failed || second.output != first.output) {
     size_t at = std::mismatch(first.output.begin(), first.output.end(),
                               second.output.begin(), second.output.end())

@@ -7,8 +7,7 @@
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Support/Timing.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 
@@ -143,12 +142,17 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   registerPassesOnce();
-  mlir::registerPassManagerCLOptions();
-  mlir::registerDefaultTimingManagerCLOptions();
 
-  // --help lists loomc's own options; LLVM's hundreds of backend flags only
-  // with --help-hidden.
+  // --help lists loomc's own options; MLIR's and LLVM's hundreds only
+  // --help-hidden. (cl::HideUnrelatedOptions alone hides them from both.)
+  llvm::SmallVector<cl::Option *> shown;
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (option->getOptionHiddenFlag() == cl::NotHidden)
+      shown.push_back(option);
   cl::HideUnrelatedOptions(cat);
+  for (cl::Option *option : shown)
+    if (option->getOptionHiddenFlag() == cl::ReallyHidden)
+      option->setHiddenFlag(cl::Hidden);
   cl::ParseCommandLineOptions(
       argc, argv,
       "loomc: compiles a model into a training artifact\n\n"
@@ -160,7 +164,10 @@ int main(int argc, char **argv) {
       "OUTDIR receives model.so and manifest.json; run it with loom-run.\n\n"
       "MLIR's options work too: --mlir-print-ir-after-all, "
       "--mlir-print-ir-after=<pass>,\n--mlir-timing, --mlir-pass-statistics "
-      "(--help-hidden lists every option).\n");
+      "(--help-hidden lists every option).\n"
+      "--mlir-pass-pipeline-crash-reproducer=FILE: when a pass fails or "
+      "crashes, FILE gets\nthe failing stage's input IR and pass pipeline; "
+      "`loom-opt --run-reproducer FILE`\nreplays it.\n");
 
   if (emit != "artifact" && emit != "mlir") {
     llvm::errs() << "loomc: error: --emit must be artifact or mlir, got '"

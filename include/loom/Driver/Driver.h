@@ -73,8 +73,16 @@ struct CompileOptions {
 
 /// Registers every upstream and Loom pass and pipeline (once per process):
 /// compile() needs them, and so do pass-naming command-line options such as
-/// --mlir-print-ir-after=<pass>, which loomc parses before compiling.
+/// --mlir-print-ir-after=<pass>, which loomc parses before compiling. Also
+/// constructs the pass manager's and the timing manager's command-line
+/// options (--mlir-print-ir-*, --mlir-pass-pipeline-crash-reproducer,
+/// --mlir-timing), which compile() applies to every stage.
 void registerPassesOnce();
+
+/// `ir` without what upstream's gpu-module-to-binary records of its own
+/// timing in gpu.object properties ({ISAToBinaryTimeInMs = 163 : i64, ...}),
+/// which the artifact does not keep: for comparing two compilations.
+std::string withoutCompileTimes(std::string ir);
 
 /// Runs the whole driver: parse or build the model, run the pipelines up to
 /// the requested stage, then print IR or write OUTDIR/{model.so,

@@ -328,6 +328,28 @@ def check_run(args, path, flags):
     return ok, why and "loom-run %s --steps 2: %s" % (out, why)
 
 
+def save_reproducer(args, kept, flags):
+    """Compiles the kept mutant again, so that MLIR writes the failing
+    stage's input and pass pipeline when a pass fails or crashes; the line
+    that says how to replay them."""
+    repro = kept[:-len(".mlir")] + ".repro.mlir"
+    option = "--mlir-pass-pipeline-crash-reproducer=" + repro
+    if args.from_stage == "train":
+        cmd = [args.loom_opt, kept, "-o", os.devnull, option] + flags
+    else:
+        cmd = [args.loomc, kept, "--emit=mlir", "-o", os.devnull,
+               option] + flags
+    try:
+        subprocess.run(cmd, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL, timeout=args.timeout)
+    except subprocess.TimeoutExpired:
+        pass
+    if not os.path.exists(repro):
+        return "  (no pass failed: no reproducer)"
+    return "  reproducer: %s --run-reproducer %s" % (
+        args.loom_opt or "loom-opt", repro)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--loomc", required=True)
@@ -409,6 +431,8 @@ def campaign(args, work):
                 print("  replay: %s %s %s-o /dev/null %s" % (
                     tool, kept, "" if tool == "loom-opt" else "--emit=mlir ",
                     " ".join(flags)))
+                if not (k in ran and ran[k][1]):
+                    print(save_reproducer(args, kept, flags))
     print("%d mutants: %d compiled, %d rejected with an error; %d trained "
           "(%d refused with an error); %d failures" % (
               args.count, accepted, args.count - accepted - failures,
