@@ -13,6 +13,8 @@
 #include "loom/runtime/Error.h"
 #include "loom/runtime/HangReport.h"
 
+#include "Plugin.h"
+
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -97,6 +99,19 @@ bool isHydra(const std::string &mpiexec) {
   return std::string(LOOM_MPI_FLAVOR) == "mpich";
 }
 
+/// Adds libLoomLoopbackOnly.so (beside libLoomRuntime.so) to LD_PRELOAD,
+/// after whatever the user preloads; nothing if it is missing.
+void preloadLoopbackOnly() {
+  std::string dir = runtimeLibraryDirectory();
+  std::string shim = (dir.empty() ? "." : dir) + "/libLoomLoopbackOnly.so";
+  if (access(shim.c_str(), R_OK) != 0)
+    return;
+  const char *preload = std::getenv("LD_PRELOAD");
+  std::string value =
+      preload && *preload ? std::string(preload) + ":" + shim : shim;
+  setenv("LD_PRELOAD", value.c_str(), /*overwrite=*/1);
+}
+
 } // namespace
 
 std::string defaultMpiexec() {
@@ -150,8 +165,15 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
   // the loopback interface (research/reliability.md, scenario 19). The
   // user's settings win; MPICH's hydra has none of these.
   if (!isHydra(mpiexec)) {
+    const bool defaults = !std::getenv("OMPI_MCA_btl") &&
+                          !std::getenv("OMPI_MCA_oob_tcp_if_include");
     setenv("OMPI_MCA_btl", "self,vader", /*overwrite=*/0);
     setenv("OMPI_MCA_oob_tcp_if_include", "lo", /*overwrite=*/0);
+    // mpiexec binds its own listeners to every interface regardless;
+    // LoopbackOnly.c moves them to the loopback. Only with the defaults
+    // above: a transport the user chose may advertise other addresses.
+    if (defaults)
+      preloadLoopbackOnly();
   }
   // Tells the ranks that `--ranks` (not an external launcher) started them.
   setenv("LOOM_RUN_LAUNCHED", "1", /*overwrite=*/1);
