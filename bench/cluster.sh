@@ -44,6 +44,11 @@ tag="lm$$"                      # unique per run: parallel runs do not clash
 sw="${tag}sw"
 names=()
 cleanup() {
+  # A daemon cut off from mpirun (a host whose link went down) outlives the
+  # job; deleting its namespace would not end it.
+  for n in "${names[@]}"; do
+    ip netns pids "$n" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+  done
   for n in "${names[@]}"; do ip netns del "$n" 2>/dev/null || true; done
   ip netns del "$sw" 2>/dev/null || true
   rm -rf "$work"
