@@ -150,9 +150,11 @@ ranks:
   of every global batch of N*B rows (B: the artifact's batch), so N ranks see
   the same data as one rank with batch N*B. Rank 0 prints progress and the
   result and writes checkpoints (the ranks' models are identical, which each
-  save verifies); every rank reads and verifies a checkpoint it loads. A full
-  checkpoint resumes only on the rank count that saved it (its data position
-  counts global batches); load its model.safetensors to start elsewhere.
+  save verifies); every rank reads and verifies a checkpoint it loads. A
+  checkpoint resumes on another rank count too: the data goes on at the
+  first global batch of the new job that starts at or after the rows
+  already consumed (a note says where). Not a CO2 checkpoint: its ranks hold
+  models of their own; load its model.safetensors to start elsewhere.
   If a rank dies or fails, every rank stops and loom-run exits non-zero with
   a line naming the rank.
 
