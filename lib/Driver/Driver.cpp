@@ -3,6 +3,7 @@
 
 #include "EmitObject.h"
 #include "Manifest.h"
+#include "Nesting.h"
 #include "TaskCheck.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
@@ -11,6 +12,7 @@
 #include "loom/InitAll.h"
 #include "passes/Pipelines/Pipelines.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -184,9 +186,12 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
                           : openInputFile(options.inputFile, &err);
     if (!file)
       return error(err);
+    const bool bytecode = isBytecode(file->getMemBufferRef());
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+    if (!bytecode && failed(checkTextNesting(sourceMgr, &ctx)))
+      return failure();
     module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
-    if (!module)
+    if (!module || (bytecode && failed(checkRegionNesting(*module))))
       return failure();
     // The IR decides the element type of a model given as a file.
     for (ParamOp p : module->getOps<ParamOp>()) {
