@@ -4,6 +4,7 @@
 #include "dialects/Comm/IR/CommOps.h"
 #include "dialects/Loom/IR/LoomOps.h"
 
+#include "loom/Version.h"
 #include "loom/runtime/abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -48,6 +49,7 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
                                         const OptimizerSpec &opt) {
   manifest["format_version"] = LOOM_ABI_VERSION;
   manifest["generator"] = "loomc";
+  manifest["generator_version"] = LOOM_VERSION_STRING;
   manifest["library"] = "model.so";
   manifest["dtype"] = options.dtype;
   json::Object model{

@@ -173,10 +173,11 @@ std::unique_ptr<Artifact> Artifact::load(const std::string &dir,
 
 std::string Artifact::contentDigest() const {
   // The compiler's record of how it was called (its command line, with the
-  // -o directory; the calibration file's path) says where the artifact came
-  // from, not what it computes: the same model compiled on each host into a
-  // directory of its own is the same artifact. The rest of the manifest and
-  // the library count byte for byte.
+  // -o directory; the calibration file's path) and of its own build says
+  // where the artifact came from, not what it computes: the same model
+  // compiled on each host into a directory of its own, by loomc builds that
+  // generate the same code, is the same artifact. The rest of the manifest
+  // and the library count byte for byte.
   std::string text = readFileText(man.source), problem;
   nlohmann::json manifest;
   if (!parseJson(text.data(), text.data() + text.size(), manifest, problem))
@@ -185,6 +186,8 @@ std::string Artifact::contentDigest() const {
                               std::pair{"cost_model", "calibration_file"}})
     if (manifest.contains(section) && manifest[section].is_object())
       manifest[section].erase(key);
+  if (manifest.is_object())
+    manifest.erase("generator_version");
   std::string canonical = manifest.dump();
   std::string both = sha256Hex(canonical.data(), canonical.size()) +
                      sha256FileHex(libraryPath);

@@ -11,6 +11,7 @@
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/SafeTensors.h"
+#include "loom/Version.h"
 #include "loom/runtime/Sha256.h"
 
 #include <nlohmann/json.hpp>
@@ -130,6 +131,8 @@ void writeTrainerJson(const std::string &dir,
     trainer["per_rank"] = kPerRankKind;
   trainer["model"] = fingerprint(params);
   trainer["files"] = records;
+  // Which build wrote it, for whoever wonders later (not read back).
+  trainer["written_by"] = LOOM_VERSION_STRING;
   writeFileDurable(dir + "/" + kTrainerFile, trainer.dump(2) + "\n");
   syncDirectory(dir);
 }

@@ -28,6 +28,7 @@
 #include "loom/runtime/Manifest.h"
 #include "loom/runtime/Target.h"
 #include "loom/runtime/Trainer.h"
+#include "loom/Version.h"
 #include "loom/runtime/World.h"
 
 #include <algorithm>
@@ -142,6 +143,7 @@ options:
                     for `loomc --calibration=FILE` (no ARTIFACT_DIR, no
                     --steps or other training options)
   -h, --help        show this help
+  --version         show Loom's version and the commit it was built from
 
 ranks:
   `loom-run DIR --ranks N` starts N local ranks. Under an existing launcher
@@ -291,6 +293,10 @@ Command parse(int argc, char **argv) {
     const size_t start = args.consumed();
     if (args.flag("-h") || args.flag("--help")) {
       std::cout << kHelp;
+      std::exit(0);
+    }
+    if (args.flag("--version")) {
+      std::cout << "loom-run: " LOOM_VERSION_STRING "\n";
       std::exit(0);
     }
     if (args.value("--ranks", value)) {

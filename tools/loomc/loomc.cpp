@@ -4,6 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "loom/Driver/Driver.h"
+#include "loom/Version.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
@@ -142,6 +143,8 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   registerPassesOnce();
+  cl::AddExtraVersionPrinter(
+      [](llvm::raw_ostream &os) { os << LOOM_VERSION_STRING << "\n"; });
 
   // --help lists loomc's own options; MLIR's and LLVM's hundreds only
   // --help-hidden. (cl::HideUnrelatedOptions alone hides them from both.)
