@@ -29,7 +29,6 @@ Usage: python3 bench/checkpoint_overhead.py [--spec gpt:...] [--steps 40]
        [--every 5] [--repeats 3] [--co2] [--record]
 (run from the repository root after building; needs Debian's python3-torch)"""
 import argparse
-import datetime
 import json
 import os
 import statistics
@@ -37,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+from clusterlib import results_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -174,9 +175,8 @@ def main():
     table = "\n".join(lines)
     print(table)
     if args.record:
-        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as out:
-            title = "CO2's per-rank checkpoints" if args.co2 else "checkpointing"
-            out.write(f"\n### What {title} costs the training, {datetime.date.today()}\n\n")
+        title = "CO2's per-rank checkpoints" if args.co2 else "checkpointing"
+        with results_section(f"What {title} costs the training") as out:
             job = ("2 local ranks of `--dp=2 --co2=local-steps=4`, one thread each"
                    if args.co2 else "one thread, one rank")
             what = ("every rank's model and optimizer state, once the outer state "

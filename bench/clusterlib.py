@@ -1,8 +1,11 @@
-"""Shared helpers of the emulated-cluster benchmarks (bench/cluster.sh):
-running Loom and the PyTorch peer on N emulated hosts at a link rate, and
-calibrating Loom's cost model there."""
+"""Shared helpers of the benchmarks: running Loom and the PyTorch peer on N
+emulated hosts at a link rate (bench/cluster.sh), calibrating Loom's cost
+model there, and recording results in bench/RESULTS.md."""
+import contextlib
+import datetime
 import json
 import os
+import platform
 import re
 import statistics
 import subprocess
@@ -10,6 +13,17 @@ import subprocess
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
 CLUSTER = os.path.join(ROOT, "bench", "cluster.sh")
+
+
+@contextlib.contextmanager
+def results_section(title, host=False):
+    """Appends a section to bench/RESULTS.md: the heading `### TITLE, DATE`
+    (and the machine's name with `host`), then what the caller writes to the
+    file this yields."""
+    with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as out:
+        where = f" ({platform.node()})" if host else ""
+        out.write(f"\n### {title}, {datetime.date.today()}{where}\n\n")
+        yield out
 
 
 def sh(cmd, **kw):

@@ -16,14 +16,13 @@ bench/RESULTS.md.
 Usage (root, after building, on an otherwise idle machine):
   /usr/bin/python3 bench/co2_cluster.py [--rates 1gbit,100mbit,30mbit,10mbit] [--tau 12] [--record]"""
 import argparse
-import datetime
 import json
 import os
 import sys
 import tempfile
 
 from clusterlib import (ROOT, calibrate, loom, loom_side_by_side, loomc, mbit,
-                        spec_fields, torch)
+                        results_section, spec_fields, torch)
 
 
 def main():
@@ -110,8 +109,7 @@ def main():
     plt.title("CO2 on 2 emulated hosts"); plt.legend(fontsize=8); plt.tight_layout()
     plt.savefig(png)
     if args.record:
-        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as out:
-            out.write(f"\n### CO2 on the emulated cluster, {datetime.date.today()}\n\n")
+        with results_section("CO2 on the emulated cluster") as out:
             out.write(f"`{args.spec}`, 2 hosts (network namespaces, tbf-shaped links); "
                       f"mean step time over {args.rounds} rounds of τ={args.tau} after one "
                       "(DDP: 24 steps after 3); CO2 with its default outer hyperparameters (they "

@@ -32,7 +32,6 @@ Usage: /usr/bin/python3 bench/co2_convergence.py [--steps 1200] [--corpus docstr
            [--runs SPECS] [--seeds 1,2,3,4,5] [--record | --replot]"""
 import argparse
 import ast
-import datetime
 import glob
 import json
 import os
@@ -40,7 +39,7 @@ import sys
 import sysconfig
 import tempfile
 
-from clusterlib import BIN, ROOT, loomc, sh
+from clusterlib import BIN, ROOT, loomc, results_section, sh
 
 SPEC = "gpt:vocab=256,seq=64,dim=64,heads=4,layers=2,batch=8"
 
@@ -258,8 +257,7 @@ def main():
              "training_curve": curve, "heldout_curve": held_curve}
             for name, tau, curve, train, held, held_curve in results]}, out)
     if args.record:
-        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as out:
-            out.write(f"\n### CO2 convergence against DDP, {datetime.date.today()}\n\n")
+        with results_section("CO2 convergence against DDP") as out:
             out.write(f"`{SPEC}`, 2 local ranks, {args.steps} steps of AdamW "
                       "(lr 3e-3, betas 0.9/0.95, wd 0.1, warmup 20, cosine to 3e-4) on "
                       f"the first 90 % of {corpus_name} ({len(text) / 1e6:.2f} MB; the "

@@ -21,14 +21,14 @@ configuration once, so the drift of a shared machine touches them alike.
 Usage (after building; needs Debian's python3-torch):
   python3 bench/co2_local.py [--spec gpt:...] [--tau 4] [--repeats 2] [--record]"""
 import argparse
-import datetime
 import math
 import os
 import statistics
 import sys
 import tempfile
 
-from clusterlib import ROOT, loom, loom_side_by_side, loomc, spec_fields, torch
+from clusterlib import (loom, loom_side_by_side, loomc, results_section,
+                        spec_fields, torch)
 
 
 def main():
@@ -82,8 +82,7 @@ def main():
     table = "\n".join(lines)
     print(table)
     if args.record:
-        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as out:
-            out.write(f"\n### CO2 with a large model on local ranks, {datetime.date.today()}\n\n")
+        with results_section("CO2 with a large model on local ranks") as out:
             out.write(f"`{args.spec}` ({params / 2**20:.0f} MiB of parameters: the "
                       f"size of CO2's outer all-reduce), AdamW, 2 local ranks, one thread "
                       f"each, τ = {args.tau}, {steps} timed steps after {warmup}; mean "

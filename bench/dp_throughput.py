@@ -6,14 +6,14 @@ thread per rank, all measured in this run. Prints a Markdown table; with
 Usage: python3 bench/dp_throughput.py [--steps 60] [--record]
 (run from the repository root after building; needs Debian's python3-torch)"""
 import argparse
-import datetime
 import json
 import os
-import platform
 import statistics
 import subprocess
 import sys
 import tempfile
+
+from clusterlib import results_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -72,8 +72,7 @@ def main():
     table = "\n".join(lines)
     print(table)
     if args.record:
-        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
-            f.write(f"\n### Data-parallel throughput, {datetime.date.today()} ({platform.node()})\n\n")
+        with results_section("Data-parallel throughput", host=True) as f:
             f.write(f"`{args.spec}`, per-rank batch {fields['batch']}, AdamW, 1 thread per rank, "
                     f"median of {args.steps} steps after {args.warmup} warmup; PyTorch 1.13 "
                     f"(Debian, OpenBLAS), DDP over gloo for 2 ranks; Loom over OpenMPI.\n\n")

@@ -15,13 +15,13 @@ bench/RESULTS.md.
 Usage (root, after building, on an otherwise idle machine):
   /usr/bin/python3 bench/overlap_cluster.py [--rates 10gbit,1gbit,100mbit,10mbit] [--record]"""
 import argparse
-import datetime
 import json
 import os
 import sys
 import tempfile
 
-from clusterlib import BIN, ROOT, calibrate, loom as run_loom, mbit, spec_fields, sh
+from clusterlib import (BIN, ROOT, calibrate, loom as run_loom, mbit,
+                        results_section, sh, spec_fields)
 from clusterlib import torch as run_torch
 
 
@@ -87,8 +87,7 @@ def main():
     except ImportError:
         png = None
     if args.record:
-        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
-            f.write(f"\n### Overlap on the emulated cluster, {datetime.date.today()}\n\n")
+        with results_section("Overlap on the emulated cluster") as f:
             f.write(f"`{args.spec}`, 2 hosts (network namespaces, tbf-shaped links), "
                     f"median of {args.steps} steps after {args.warmup}; the overlapped artifact "
                     "compiled with `--calibration` from `loom-run --calibrate` on the same link.\n\n")

@@ -18,13 +18,13 @@ check that a memory change costs no time; few steps, one thread).
 Usage: python3 bench/peak_memory.py [--spec gpt:...] [--steps 5] [--record]
 (run from the repository root after building; needs Debian's python3-torch)"""
 import argparse
-import datetime
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
+
+from clusterlib import results_section
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "build", "bin")
@@ -127,13 +127,14 @@ def main():
     table = "\n".join(lines)
     print(table)
     if args.record:
-        with open(os.path.join(ROOT, "bench", "RESULTS.md"), "a") as f:
-            f.write(f"\n### Peak memory of a training step, {datetime.date.today()}\n\n")
+        with results_section("Peak memory of a training step") as f:
             f.write(f"`{args.spec}`, AdamW, one thread, {args.steps} steps on random tokens; "
                     "resident memory from getrusage (peak) and /proc (PyTorch before its first "
                     "step; Loom: a run of 0 steps, which loads the artifact and initialises "
                     "the model and state).\n\n")
-            cmd = "python3 bench/peak_memory.py" + ("" if args.spec == ap.get_default("spec") else f" --spec {args.spec}") + " --record"
+            cmd = "python3 bench/peak_memory.py" + (
+                "" if args.spec == ap.get_default("spec") else f" --spec {args.spec}") + (
+                "" if args.steps == ap.get_default("steps") else f" --steps {args.steps}") + " --record"
             f.write(f"Command: `{cmd}`\n\n")
             f.write(table + "\n")
 
