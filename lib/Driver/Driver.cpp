@@ -31,7 +31,13 @@ using namespace mlir::loom::driver;
 
 static LogicalResult runStage(PassManager &pm, ModuleOp module,
                               TimingScope &root, StringRef name,
-                              const CompileOptions &options) {
+                              const CompileOptions &options,
+                              llvm::raw_ostream &diagnostics) {
+  if (options.dumpPassPipeline) {
+    diagnostics << "loomc: stage " << name << ": ";
+    pm.printAsTextualPipeline(diagnostics);
+    diagnostics << "\n";
+  }
   TimingScope scope = root.nest(name);
   pm.enableTiming(scope);
   if (failed(applyPassManagerCLOptions(pm)))
@@ -244,7 +250,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     train.gflops = opts.machine.flopsPerSecond / 1e9;
     train.commCpu = opts.machine.commCpuFraction;
     buildTrainPipeline(pm, train);
-    if (failed(runStage(pm, *module, root, "train", options)))
+    if (failed(runStage(pm, *module, root, "train", options, diagnostics)))
       return failure();
     if (auto co2 = (*module)->getAttrOfType<DictionaryAttr>("loom.co2"))
       if (auto why = co2.getAs<StringAttr>("local_steps_reason");
@@ -261,7 +267,8 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   {
     PassManager pm(&ctx);
     buildLowerToLinalgPipeline(pm, bf16);
-    if (failed(runStage(pm, *module, root, "lower-to-linalg", options)))
+    if (failed(runStage(pm, *module, root, "lower-to-linalg", options,
+                        diagnostics)))
       return failure();
   }
   if (failed(manifest.addEntries(*module)))
@@ -289,7 +296,8 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
       cpu.planBuffers = options.planBuffers;
       buildLowerToLLVMPipeline(pm, cpu);
     }
-    if (failed(runStage(pm, *module, root, "lower-to-llvm", options)))
+    if (failed(
+            runStage(pm, *module, root, "lower-to-llvm", options, diagnostics)))
       return failure();
   }
   if (options.emitMlir)

@@ -138,6 +138,14 @@ static cl::opt<bool> planBuffers(
              "--plan-buffers=false, for comparison: one allocation each"),
     cl::init(true), cl::Hidden, cl::cat(cat));
 
+static cl::opt<bool> dumpPassPipeline(
+    "dump-pass-pipeline",
+    cl::desc("Print each stage's pass pipeline to stderr before running it "
+             "(\"loomc: stage NAME: PIPELINE\"), every option spelled out: "
+             "`loom-opt --pass-pipeline='PIPELINE'` runs the stage on the "
+             "previous stage's --emit=mlir output"),
+    cl::init(false), cl::cat(cat));
+
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   mlir::registerAsmPrinterCLOptions();
@@ -201,6 +209,7 @@ int main(int argc, char **argv) {
   options.lateFrees = lateFrees;
   options.planBuffers = planBuffers;
   options.cudaChip = cudaChip;
+  options.dumpPassPipeline = dumpPassPipeline;
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);
   return mlir::failed(compile(options)) ? 1 : 0;

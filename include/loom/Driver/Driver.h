@@ -38,6 +38,9 @@ struct CompileOptions {
   /// verifies the IR after every pass itself, to tell a pass that broke it
   /// from one that rejected it).
   std::function<void(PassManager &)> configurePasses;
+  /// Print each stage's pass pipeline to `diagnostics` before running it,
+  /// as text that `loom-opt --pass-pipeline=...` runs.
+  bool dumpPassPipeline = false;
   std::string outputDir; ///< artifact directory (or file for --emit=mlir)
   bool emitMlir = false; ///< print IR instead of writing an artifact
   /// With emitMlir: print here instead of to the outputDir file.
