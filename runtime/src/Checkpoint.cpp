@@ -8,10 +8,10 @@
 #include "loom/runtime/Checkpoint.h"
 #include "CheckpointLayout.h"
 #include "FileUtil.h"
+#include "loom/Version.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/SafeTensors.h"
-#include "loom/Version.h"
 #include "loom/runtime/Sha256.h"
 
 #include <nlohmann/json.hpp>

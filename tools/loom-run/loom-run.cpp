@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Version.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Blas.h"
 #include "loom/runtime/Calibrate.h"
@@ -28,7 +29,6 @@
 #include "loom/runtime/Manifest.h"
 #include "loom/runtime/Target.h"
 #include "loom/runtime/Trainer.h"
-#include "loom/Version.h"
 #include "loom/runtime/World.h"
 
 #include <algorithm>
