@@ -152,6 +152,8 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   registerAllDialects(registry);
   MLIRContext ctx(registry);
   ctx.loadDialect<LoomDialect>();
+  if (!options.printOpOnDiagnostic)
+    ctx.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler handler(sourceMgr, &ctx, diagnostics);
   // Registered last, so it sees each diagnostic first; failure() passes it

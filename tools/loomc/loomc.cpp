@@ -176,6 +176,8 @@ int main(int argc, char **argv) {
       "MLIR's options work too: --mlir-print-ir-after-all, "
       "--mlir-print-ir-after=<pass>,\n--mlir-timing, --mlir-pass-statistics "
       "(--help-hidden lists every option).\n"
+      "--mlir-print-op-on-diagnostic: errors also print the op they are "
+      "about (MLIR's\n\"see current operation\" note; off in loomc).\n"
       "--mlir-pass-pipeline-crash-reproducer=FILE: when a pass fails or "
       "crashes, FILE gets\nthe failing stage's input IR and pass pipeline; "
       "`loom-opt --run-reproducer FILE`\nreplays it.\n");
@@ -210,6 +212,11 @@ int main(int argc, char **argv) {
   options.planBuffers = planBuffers;
   options.cudaChip = cudaChip;
   options.dumpPassPipeline = dumpPassPipeline;
+  // MLIR's option, on by default there; loomc prints the op only when asked.
+  if (auto *printOp = static_cast<cl::opt<bool> *>(
+          cl::getRegisteredOptions().lookup("mlir-print-op-on-diagnostic")))
+    options.printOpOnDiagnostic =
+        printOp->getNumOccurrences() > 0 && printOp->getValue();
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);
   return mlir::failed(compile(options)) ? 1 : 0;
