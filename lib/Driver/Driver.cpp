@@ -3,13 +3,13 @@
 
 #include "EmitObject.h"
 #include "Manifest.h"
-#include "Nesting.h"
 #include "TaskCheck.h"
 
 #include "dialects/Loom/IR/LoomOps.h"
 #include "loom/Analysis/MachineSpec.h"
 #include "loom/Driver/ModelZoo.h"
 #include "loom/InitAll.h"
+#include "loom/Support/Nesting.h"
 #include "passes/Pipelines/Pipelines.h"
 
 #include "mlir/Bytecode/BytecodeReader.h"

@@ -1,5 +1,5 @@
 //===- Nesting.cpp - How deep a model may nest ----------------------------===//
-#include "Nesting.h"
+#include "loom/Support/Nesting.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
@@ -8,8 +8,8 @@
 
 using namespace mlir;
 
-LogicalResult mlir::loom::driver::checkTextNesting(llvm::SourceMgr &sourceMgr,
-                                                   MLIRContext *context) {
+LogicalResult mlir::loom::checkTextNesting(llvm::SourceMgr &sourceMgr,
+                                           MLIRContext *context) {
   const llvm::MemoryBuffer *buffer =
       sourceMgr.getMemoryBuffer(sourceMgr.getMainFileID());
   llvm::StringRef text = buffer->getBuffer();
@@ -33,8 +33,8 @@ LogicalResult mlir::loom::driver::checkTextNesting(llvm::SourceMgr &sourceMgr,
             llvm::SMLoc::getFromPointer(text.data() + i));
         return emitError(FileLineColLoc::get(
                    context, buffer->getBufferIdentifier(), line, column))
-               << "the model nests deeper than " << kMaxNesting
-               << " levels (brackets, regions, types); loomc compiles no "
+               << "the input nests deeper than " << kMaxNesting
+               << " levels (brackets, regions, types); Loom's tools read no "
                   "deeper nesting";
       }
     } else if ((c == '}' || c == ')' || c == ']' || c == '>') && depth > 0) {
@@ -44,7 +44,7 @@ LogicalResult mlir::loom::driver::checkTextNesting(llvm::SourceMgr &sourceMgr,
   return success();
 }
 
-LogicalResult mlir::loom::driver::checkRegionNesting(Operation *root) {
+LogicalResult mlir::loom::checkRegionNesting(Operation *root) {
   llvm::SmallVector<std::pair<Operation *, unsigned>> stack = {{root, 0}};
   while (!stack.empty()) {
     auto [op, depth] = stack.pop_back_val();
@@ -56,8 +56,8 @@ LogicalResult mlir::loom::driver::checkRegionNesting(Operation *root) {
           // At the location only: Operation::emitError would attach the
           // op, printed with everything nested in it, recursively.
           if (depth + 1 > kMaxNesting)
-            return emitError(nested.getLoc(), "the model nests deeper than ")
-                   << kMaxNesting << " regions; loomc compiles no deeper "
+            return emitError(nested.getLoc(), "the input nests deeper than ")
+                   << kMaxNesting << " regions; Loom's tools read no deeper "
                    << "nesting";
           stack.push_back({&nested, depth + 1});
         }

@@ -1,6 +1,6 @@
 //===- Nesting.h - How deep a model may nest --------------------*- C++ -*-===//
-#ifndef LOOM_LIB_DRIVER_NESTING_H
-#define LOOM_LIB_DRIVER_NESTING_H
+#ifndef LOOM_SUPPORT_NESTING_H
+#define LOOM_SUPPORT_NESTING_H
 
 #include "mlir/IR/Operation.h"
 
@@ -8,13 +8,13 @@ namespace llvm {
 class SourceMgr;
 } // namespace llvm
 
-namespace mlir::loom::driver {
+namespace mlir::loom {
 
-/// The deepest nesting loomc compiles: of brackets in a model's text, and of
-/// regions in its IR. MLIR's parser recurses once per bracket level, and
-/// walks over the IR once per region level, so a deeply nested input
-/// overflowed the stack (10,000 nested scf.execute_region: SIGSEGV in the
-/// parser); a model nests a few levels.
+/// The deepest nesting loomc compiles and loom-opt reads: of brackets in a
+/// model's text, and of regions in its IR. MLIR's parser recurses once per
+/// bracket level, and walks over the IR once per region level, so a deeply
+/// nested input overflowed the stack (10,000 nested scf.execute_region: SIGSEGV
+/// in the parser); a model nests a few levels.
 constexpr unsigned kMaxNesting = 256;
 
 /// Fails with an error at the bracket ('{', '(', '[' or '<') that opens
@@ -28,6 +28,6 @@ LogicalResult checkTextNesting(llvm::SourceMgr &sourceMgr,
 /// any depth: for IR that did not come from checked text (bytecode).
 LogicalResult checkRegionNesting(Operation *root);
 
-} // namespace mlir::loom::driver
+} // namespace mlir::loom
 
-#endif // LOOM_LIB_DRIVER_NESTING_H
+#endif // LOOM_SUPPORT_NESTING_H
