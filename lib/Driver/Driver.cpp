@@ -194,12 +194,20 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
                           : openInputFile(options.inputFile, &err);
     if (!file)
       return error(err);
-    const bool bytecode = isBytecode(file->getMemBufferRef());
+    // MLIR's bytecode reader is not safe on untrusted input: mutated
+    // bytecode corrupted its heap (malloc: "corrupted top size"), made it
+    // fail without an error, or loop (docs/robustness.md). Text only.
+    if (isBytecode(file->getMemBufferRef()))
+      return error(options.inputFile +
+                   " is MLIR bytecode, which loomc does not read (its reader "
+                   "is not safe on untrusted input); give it MLIR text, e.g. "
+                   "`loom-opt " +
+                   options.inputFile + " -o MODEL.mlir`");
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-    if (!bytecode && failed(checkTextNesting(sourceMgr, &ctx)))
+    if (failed(checkTextNesting(sourceMgr, &ctx)))
       return failure();
     module = parseSourceFile<ModuleOp>(sourceMgr, &ctx);
-    if (!module || (bytecode && failed(checkRegionNesting(*module))))
+    if (!module)
       return failure();
     // The IR decides the element type of a model given as a file.
     for (ParamOp p : module->getOps<ParamOp>()) {

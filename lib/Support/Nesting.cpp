@@ -3,7 +3,6 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Location.h"
-#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/SourceMgr.h"
 
 using namespace mlir;
@@ -40,27 +39,6 @@ LogicalResult mlir::loom::checkTextNesting(llvm::SourceMgr &sourceMgr,
     } else if ((c == '}' || c == ')' || c == ']' || c == '>') && depth > 0) {
       --depth;
     }
-  }
-  return success();
-}
-
-LogicalResult mlir::loom::checkRegionNesting(Operation *root) {
-  llvm::SmallVector<std::pair<Operation *, unsigned>> stack = {{root, 0}};
-  while (!stack.empty()) {
-    auto [op, depth] = stack.pop_back_val();
-    for (Region &region : op->getRegions())
-      for (Block &block : region)
-        for (Operation &nested : block) {
-          if (nested.getNumRegions() == 0)
-            continue;
-          // At the location only: Operation::emitError would attach the
-          // op, printed with everything nested in it, recursively.
-          if (depth + 1 > kMaxNesting)
-            return emitError(nested.getLoc(), "the input nests deeper than ")
-                   << kMaxNesting << " regions; Loom's tools read no deeper "
-                   << "nesting";
-          stack.push_back({&nested, depth + 1});
-        }
   }
   return success();
 }

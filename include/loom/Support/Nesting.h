@@ -2,19 +2,23 @@
 #ifndef LOOM_SUPPORT_NESTING_H
 #define LOOM_SUPPORT_NESTING_H
 
-#include "mlir/IR/Operation.h"
+#include "mlir/Support/LLVM.h"
+#include "mlir/Support/LogicalResult.h"
 
 namespace llvm {
 class SourceMgr;
 } // namespace llvm
 
+namespace mlir {
+class MLIRContext;
+} // namespace mlir
+
 namespace mlir::loom {
 
-/// The deepest nesting loomc compiles and loom-opt reads: of brackets in a
-/// model's text, and of regions in its IR. MLIR's parser recurses once per
-/// bracket level, and walks over the IR once per region level, so a deeply
-/// nested input overflowed the stack (10,000 nested scf.execute_region: SIGSEGV
-/// in the parser); a model nests a few levels.
+/// The deepest nesting of brackets in a model's text that loomc compiles and
+/// loom-opt reads from a file. MLIR's parser recurses once per bracket
+/// level, so a deeply nested input overflowed the stack (10,000 nested
+/// scf.execute_region: SIGSEGV in the parser); a model nests a few levels.
 constexpr unsigned kMaxNesting = 256;
 
 /// Fails with an error at the bracket ('{', '(', '[' or '<') that opens
@@ -22,11 +26,6 @@ constexpr unsigned kMaxNesting = 256;
 /// in comments and string literals do not count. For text, before parsing.
 LogicalResult checkTextNesting(llvm::SourceMgr &sourceMgr,
                                MLIRContext *context);
-
-/// Fails with an error at the first operation (in pre-order) nested in more
-/// than kMaxNesting regions below `root`. Iterative, so that it is safe on
-/// any depth: for IR that did not come from checked text (bytecode).
-LogicalResult checkRegionNesting(Operation *root);
 
 } // namespace mlir::loom
 
