@@ -84,6 +84,19 @@ llvm::Error checkTensors(
                                  " would have more than 2^40 elements");
   return llvm::Error::success();
 }
+
+/// The most layers a built-in model may have: each is built into the IR
+/// and compiled (the largest GPTs have about 100), and a spec asking for
+/// 2^62 of them once kept loomc building forever.
+constexpr int64_t kMaxLayers = 1024;
+
+llvm::Error checkLayers(int64_t layers) {
+  if (layers > kMaxLayers)
+    return fail("--model", "the model is too large: " + llvm::Twine(layers) +
+                               " layers (at most " + llvm::Twine(kMaxLayers) +
+                               ", each built into the IR and compiled)");
+  return llvm::Error::success();
+}
 } // namespace
 
 llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
@@ -99,12 +112,16 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
                          intField("out", m.out), intField("layers", m.layers),
                          intField("batch", m.batch)}))
       return std::move(err);
-    if (auto err = checkTensors({{"first weight", {m.hidden, m.in}},
-                                 {"hidden weights", {m.hidden, m.hidden}},
-                                 {"last weight", {m.out, m.hidden}},
-                                 {"inputs", {m.batch, m.in}},
-                                 {"activations", {m.batch, m.hidden}},
-                                 {"logits", {m.batch, m.out}}}))
+    if (auto err = checkLayers(m.layers))
+      return std::move(err);
+    if (auto err = checkTensors(
+            {{"first weight", {m.hidden, m.in}},
+             {"hidden weights", {m.hidden, m.hidden}},
+             {"hidden weights of all layers", {m.layers, m.hidden, m.hidden}},
+             {"last weight", {m.out, m.hidden}},
+             {"inputs", {m.batch, m.in}},
+             {"activations", {m.batch, m.hidden}},
+             {"logits", {m.batch, m.out}}}))
       return std::move(err);
     return spec;
   }
@@ -121,10 +138,14 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
       return fail("--model", "field 'heads' (" + llvm::Twine(g.heads) +
                                  ") must divide 'dim' (" + llvm::Twine(g.dim) +
                                  ")");
-    // The embedding first: it bounds dim, so 4 * dim cannot wrap.
+    if (auto err = checkLayers(g.layers))
+      return std::move(err);
+    // The embedding first: it bounds dim, so 4 * dim and 12 * dim cannot
+    // wrap.
     if (auto err = checkTensors(
             {{"embedding", {g.vocab, g.dim}},
              {"positions", {g.seq, g.dim}},
+             {"weights of all layers", {g.layers, 12 * g.dim, g.dim}},
              {"attention scores", {g.batch, g.heads, g.seq, g.seq}},
              {"MLP activations", {g.batch, g.seq, 4 * g.dim}},
              {"logits", {g.batch, g.seq, g.vocab}}}))
