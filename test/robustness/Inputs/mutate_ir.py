@@ -350,13 +350,20 @@ def save_reproducer(args, kept, flags):
         args.loom_opt or "loom-opt", repro)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def campaign_arguments(doc):
+    """The options every mutation campaign takes (this one's and
+    mutate_specs.py's); `doc` is the script's docstring."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--loomc", required=True)
     ap.add_argument("--count", type=int, default=100)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--timeout", type=float, default=60)
+    return ap
+
+
+def main():
+    ap = campaign_arguments(__doc__)
     ap.add_argument("--keep", help="directory for the mutants that fail")
     ap.add_argument("--run", type=int, default=0,
                     help="train this many of the mutants that compile")

@@ -12,7 +12,6 @@ without a `loomc: error:` line: the rules of mutate_ir.py's run_tool.
 usage: mutate_specs.py --loomc PATH --count N [--seed S] [--jobs J]
                        [--calibration FILE...] [--timeout SECONDS]
 """
-import argparse
 import concurrent.futures
 import os
 import random
@@ -20,7 +19,7 @@ import re
 import sys
 import tempfile
 
-from mutate_ir import run_tool
+from mutate_ir import campaign_arguments, run_tool
 
 MODEL = "gpt:vocab=32,seq=8,dim=16,heads=2,layers=1,batch=2"
 SPECS = {
@@ -77,12 +76,7 @@ def mutate_calibration(rng, text, path):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--loomc", required=True)
-    ap.add_argument("--count", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    ap.add_argument("--timeout", type=float, default=60)
+    ap = campaign_arguments(__doc__)
     ap.add_argument("--calibration", nargs="*", default=[],
                     help="calibration files to mutate (loom-run --calibrate)")
     args = ap.parse_args()
