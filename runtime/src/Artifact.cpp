@@ -182,12 +182,13 @@ std::string Artifact::contentDigest() const {
   nlohmann::json manifest;
   if (!parseJson(text.data(), text.data() + text.size(), manifest, problem))
     throw Error(man.source + ": " + problem);
-  for (auto [section, key] : {std::pair{"compile_options", "command_line"},
-                              std::pair{"cost_model", "calibration_file"}})
-    if (manifest.contains(section) && manifest[section].is_object())
-      manifest[section].erase(key);
-  if (manifest.is_object())
-    manifest.erase("generator_version");
+  for (const char *path :
+       {"/compile_options/command_line", "/cost_model/calibration_file",
+        "/generator_version"}) {
+    nlohmann::json::json_pointer pointer(path);
+    if (manifest.contains(pointer))
+      manifest[pointer.parent_pointer()].erase(pointer.back());
+  }
   std::string canonical = manifest.dump();
   std::string both = sha256Hex(canonical.data(), canonical.size()) +
                      sha256FileHex(libraryPath);

@@ -212,11 +212,11 @@ int main(int argc, char **argv) {
   options.planBuffers = planBuffers;
   options.cudaChip = cudaChip;
   options.dumpPassPipeline = dumpPassPipeline;
-  // MLIR's option, on by default there; loomc prints the op only when asked.
-  if (auto *printOp = static_cast<cl::opt<bool> *>(
-          cl::getRegisteredOptions().lookup("mlir-print-op-on-diagnostic")))
-    options.printOpOnDiagnostic =
-        printOp->getNumOccurrences() > 0 && printOp->getValue();
+  // MLIR's option is on by default; loomc leaves the note out unless the
+  // option is given (then MLIRContext applies its value).
+  if (cl::Option *printOp =
+          cl::getRegisteredOptions().lookup("mlir-print-op-on-diagnostic"))
+    options.printOpOnDiagnostic = printOp->getNumOccurrences() > 0;
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);
   return mlir::failed(compile(options)) ? 1 : 0;

@@ -38,9 +38,10 @@ struct CompileOptions {
   /// verifies the IR after every pass itself, to tell a pass that broke it
   /// from one that rejected it).
   std::function<void(PassManager &)> configurePasses;
-  /// Attach the op a diagnostic is about to it, printed in full (MLIR's
-  /// "see current operation" note). Off: the error's file:line:col and
-  /// source line say where, and a pass's error about the module would
+  /// Whether diagnostics print the op they are about in full (MLIR's "see
+  /// current operation" note) as MLIR's --mlir-print-op-on-diagnostic says
+  /// (on unless it is given =false). Off: never; the error's file:line:col
+  /// and source line say where, and a pass's error about the module would
   /// print all of it.
   bool printOpOnDiagnostic = false;
   /// Print each stage's pass pipeline to `diagnostics` before running it,

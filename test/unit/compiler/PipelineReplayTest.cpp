@@ -1,11 +1,12 @@
 //===- PipelineReplayTest.cpp - loomc's stages replay from their text -----===//
 //
 // A crash reproducer (loomc --mlir-pass-pipeline-crash-reproducer=FILE,
-// replayed by `loom-opt --run-reproducer FILE`) holds a stage's input IR and
-// the textual form of the stage's pass pipeline. It reproduces loomc only if
-// every pass prints every option it was built with and the printed IR parses
-// back to the same module. These tests run each stage of loomc, then run its
-// printed pipeline on its printed input, and compare the two results.
+// replayed by `loom-opt --run-reproducer FILE`) and loomc
+// --dump-pass-pipeline give a stage's pass pipeline as text. It reproduces
+// loomc only if every pass prints every option it was built with and the
+// printed IR parses back to the same module. These tests run each stage of
+// loomc, then run the pipeline --dump-pass-pipeline printed on the stage's
+// printed input, and compare the two results.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +18,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -33,7 +35,7 @@ using driver::Stage;
 namespace {
 
 /// The IR at the end of `stage`; appends each stage's pass pipeline, as
-/// text, to `pipelines` when given.
+/// --dump-pass-pipeline prints it, to `pipelines` when given.
 std::string compileTo(CompileOptions options, Stage stage,
                       std::vector<std::string> *pipelines = nullptr) {
   std::string ir, diagnostics;
@@ -42,14 +44,15 @@ std::string compileTo(CompileOptions options, Stage stage,
   options.stage = stage;
   options.printTo = &out;
   options.diagnostics = &diag;
-  if (pipelines)
-    options.configurePasses = [&](PassManager &pm) {
-      std::string text;
-      llvm::raw_string_ostream os(text);
-      pm.printAsTextualPipeline(os);
-      pipelines->push_back(text);
-    };
+  options.dumpPassPipeline = pipelines != nullptr;
   EXPECT_TRUE(succeeded(driver::compile(options))) << diagnostics;
+  if (pipelines) {
+    llvm::SmallVector<StringRef> lines;
+    StringRef(diagnostics).split(lines, '\n', -1, /*KeepEmpty=*/false);
+    for (StringRef line : lines)
+      if (line.consume_front("loomc: stage "))
+        pipelines->push_back(line.split(": ").second.str());
+  }
   return driver::withoutCompileTimes(ir);
 }
 
