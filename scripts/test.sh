@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs every test (lit + GoogleTest).
+# Installs what is missing, builds, and runs every test (lit + GoogleTest),
+# then the runtime's tests under sanitizers (scripts/sanitize.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh --with-torch
@@ -7,11 +8,15 @@ bash scripts/build.sh
 log=$(mktemp)
 status=0
 /usr/lib/llvm-22/bin/lit -sv build/test build/test/unit 2>&1 | tee "$log" || status=$?
+# The runtime again, built with AddressSanitizer + UBSan and with
+# ThreadSanitizer: its unit tests and the lit tests that run loom-run.
+bash scripts/sanitize.sh all 2>&1 | tee -a "$log" || status=1
 # lit's summary as the plain "N passed, N failed" line CI reads.
 summary=$(awk '{line = $0; sub(/^[^:]*: */, "", line); split(line, n, " ")}
                /^ *(Passed|Expectedly Failed) *:/ {p += n[1]}
                /^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *:/ {f += n[1]}
                /^ *Unsupported *:/ {s += n[1]}
+               /^sanitize: [a-z]+: FAIL/ {f += 1}
                END {printf "%d passed, %d failed, %d skipped", p, f, s}' "$log")
 rm -f "$log"
 echo "$summary"

@@ -65,8 +65,11 @@ public:
     }
     // The header needs 64 bytes below the user pointer and the user pointer
     // must be aligned, so the block starts `alignment` bytes into the raw
-    // allocation.
-    void *raw = std::aligned_alloc(alignment, alignment + sizeClass);
+    // allocation. aligned_alloc takes only sizes that are a multiple of the
+    // alignment (C11 7.22.3.1; sanitizers refuse the others).
+    size_t rawSize =
+        (alignment + sizeClass + alignment - 1) / alignment * alignment;
+    void *raw = std::aligned_alloc(alignment, rawSize);
     if (!raw) {
       std::fprintf(stderr,
                    "loom runtime: out of memory allocating %zu bytes for a "

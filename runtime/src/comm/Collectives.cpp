@@ -419,7 +419,8 @@ namespace {
 /// already have reused the original buffer.
 std::shared_ptr<void> stage(const void *send, int64_t bytes) {
   void *copy = _mlir_memref_to_llvm_alloc(static_cast<size_t>(bytes));
-  std::memcpy(copy, send, static_cast<size_t>(bytes));
+  if (bytes > 0) // `send` may be null then (an empty vector's data())
+    std::memcpy(copy, send, static_cast<size_t>(bytes));
   return std::shared_ptr<void>(copy, _mlir_memref_to_llvm_free);
 }
 

@@ -105,6 +105,15 @@ static void makeConstants(void) {
   copyIn(negLrIdentity, hostLr, sizeof(hostLr));
 }
 
+#if !LOOM_TEST_CUDA
+/* Freed when the runtime unloads the artifact (a leak to LeakSanitizer
+   otherwise; scripts/sanitize.sh). The cuda build's go with the device. */
+__attribute__((destructor)) static void releaseConstants(void) {
+  release(negIdentity);
+  release(negLrIdentity);
+}
+#endif
+
 /* args: w (param), step, x, y (inputs), loss, lr (outputs). */
 void loom_linear_train_step(void **args) {
   double *w = (double *)args[0];
