@@ -3,41 +3,81 @@
 #include "loom/Support/Nesting.h"
 #include "loom/Version.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
 
-/// MLIR's parser recurses once per nesting level, so a deeply nested file
-/// would overflow the stack (loom/Support/Nesting.h); a file (not stdin,
-/// which MlirOptMain reads itself) gets the error loomc gives instead.
-static bool nestsTooDeep(llvm::StringRef inputFilename) {
-  if (inputFilename == "-")
+#include <cstdio>
+
+using namespace mlir;
+
+/// MLIR's parser recurses once per nesting level, so deeply nested text
+/// would overflow the stack (loom/Support/Nesting.h): it gets the error
+/// loomc gives instead. Bytecode is not text; MLIR's reader reads it.
+static bool nestsTooDeep(const llvm::MemoryBuffer &input) {
+  if (isBytecode(input.getMemBufferRef()))
     return false;
-  std::unique_ptr<llvm::MemoryBuffer> file = mlir::openInputFile(inputFilename);
-  if (!file) // MlirOptMain says why
-    return false;
-  mlir::MLIRContext context;
+  MLIRContext context;
   llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
-  mlir::SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  return mlir::failed(mlir::loom::checkTextNesting(sourceMgr, &context));
+  sourceMgr.AddNewSourceBuffer(
+      llvm::MemoryBuffer::getMemBuffer(input.getMemBufferRef(),
+                                       /*RequiresNullTerminator=*/false),
+      llvm::SMLoc());
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  return failed(loom::checkTextNesting(sourceMgr, &context));
+}
+
+/// What upstream's MlirOptMain(argc, argv, ...) does, except that the input
+/// (a file or stdin, read once) is checked before it is parsed.
+static LogicalResult run(int argc, char **argv, StringRef inputFilename,
+                         StringRef outputFilename, DialectRegistry &registry) {
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // Those read no input: upstream's driver prints them.
+  if (config.shouldShowDialects() || config.shouldListPasses())
+    return MlirOptMain(argc, argv, inputFilename, outputFilename, registry);
+  if (inputFilename == "-" &&
+      llvm::sys::Process::FileDescriptorIsDisplayed(fileno(stdin)))
+    llvm::errs() << "(processing input from stdin now, hit ctrl-c/ctrl-d to "
+                    "interrupt)\n";
+  std::string error;
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      openInputFile(inputFilename, &error);
+  if (!input) {
+    llvm::errs() << error << "\n";
+    return failure();
+  }
+  if (nestsTooDeep(*input))
+    return failure();
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << error << "\n";
+    return failure();
+  }
+  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+    return failure();
+  output->keep();
+  return success();
 }
 
 int main(int argc, char **argv) {
-  mlir::DialectRegistry registry;
-  mlir::loom::registerAllDialects(registry);
-  mlir::loom::registerAllPasses();
+  llvm::InitLLVM initLLVM(argc, argv);
+  DialectRegistry registry;
+  loom::registerAllDialects(registry);
+  loom::registerAllPasses();
   llvm::cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << LOOM_VERSION_STRING << "\n"; });
-  auto [inputFilename, outputFilename] = mlir::registerAndParseCLIOptions(
+  auto [inputFilename, outputFilename] = registerAndParseCLIOptions(
       argc, argv, "Loom optimizer driver: loom and upstream passes\n",
       registry);
-  if (nestsTooDeep(inputFilename))
-    return EXIT_FAILURE;
-  return mlir::asMainReturnCode(
-      mlir::MlirOptMain(argc, argv, inputFilename, outputFilename, registry));
+  return asMainReturnCode(
+      run(argc, argv, inputFilename, outputFilename, registry));
 }
