@@ -15,7 +15,7 @@ bash scripts/sanitize.sh all 2>&1 | tee -a "$log" || status=1
 summary=$(awk '{line = $0; sub(/^[^:]*: */, "", line); split(line, n, " ")}
                /^ *(Passed|Expectedly Failed) *:/ {p += n[1]}
                /^ *(Failed|Unresolved|Timed Out|Unexpectedly Passed) *:/ {f += n[1]}
-               /^ *Unsupported *:/ {s += n[1]}
+               /^ *(Unsupported|Skipped) *:/ {s += n[1]}
                /^sanitize: [a-z]+: FAIL/ {f += 1}
                END {printf "%d passed, %d failed, %d skipped", p, f, s}' "$log")
 rm -f "$log"
