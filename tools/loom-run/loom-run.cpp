@@ -224,7 +224,7 @@ environment:
   LOOM_ABORT_DEADLINE_S
                     seconds a rank that stops the job waits for the MPI
                     library's abort to end it before it exits by itself
-                    (default: 30)
+                    (default: 30; from 0.1 to 86400, checked at start-up)
   LOOM_ALLOC_POISON=1
                     fill the compiled code's temporaries with NaNs when
                     allocated and when freed, so that reading one after its

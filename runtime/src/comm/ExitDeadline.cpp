@@ -3,17 +3,52 @@
 #include "ExitDeadline.h"
 #include "loom/runtime/Error.h"
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 namespace loom::rt {
 
+namespace {
+
+constexpr double kDefaultSeconds = 30.0;
+constexpr double kMinSeconds = 0.1, kMaxSeconds = 86400.0;
+
+/// LOOM_ABORT_DEADLINE_S, "" if unset; `seconds` its value when it is a
+/// number in [kMinSeconds, kMaxSeconds].
+bool parseSetting(std::string &text, double &seconds) {
+  const char *value = std::getenv("LOOM_ABORT_DEADLINE_S");
+  text = value ? value : "";
+  seconds = kDefaultSeconds;
+  if (text.empty())
+    return true;
+  char *end = nullptr;
+  double parsed = std::strtod(text.c_str(), &end);
+  // The comparisons are false for NaN.
+  if (*end != '\0' || !(parsed >= kMinSeconds && parsed <= kMaxSeconds))
+    return false;
+  seconds = parsed;
+  return true;
+}
+
+} // namespace
+
 double exitDeadlineSeconds() {
-  const char *text = std::getenv("LOOM_ABORT_DEADLINE_S");
-  return text && *text ? std::max(0.1, std::atof(text)) : 30.0;
+  std::string text;
+  double seconds;
+  // A bad setting was refused at start-up (checkExitDeadlineSetting); an
+  // abort cannot report one.
+  return parseSetting(text, seconds) ? seconds : kDefaultSeconds;
+}
+
+void checkExitDeadlineSetting() {
+  std::string text;
+  double seconds;
+  if (!parseSetting(text, seconds))
+    fail("LOOM_ABORT_DEADLINE_S=%s: expected seconds, a number from %g to %g",
+         text.c_str(), kMinSeconds, kMaxSeconds);
 }
 
 void armExitDeadline(const std::string &rankPrefix, const std::string &what,

@@ -15,8 +15,14 @@
 
 namespace loom::rt {
 
-/// Seconds: LOOM_ABORT_DEADLINE_S, default 30.
+/// Seconds: LOOM_ABORT_DEADLINE_S, default 30 (also when it is malformed:
+/// checkExitDeadlineSetting() refuses that when the job starts).
 double exitDeadlineSeconds();
+
+/// Throws Error when LOOM_ABORT_DEADLINE_S is set to anything but a number
+/// of seconds from 0.1 to 86400 (a typo would otherwise surface only when a
+/// job stops, as another deadline).
+void checkExitDeadlineSetting();
 
 /// In exitDeadlineSeconds(), unless the process has ended, prints
 /// "<tool>: error: <rankPrefix><what> did not end this rank within N s;

@@ -7,6 +7,7 @@
 
 #include "loom/runtime/World.h"
 #include "Backends.h"
+#include "ExitDeadline.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Manifest.h"
@@ -65,6 +66,7 @@ bool haveMpi() { return mpiBackendBuilt(); }
 
 std::unique_ptr<Communicator> connectWorld(const JobInfo &job,
                                            const WorldOptions &options) {
+  checkExitDeadlineSetting();
   if (!job.underLauncher())
     return std::make_unique<LocalCommunicator>();
   return createMpiCommunicator(options);

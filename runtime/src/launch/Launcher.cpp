@@ -14,6 +14,7 @@
 #include "loom/runtime/HangReport.h"
 
 #include "Plugin.h"
+#include "comm/ExitDeadline.h"
 
 #include <cerrno>
 #include <csignal>
@@ -140,6 +141,8 @@ std::vector<std::string> mpiexecCommand(const std::string &mpiexec,
 }
 
 LaunchResult launchLocalRanks(const LaunchOptions &options) {
+  // Every rank would refuse it, each with the same line.
+  checkExitDeadlineSetting();
   std::string mpiexec = defaultMpiexec();
   if (!isExecutable(mpiexec)) {
     std::string problem = mpiexec.empty()
