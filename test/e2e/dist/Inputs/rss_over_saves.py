@@ -1,7 +1,7 @@
 """Runs a training job that saves a checkpoint every step and measures the
-resident memory of each of its loom-run processes from /proc
-(research/reliability.md, scenario 13: host memory must not grow with the
-number of saves).
+resident memory, threads and open files of each of its loom-run processes
+from /proc (research/reliability.md, scenarios 13 and 5: host memory must
+not grow with the number of saves, nor must threads or file descriptors).
 
 usage: rss_over_saves.py --metrics FILE [--from S] [--to T] [--max-growth F]
                          -- COMMAND...
@@ -11,9 +11,13 @@ COMMAND (a loom-run, or `loom-run --ranks N`, with --metrics FILE and
 sampled. Each process's resident set when FILE shows S steps is compared
 with its resident set when it shows T steps (T - S saves later); prints
 "N processes, T-S saves: largest growth X %" and fails if X exceeds F
-(default 1) or the job fails.
+(default 1) or the job fails. Threads and open files are compared by their
+fewest in the first and in the last 10 steps (a background save in flight
+holds a thread and files for a while; a leak raises the floor): fails if
+the floor rose.
 """
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -39,6 +43,15 @@ def comm(pid):
         return ""
 
 
+def threads_and_files(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            threads = next(int(l.split()[1]) for l in f if l.startswith("Threads:"))
+        return threads, len(os.listdir(f"/proc/{pid}/fd"))
+    except (OSError, StopIteration, ValueError):
+        return None
+
+
 def resident(pid):
     try:
         with open(f"/proc/{pid}/statm") as f:
@@ -50,17 +63,23 @@ def resident(pid):
 job = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                        text=True)
 first, last = {}, {}  # pid -> resident bytes at --from and --to steps
+early, late = {}, {}  # pid -> fewest (threads, files) in the first/last 10 steps
 while job.poll() is None:
     steps = steps_done(args.metrics)
     if steps >= args.start:
         pids = [p for p in descendants(job.pid) | {job.pid} if comm(p) == "loom-run"]
         for pid in pids:
-            rss = resident(pid)
-            if rss is None:
+            rss, counts = resident(pid), threads_and_files(pid)
+            if rss is None or counts is None:
                 continue
             first.setdefault(pid, rss)
             if steps <= args.to:
                 last[pid] = rss
+            window = (early if steps < args.start + 10 else
+                      late if args.to - 10 < steps <= args.to else None)
+            if window is not None:
+                old = window.get(pid, counts)
+                window[pid] = (min(old[0], counts[0]), min(old[1], counts[1]))
     time.sleep(0.005)
 err = job.stderr.read()
 if job.returncode != 0:
@@ -70,8 +89,17 @@ if steps_done(args.metrics) < args.to or not first:
 growth = max((last[p] - first[p]) / first[p] * 100 for p in first if p in last)
 print(f"{len(first)} processes, {args.to - args.start} saves: largest growth "
       f"{growth:.2f} %")
+rose = []
 for pid in sorted(first):
-    print(f"  pid {pid}: {first[pid] / 2**20:.1f} MiB -> {last.get(pid, 0) / 2**20:.1f} MiB")
+    print(f"  pid {pid}: {first[pid] / 2**20:.1f} MiB -> {last.get(pid, 0) / 2**20:.1f} MiB", end="")
+    if pid in early and pid in late:
+        (t0, f0), (t1, f1) = early[pid], late[pid]
+        print(f"; threads {t0} -> {t1}, open files {f0} -> {f1}", end="")
+        if t1 > t0 or f1 > f0:
+            rose.append(pid)
+    print()
+if rose:
+    sys.exit(f"threads or open files grew over the saves in pid {rose}")
 if growth > args.max_growth:
     sys.exit(f"resident memory grew {growth:.2f} % over "
              f"{args.to - args.start} saves (at most {args.max_growth} %)")
