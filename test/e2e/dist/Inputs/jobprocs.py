@@ -1,5 +1,6 @@
-"""What the test drivers of a running job (kill_rank.py, listeners.py) read
-from /proc: the job's processes and how many steps a rank has taken."""
+"""What the test drivers of a running job (kill_rank.py, listeners.py,
+partition.py, rss_over_saves.py) read from /proc: the job's processes, their
+names, and how many steps a rank has taken."""
 import os
 
 
@@ -18,6 +19,15 @@ def descendants(root):
         frontier = {p for p, pp in table.items() if pp in frontier} - found
         found |= frontier
     return found
+
+
+def comm(pid):
+    """The process's name (/proc/PID/comm), "" if it is gone."""
+    try:
+        with open(f"/proc/{pid}/comm") as f:
+            return f.read().strip()
+    except OSError:
+        return ""
 
 
 def steps_done(path):

@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from jobprocs import descendants, steps_done
+from jobprocs import comm, descendants, steps_done
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--metrics", required=True)
@@ -34,9 +34,8 @@ def socket_inodes(pids):
     """socket inode -> the name of a process that holds it."""
     inodes = {}
     for pid in pids:
-        try:
-            name = open(f"/proc/{pid}/comm").read().strip()
-        except OSError:
+        name = comm(pid)
+        if not name:
             continue
         try:
             for fd in os.listdir(f"/proc/{pid}/fd"):

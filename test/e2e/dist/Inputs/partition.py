@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 
-from jobprocs import steps_done
+from jobprocs import comm, steps_done
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--metrics", required=True)
@@ -43,14 +43,6 @@ def namespace_pids(name):
     p = subprocess.run(["ip", "netns", "pids", name], stdout=subprocess.PIPE,
                        stderr=subprocess.DEVNULL, text=True)
     return [int(pid) for pid in p.stdout.split()]
-
-
-def comm(pid):
-    try:
-        with open(f"/proc/{pid}/comm") as f:
-            return f.read().strip()
-    except OSError:
-        return ""
 
 
 err = tempfile.TemporaryFile(mode="w+")
