@@ -67,12 +67,12 @@ for kind in "${kinds[@]}"; do
     shift
     echo "sanitize: $kind: $name"
     if ! env "${env[@]}" "$@" --gtest_death_test_style=threadsafe \
-      >"$logs/../$name.log" 2>&1; then
-      tail -30 "$logs/../$name.log"
+      >"$dir/$name.log" 2>&1; then
+      tail -30 "$dir/$name.log"
       echo "sanitize: $kind: FAIL $name (log: $dir/$name.log)"
       failed=1
     else
-      grep -E '^\[  PASSED  \]' "$logs/../$name.log"
+      grep -E '^\[  PASSED  \]' "$dir/$name.log"
     fi
   }
   if [[ $kind == address ]]; then

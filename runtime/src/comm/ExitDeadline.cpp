@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -16,39 +17,37 @@ namespace {
 constexpr double kDefaultSeconds = 30.0;
 constexpr double kMinSeconds = 0.1, kMaxSeconds = 86400.0;
 
-/// LOOM_ABORT_DEADLINE_S, "" if unset; `seconds` its value when it is a
-/// number in [kMinSeconds, kMaxSeconds].
-bool parseSetting(std::string &text, double &seconds) {
+/// LOOM_ABORT_DEADLINE_S's value, "" if unset.
+const char *setting() {
   const char *value = std::getenv("LOOM_ABORT_DEADLINE_S");
-  text = value ? value : "";
-  seconds = kDefaultSeconds;
-  if (text.empty())
-    return true;
+  return value ? value : "";
+}
+
+/// `text` as seconds, if it is a number in [kMinSeconds, kMaxSeconds]; the
+/// default when it is empty.
+std::optional<double> parseSeconds(const char *text) {
+  if (!*text)
+    return kDefaultSeconds;
   char *end = nullptr;
-  double parsed = std::strtod(text.c_str(), &end);
+  double seconds = std::strtod(text, &end);
   // The comparisons are false for NaN.
-  if (*end != '\0' || !(parsed >= kMinSeconds && parsed <= kMaxSeconds))
-    return false;
-  seconds = parsed;
-  return true;
+  if (*end != '\0' || !(seconds >= kMinSeconds && seconds <= kMaxSeconds))
+    return std::nullopt;
+  return seconds;
 }
 
 } // namespace
 
 double exitDeadlineSeconds() {
-  std::string text;
-  double seconds;
   // A bad setting was refused at start-up (checkExitDeadlineSetting); an
   // abort cannot report one.
-  return parseSetting(text, seconds) ? seconds : kDefaultSeconds;
+  return parseSeconds(setting()).value_or(kDefaultSeconds);
 }
 
 void checkExitDeadlineSetting() {
-  std::string text;
-  double seconds;
-  if (!parseSetting(text, seconds))
+  if (!parseSeconds(setting()))
     fail("LOOM_ABORT_DEADLINE_S=%s: expected seconds, a number from %g to %g",
-         text.c_str(), kMinSeconds, kMaxSeconds);
+         setting(), kMinSeconds, kMaxSeconds);
 }
 
 void armExitDeadline(const std::string &rankPrefix, const std::string &what,
