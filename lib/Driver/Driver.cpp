@@ -9,6 +9,7 @@
 #include "loom/Analysis/MachineSpec.h"
 #include "loom/Driver/ModelZoo.h"
 #include "loom/InitAll.h"
+#include "loom/Support/IsolatedBytecode.h"
 #include "loom/Support/Nesting.h"
 #include "passes/Pipelines/Pipelines.h"
 
@@ -194,15 +195,16 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
                           : openInputFile(options.inputFile, &err);
     if (!file)
       return error(err);
-    // MLIR's bytecode reader is not safe on untrusted input: mutated
-    // bytecode corrupted its heap (malloc: "corrupted top size"), made it
-    // fail without an error, or loop (docs/robustness.md). Text only.
-    if (isBytecode(file->getMemBufferRef()))
-      return error(options.inputFile +
-                   " is MLIR bytecode, which loomc does not read (its reader "
-                   "is not safe on untrusted input); give it MLIR text, e.g. "
-                   "`loom-opt " +
-                   options.inputFile + " -o MODEL.mlir`");
+    // MLIR's bytecode reader is not safe on malformed input, so a child
+    // process reads bytecode and passes back its text.
+    if (isBytecode(file->getMemBufferRef())) {
+      FailureOr<std::string> text =
+          readBytecodeIsolated(file->getMemBufferRef(), &ctx);
+      if (failed(text))
+        return failure();
+      file = llvm::MemoryBuffer::getMemBufferCopy(*text,
+                                                  file->getBufferIdentifier());
+    }
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     if (failed(checkTextNesting(sourceMgr, &ctx)))
       return failure();

@@ -1,5 +1,6 @@
 //===- loom-opt.cpp - Runs Loom and upstream passes on MLIR files ---------===//
 #include "loom/InitAll.h"
+#include "loom/Support/IsolatedBytecode.h"
 #include "loom/Support/Nesting.h"
 #include "loom/Version.h"
 
@@ -19,20 +20,41 @@
 
 using namespace mlir;
 
-/// MLIR's parser recurses once per nesting level, so deeply nested text
-/// would overflow the stack (loom/Support/Nesting.h): it gets the error
-/// loomc gives instead. Bytecode is not text; MLIR's reader reads it.
-static bool nestsTooDeep(const llvm::MemoryBuffer &input) {
-  if (isBytecode(input.getMemBufferRef()))
-    return false;
-  MLIRContext context;
+static llvm::cl::opt<double> bytecodeCpuLimit(
+    "bytecode-cpu-limit",
+    llvm::cl::desc("CPU seconds the child process that reads bytecode input "
+                   "may take (default: 30 and 2 per MiB of input); MLIR's "
+                   "bytecode reader can loop on malformed bytecode"),
+    llvm::cl::init(0.0));
+
+/// Checks the input before MLIR parses it. Text: MLIR's parser recurses
+/// once per nesting level, so deeply nested text would overflow the stack
+/// (loom/Support/Nesting.h); it gets the error loomc gives instead.
+/// Bytecode: MLIR's reader is not safe on malformed bytecode, so a child
+/// process reads it (loom/Support/IsolatedBytecode.h) and `input` becomes
+/// the text it passes back.
+static LogicalResult checkInput(std::unique_ptr<llvm::MemoryBuffer> &input,
+                                const DialectRegistry &registry,
+                                const MlirOptMainConfig &config) {
+  MLIRContext context(registry, MLIRContext::Threading::DISABLED);
+  context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
   llvm::SourceMgr sourceMgr;
   sourceMgr.AddNewSourceBuffer(
-      llvm::MemoryBuffer::getMemBuffer(input.getMemBufferRef(),
+      llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(),
                                        /*RequiresNullTerminator=*/false),
       llvm::SMLoc());
   SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  return failed(loom::checkTextNesting(sourceMgr, &context));
+  if (!isBytecode(input->getMemBufferRef()))
+    return loom::checkTextNesting(sourceMgr, &context);
+  loom::BytecodeReadLimits limits;
+  limits.cpuSeconds = bytecodeCpuLimit;
+  FailureOr<std::string> text =
+      loom::readBytecodeIsolated(input->getMemBufferRef(), &context, limits);
+  if (failed(text))
+    return failure();
+  input =
+      llvm::MemoryBuffer::getMemBufferCopy(*text, input->getBufferIdentifier());
+  return success();
 }
 
 /// What upstream's MlirOptMain(argc, argv, ...) does, except that the input
@@ -54,7 +76,7 @@ static LogicalResult run(int argc, char **argv, StringRef inputFilename,
     llvm::errs() << error << "\n";
     return failure();
   }
-  if (nestsTooDeep(*input))
+  if (failed(checkInput(input, registry, config)))
     return failure();
   std::unique_ptr<llvm::ToolOutputFile> output =
       openOutputFile(outputFilename, &error);
