@@ -11,11 +11,16 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <optional>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -155,6 +160,10 @@ bool emitChildDiagnostics(StringRef records, MLIRContext *context,
   setrlimit(RLIMIT_DATA, &dataLimit);
 #endif
 
+  // Test hook: a child that blocks without spending CPU time.
+  if (std::getenv("LOOM_TEST_BYTECODE_CHILD_BLOCKS"))
+    pause();
+
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.allowUnregisteredDialects(allowUnregistered);
   std::string diagnostics;
@@ -188,6 +197,35 @@ bool emitChildDiagnostics(StringRef records, MLIRContext *context,
   if (os.has_error())
     _exit(kWriteFail);
   _exit(module ? kRead : kRejected);
+}
+
+/// Reads `fd` to its end into `text`; false if `seconds` pass first.
+bool readToEnd(int fd, double seconds, std::string &text) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(seconds));
+  char chunk[1 << 16];
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - Clock::now())
+                    .count();
+    if (left <= 0)
+      return false;
+    pollfd ready{fd, POLLIN, 0};
+    int polled = poll(&ready, 1,
+                      static_cast<int>(std::min<long long>(
+                          left, std::numeric_limits<int>::max())));
+    if (polled < 0 && errno == EINTR)
+      continue;
+    if (polled <= 0)
+      return polled != 0; // an error (not a timeout): what was read is all
+    ssize_t n = read(fd, chunk, sizeof(chunk));
+    if (n > 0)
+      text.append(chunk, static_cast<size_t>(n));
+    else if (n == 0 || errno != EINTR)
+      return true;
+  }
 }
 
 std::string describeSignal(int sig) {
@@ -230,20 +268,25 @@ mlir::loom::readBytecodeIsolated(llvm::MemoryBufferRef input,
                 context->allowsUnregisteredDialects(), limits, parent, fds[1]);
   }
   close(fds[1]);
+  // A child blocked rather than busy (on a lock a thread of this process
+  // held when it forked) spends no CPU time: the wall clock stops it.
+  double wallSeconds = 2 * limits.cpuSeconds + 5;
   std::string text;
-  char chunk[1 << 16];
-  for (;;) {
-    ssize_t n = read(fds[0], chunk, sizeof(chunk));
-    if (n > 0) {
-      text.append(chunk, static_cast<size_t>(n));
-    } else if (n == 0 || errno != EINTR) {
-      break;
-    }
-  }
+  bool finished = readToEnd(fds[0], wallSeconds, text);
   close(fds[0]);
+  if (!finished)
+    kill(pid, SIGKILL);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR)
+      return emitError(loc)
+             << "cannot read bytecode: waitpid: " << std::strerror(errno);
   }
+  if (!finished)
+    return emitError(loc) << "MLIR's bytecode reader did not finish within "
+                          << llvm::formatv("{0:f1}", wallSeconds)
+                          << " s on this input (it was stopped); the file is "
+                          << "not valid bytecode, or needs more time";
   if (WIFEXITED(status) &&
       (WEXITSTATUS(status) == kRead || WEXITSTATUS(status) == kRejected)) {
     StringRef rest = text, diagnostics;

@@ -36,7 +36,8 @@ struct BytecodeReadLimits {
 /// corrupted its heap, looped without end, or failed without an error
 /// (docs/robustness.md). In a child, with the dialects of `context`'s
 /// registry, whether it accepts unregistered dialects, and `limits` on CPU
-/// time and memory, whatever the reader does to itself stays there. The
+/// time and memory (and twice the CPU time and 5 s of wall-clock time, for
+/// a child that blocks), whatever the reader does to itself stays there. The
 /// child verifies what it read and prints its own diagnostics to stderr;
 /// a child that crashes, runs out of time or memory, or cannot start gets an
 /// error at `input`'s name (FILE:0:0, as the reader's own errors) in

@@ -23,6 +23,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -165,6 +166,20 @@ TEST_F(IsolatedBytecode, ALoopingReaderIsStoppedAtItsCpuLimit) {
   EXPECT_LT(seconds, 60.0);
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_NE(seen[0].find("did not finish within 1.0 s of CPU time"),
+            std::string::npos)
+      << seen[0];
+}
+
+TEST_F(IsolatedBytecode, ABlockedChildIsStoppedByTheWallClock) {
+  // A child that waits on a lock spends no CPU time (hook: it pauses).
+  setenv("LOOM_TEST_BYTECODE_CHILD_BLOCKS", "1", 1);
+  BytecodeReadLimits limits;
+  limits.cpuSeconds = 0.5;
+  FailureOr<std::string> text = read(bytecodeOf(kModel), limits);
+  unsetenv("LOOM_TEST_BYTECODE_CHILD_BLOCKS");
+  EXPECT_TRUE(failed(text));
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_NE(seen[0].find("did not finish within 6.0 s on this input"),
             std::string::npos)
       << seen[0];
 }
