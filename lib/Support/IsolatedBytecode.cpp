@@ -122,12 +122,14 @@ bool emitChildDiagnostics(StringRef records, MLIRContext *context,
       continue;
     }
     last.reset(); // reports the previous one, with its notes
-    if (severity[0] == 'w')
+    if (severity[0] == 'w') {
       last.emplace(emitWarning(loc));
-    else if (severity[0] == 'r')
+    } else if (severity[0] == 'r') {
       last.emplace(emitRemark(loc));
-    else
-      last.emplace(emitError(loc)), ++errors;
+    } else {
+      last.emplace(emitError(loc));
+      ++errors;
+    }
     *last << message;
   }
   return true;
