@@ -75,30 +75,36 @@ for kind in "${kinds[@]}"; do
       grep -E '^\[  PASSED  \]' "$dir/$name.log"
     fi
   }
+  # The options of every run: reports to files under $logs, and what
+  # ThreadSanitizer leaves out. Leaks are checked only where MPI is not
+  # loaded.
+  asan=verify_asan_link_order=0:log_path=$logs/asan
+  ubsan=UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan
+  tsan=suppressions=$root/scripts/sanitize/tsan.supp:ignore_noninstrumented_modules=1
+  tsan=TSAN_OPTIONS=$tsan:second_deadlock_stack=1:log_path=$logs/tsan
   if [[ $kind == address ]]; then
-    asan=verify_asan_link_order=0:log_path=$logs/asan
-    ubsan=UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1:log_path=$logs/ubsan
     gtest unit-runtime "ASAN_OPTIONS=detect_leaks=1:$asan" "$ubsan" -- \
       "$unit/LoomRuntimeTests" --gtest_filter='-MpiCommunicator.*'
     gtest unit-runtime-mpi "ASAN_OPTIONS=detect_leaks=0:$asan" "$ubsan" -- \
       "$unit/LoomRuntimeTests" --gtest_filter='MpiCommunicator.*'
     gtest unit-cuda "ASAN_OPTIONS=detect_leaks=1:$asan" "$ubsan" -- "$unit/LoomCudaTests"
+    litenv=("ASAN_OPTIONS=detect_leaks=0:$asan" "$ubsan")
   else
-    tsan=suppressions=$root/scripts/sanitize/tsan.supp:ignore_noninstrumented_modules=1
-    tsan=$tsan:second_deadlock_stack=1:log_path=$logs/tsan
-    gtest unit-runtime "TSAN_OPTIONS=$tsan" -- "$unit/LoomRuntimeTests"
-    gtest unit-cuda "TSAN_OPTIONS=$tsan" -- "$unit/LoomCudaTests"
+    gtest unit-runtime "$tsan" -- "$unit/LoomRuntimeTests"
+    gtest unit-cuda "$tsan" -- "$unit/LoomCudaTests"
+    litenv=("$tsan")
   fi
 
-  # 2. The lit tests that run loom-run, with this build's.
+  # 2. The lit tests that run loom-run, with this build's (test/lit.cfg.py
+  # passes the options above on to them).
   # ThreadSanitizer leaves out the gradient checks (test/e2e/gradcheck):
   # one thread computing finite differences, nothing for it to find.
   tests=(build/test/e2e build/test/tools/loom-run build/test/tools/loom-run-calibrate.test)
   [[ $kind == thread ]] &&
     tests=(build/test/e2e/{co2,dist,overlap,torch,train} "${tests[@]:1}")
   echo "sanitize: $kind: lit tests with $dir/tools/loom-run/loom-run"
-  "$lit" -sv --param loom_run_dir="$dir" --param sanitizer="$kind" \
-    --param sanitizer_logs="$logs" "${tests[@]}" || failed=1
+  env "${litenv[@]}" "$lit" -sv --param loom_run_dir="$dir" \
+    --param sanitizer="$kind" "${tests[@]}" || failed=1
 
   reports=$(find "$logs" -type f | sort)
   if [[ -n $reports ]]; then

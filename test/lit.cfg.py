@@ -32,8 +32,8 @@ config.environment["OPENBLAS_NUM_THREADS"] = "1"
 
 # scripts/sanitize.sh runs the tests with loom-run and loom-gradcheck from a
 # runtime built with a sanitizer: --param loom_run_dir=DIR (its standalone
-# build) --param sanitizer=address|thread --param sanitizer_logs=DIR (where
-# each process writes its reports; the script fails on any).
+# build) --param sanitizer=address|thread, and the sanitizers' options (where
+# each process writes its reports, suppressions) in the environment it sets.
 runtime_tools = ["loom-run", "loom-gradcheck"]
 sanitized_dir = lit_config.params.get("loom_run_dir")
 if sanitized_dir:
@@ -41,22 +41,11 @@ if sanitized_dir:
     llvm_config.add_tool_substitutions(runtime_tools, sanitized_dirs)
     for d in sanitized_dirs:  # helper scripts that run loom-run by name
         llvm_config.with_environment("PATH", d, append_path=True)
-    logs = lit_config.params.get("sanitizer_logs", "")
-    kind = lit_config.params.get("sanitizer", "address")
-    supp = os.path.join(config.loom_src_root, "scripts", "sanitize")
-    if kind == "thread":
-        config.environment["TSAN_OPTIONS"] = ":".join([
-            "suppressions=" + os.path.join(supp, "tsan.supp"),
-            "ignore_noninstrumented_modules=1", "second_deadlock_stack=1",
-            "log_path=" + os.path.join(logs, "tsan")])
-    else:
-        config.environment["ASAN_OPTIONS"] = ":".join([
-            "detect_leaks=0", "verify_asan_link_order=0",
-            "log_path=" + os.path.join(logs, "asan")])
-        config.environment["UBSAN_OPTIONS"] = ":".join([
-            "print_stacktrace=1", "halt_on_error=1",
-            "log_path=" + os.path.join(logs, "ubsan")])
-    config.available_features.add("sanitizer-" + kind)
+    for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "TSAN_OPTIONS"):
+        if var in os.environ:
+            config.environment[var] = os.environ[var]
+    config.available_features.add(
+        "sanitizer-" + lit_config.params.get("sanitizer", "address"))
 else:
     llvm_config.add_tool_substitutions(runtime_tools, [config.loom_tools_dir])
 llvm_config.add_tool_substitutions(["loom-opt", "loomc"], [config.loom_tools_dir])

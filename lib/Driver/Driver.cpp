@@ -13,7 +13,6 @@
 #include "loom/Support/Nesting.h"
 #include "passes/Pipelines/Pipelines.h"
 
-#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -195,16 +194,10 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
                           : openInputFile(options.inputFile, &err);
     if (!file)
       return error(err);
-    // MLIR's bytecode reader is not safe on malformed input, so a child
+    // MLIR's bytecode reader is not safe on malformed input: a child
     // process reads bytecode and passes back its text.
-    if (isBytecode(file->getMemBufferRef())) {
-      FailureOr<std::string> text =
-          readBytecodeIsolated(file->getMemBufferRef(), &ctx);
-      if (failed(text))
-        return failure();
-      file = llvm::MemoryBuffer::getMemBufferCopy(*text,
-                                                  file->getBufferIdentifier());
-    }
+    if (failed(replaceBytecodeWithText(file, &ctx)))
+      return failure();
     sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
     if (failed(checkTextNesting(sourceMgr, &ctx)))
       return failure();

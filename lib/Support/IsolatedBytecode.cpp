@@ -1,6 +1,7 @@
 //===- IsolatedBytecode.cpp - Read MLIR bytecode in a child process -------===//
 #include "loom/Support/IsolatedBytecode.h"
 
+#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
@@ -325,4 +326,19 @@ mlir::loom::readBytecodeIsolated(llvm::MemoryBufferRef input,
   return emitError(loc) << "MLIR's bytecode reader stopped with exit status "
                         << (WIFEXITED(status) ? WEXITSTATUS(status) : -1)
                         << " before it passed the module back";
+}
+
+LogicalResult
+mlir::loom::replaceBytecodeWithText(std::unique_ptr<llvm::MemoryBuffer> &input,
+                                    MLIRContext *context,
+                                    BytecodeReadLimits limits) {
+  if (!isBytecode(input->getMemBufferRef()))
+    return success();
+  FailureOr<std::string> text =
+      readBytecodeIsolated(input->getMemBufferRef(), context, limits);
+  if (failed(text))
+    return failure();
+  input =
+      llvm::MemoryBuffer::getMemBufferCopy(*text, input->getBufferIdentifier());
+  return success();
 }

@@ -4,7 +4,6 @@
 #include "loom/Support/Nesting.h"
 #include "loom/Version.h"
 
-#include "mlir/Bytecode/BytecodeReader.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
@@ -27,34 +26,27 @@ static llvm::cl::opt<double> bytecodeCpuLimit(
                    "bytecode reader can loop on malformed bytecode"),
     llvm::cl::init(0.0));
 
-/// Checks the input before MLIR parses it. Text: MLIR's parser recurses
-/// once per nesting level, so deeply nested text would overflow the stack
-/// (loom/Support/Nesting.h); it gets the error loomc gives instead.
-/// Bytecode: MLIR's reader is not safe on malformed bytecode, so a child
-/// process reads it (loom/Support/IsolatedBytecode.h) and `input` becomes
-/// the text it passes back.
+/// Checks the input before MLIR parses it, as loomc does. Bytecode: MLIR's
+/// reader is not safe on malformed bytecode, so a child process reads it
+/// (loom/Support/IsolatedBytecode.h) and `input` becomes the text it passes
+/// back. Text: MLIR's parser recurses once per nesting level, so deeply
+/// nested text would overflow the stack (loom/Support/Nesting.h).
 static LogicalResult checkInput(std::unique_ptr<llvm::MemoryBuffer> &input,
                                 const DialectRegistry &registry,
                                 const MlirOptMainConfig &config) {
   MLIRContext context(registry, MLIRContext::Threading::DISABLED);
   context.allowUnregisteredDialects(config.shouldAllowUnregisteredDialects());
   llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
+  loom::BytecodeReadLimits limits;
+  limits.cpuSeconds = bytecodeCpuLimit;
+  if (failed(loom::replaceBytecodeWithText(input, &context, limits)))
+    return failure();
   sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBuffer(input->getMemBufferRef(),
                                        /*RequiresNullTerminator=*/false),
       llvm::SMLoc());
-  SourceMgrDiagnosticHandler handler(sourceMgr, &context);
-  if (!isBytecode(input->getMemBufferRef()))
-    return loom::checkTextNesting(sourceMgr, &context);
-  loom::BytecodeReadLimits limits;
-  limits.cpuSeconds = bytecodeCpuLimit;
-  FailureOr<std::string> text =
-      loom::readBytecodeIsolated(input->getMemBufferRef(), &context, limits);
-  if (failed(text))
-    return failure();
-  input =
-      llvm::MemoryBuffer::getMemBufferCopy(*text, input->getBufferIdentifier());
-  return success();
+  return loom::checkTextNesting(sourceMgr, &context);
 }
 
 /// What upstream's MlirOptMain(argc, argv, ...) does, except that the input

@@ -6,7 +6,12 @@
 #include "llvm/Support/MemoryBufferRef.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+namespace llvm {
+class MemoryBuffer;
+} // namespace llvm
 
 namespace mlir {
 class MLIRContext;
@@ -45,6 +50,13 @@ struct BytecodeReadLimits {
 FailureOr<std::string> readBytecodeIsolated(llvm::MemoryBufferRef input,
                                             MLIRContext *context,
                                             BytecodeReadLimits limits = {});
+
+/// How loomc and loom-opt take their input: if `input` is bytecode, replaces
+/// it with the text readBytecodeIsolated passes back (under the same name);
+/// text stays as it is. Fails as readBytecodeIsolated does.
+LogicalResult
+replaceBytecodeWithText(std::unique_ptr<llvm::MemoryBuffer> &input,
+                        MLIRContext *context, BytecodeReadLimits limits = {});
 
 } // namespace mlir::loom
 
