@@ -24,7 +24,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaDevice.h"
-#include "NcclLibrary.h"
+#include "NcclComm.h"
 #include "loom/runtime/Error.h"
 
 #include <cstdlib>
@@ -74,10 +74,14 @@ public:
   virtual void close(bool failed) { (void)failed; }
 };
 
+/// A nonblocking NCCL communicator (NcclComm.h): a call that returns
+/// ncclInProgress is waited for, at most the host's collective timeout
+/// (read at each call: the trainer lifts it while a checkpoint is written).
 class NcclCarrier final : public Carrier {
 public:
-  NcclCarrier(const NcclLibrary &nccl, ncclComm_t comm)
-      : nccl(nccl), comm(comm) {}
+  NcclCarrier(const NcclLibrary &nccl, ncclComm_t comm,
+              const Communicator &host)
+      : nccl(nccl), comm(comm), host(host) {}
   ~NcclCarrier() override { close(true); }
 
   const char *name() const override { return "nccl"; }
@@ -106,7 +110,8 @@ public:
                                   comm, stream);
       break;
     }
-    nccl.check(result, callName(call.kind));
+    finishNcclCall(nccl, comm, result, callName(call.kind),
+                   host.collectiveTimeout());
   }
 
   void checkAsyncError() override {
@@ -120,14 +125,9 @@ public:
   }
 
   void close(bool failed) override {
-    if (!comm)
-      return;
-    // Destroy waits for NCCL's work; after a failure a peer may never take
-    // part again, and only abort returns.
-    if (failed)
-      nccl.ncclCommAbort(comm);
-    else
-      nccl.ncclCommDestroy(comm);
+    // After a failure a peer may never take part again: only an abort
+    // returns.
+    closeNcclComm(nccl, comm, failed, host.collectiveTimeout());
     comm = nullptr;
   }
 
@@ -161,6 +161,7 @@ private:
 
   const NcclLibrary &nccl;
   ncclComm_t comm;
+  const Communicator &host;
 };
 
 /// One rank without NCCL.
@@ -186,7 +187,8 @@ private:
 /// A one-rank NCCL communicator, or copies when NCCL cannot be loaded (one
 /// rank needs nothing NCCL does; it is used when present so that a single
 /// GPU runs the same code as many).
-std::unique_ptr<Carrier> singleRankCarrier(CudaDevice &device) {
+std::unique_ptr<Carrier> singleRankCarrier(CudaDevice &device,
+                                           const Communicator &host) {
   const NcclLibrary *nccl = nullptr;
   try {
     nccl = &loadNccl();
@@ -195,10 +197,9 @@ std::unique_ptr<Carrier> singleRankCarrier(CudaDevice &device) {
   }
   ncclUniqueId id;
   nccl->check(nccl->ncclGetUniqueId(&id), "ncclGetUniqueId");
-  ncclComm_t comm = nullptr;
   device.bind();
-  nccl->check(nccl->ncclCommInitRank(&comm, 1, id, 0), "ncclCommInitRank");
-  return std::make_unique<NcclCarrier>(*nccl, comm);
+  ncclComm_t comm = makeNcclComm(*nccl, 1, id, 0, host.collectiveTimeout());
+  return std::make_unique<NcclCarrier>(*nccl, comm, host);
 }
 
 class StreamCommunicator final : public DeviceCommunicator {
@@ -392,7 +393,8 @@ std::unique_ptr<DeviceCommunicator>
 connectDeviceCommunicator(CudaDevice &device, Communicator &host) {
   if (host.size() == 1)
     return std::make_unique<StreamCommunicator>(
-        device, host, nullptr, [&device] { return singleRankCarrier(device); });
+        device, host, nullptr,
+        [&device, &host] { return singleRankCarrier(device, host); });
 
   // Several ranks: every step is checked on every rank before the next, so
   // that a rank that cannot take part does not leave the others waiting.
@@ -424,15 +426,18 @@ connectDeviceCommunicator(CudaDevice &device, Communicator &host) {
   static_assert(sizeof(ncclUniqueId) % sizeof(int64_t) == 0,
                 "the id travels as int64 values");
   host.broadcast(&id, sizeof(id) / sizeof(int64_t), DType::I64, 0);
+  // A rank that died after the broadcast, or that cannot reach the others,
+  // ends the init on the others at the collective timeout (NcclComm.h).
   ncclComm_t comm = nullptr;
   try {
     device.bind();
-    nccl->check(nccl->ncclCommInitRank(&comm, host.size(), id, host.rank()),
-                "ncclCommInitRank");
+    comm = makeNcclComm(*nccl, host.size(), id, host.rank(),
+                        host.collectiveTimeout());
   } catch (const std::exception &e) {
     failure = e.what();
   }
-  auto carrier = comm ? std::make_unique<NcclCarrier>(*nccl, comm) : nullptr;
+  auto carrier =
+      comm ? std::make_unique<NcclCarrier>(*nccl, comm, host) : nullptr;
   agreeOnFailure(host, failure); // the carrier aborts NCCL if this throws
   return std::make_unique<StreamCommunicator>(device, host, std::move(carrier),
                                               nullptr);

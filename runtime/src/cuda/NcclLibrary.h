@@ -29,7 +29,8 @@ namespace loom::rt::cuda {
 #define LOOM_NCCL_FUNCTIONS(X)                                                 \
   X(ncclGetVersion)                                                            \
   X(ncclGetUniqueId)                                                           \
-  X(ncclCommInitRank)                                                          \
+  X(ncclCommInitRankConfig)                                                    \
+  X(ncclCommFinalize)                                                          \
   X(ncclCommDestroy)                                                           \
   X(ncclCommAbort)                                                             \
   X(ncclCommGetAsyncError)                                                     \
@@ -40,9 +41,9 @@ namespace loom::rt::cuda {
   X(ncclAllGather)                                                             \
   X(ncclBroadcast)
 
-/// The oldest NCCL the plugin uses: ncclAvg (2.10) and ncclGetLastError
-/// (2.13).
-constexpr int kMinNcclVersion = 21300;
+/// The oldest NCCL the plugin uses: ncclAvg (2.10), ncclGetLastError (2.13),
+/// nonblocking communicators and ncclCommFinalize (2.14, NcclComm.h).
+constexpr int kMinNcclVersion = 21400;
 
 struct NcclLibrary {
 #define LOOM_NCCL_DECLARE(name) decltype(&::name) name = nullptr;

@@ -3,16 +3,20 @@
 // NCCL is dlopen'ed (runtime/src/cuda/NcclLibrary.h). ncclGetVersion and
 // ncclGetUniqueId work without a GPU, so the search, the symbol table and the
 // error for a missing library are all checked here. (Where no NCCL is
-// installed the loading tests skip.)
+// installed the loading tests skip.) The nonblocking communicators of
+// NcclComm.h are driven through a scripted stand-in, FakeNccl.c.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
 #include "cuda/CudaDevice.h"
+#include "cuda/NcclComm.h"
 #include "cuda/NcclLibrary.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <dlfcn.h>
 #include <filesystem>
 
 using namespace loom::rt::cuda;
@@ -149,4 +153,172 @@ TEST(NcclLibrary, RanksSharingAGpuAreNamed) {
             std::string::npos)
       << message;
   EXPECT_NE(message.find("CUDA_VISIBLE_DEVICES"), std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// Nonblocking communicators (NcclComm.h), against FakeNccl.c: a rank that
+// never joins cannot be staged with a real NCCL on one machine.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct FakeNcclCounts {
+  int inits, polls, finalizes, destroys, aborts, lastBlocking, collectives;
+};
+
+class NcclComm : public ::testing::Test {
+protected:
+  void SetUp() override {
+    // The test's own handle keeps the library (and its script) loaded
+    // while openNccl loads it again.
+    handle = ::dlopen(LOOM_TEST_FAKE_NCCL, RTLD_NOW | RTLD_LOCAL);
+    ASSERT_NE(handle, nullptr) << ::dlerror();
+    reset = symbol<void (*)()>("fakeNcclReset");
+    script =
+        symbol<void (*)(ncclResult_t, int, ncclResult_t)>("fakeNcclScript");
+    setVersion = symbol<void (*)(int)>("fakeNcclSetVersion");
+    readCounts = symbol<void (*)(FakeNcclCounts *)>("fakeNcclCounts");
+    reset();
+    nccl = openNccl({LOOM_TEST_FAKE_NCCL});
+  }
+  void TearDown() override {
+    if (handle)
+      ::dlclose(handle);
+  }
+  template <typename Fn>
+  Fn symbol(const char *name) {
+    void *address = ::dlsym(handle, name);
+    EXPECT_NE(address, nullptr) << name;
+    return reinterpret_cast<Fn>(address);
+  }
+  FakeNcclCounts counts() {
+    FakeNcclCounts out;
+    readCounts(&out);
+    return out;
+  }
+  ncclComm_t make(double timeout) {
+    ncclUniqueId id;
+    std::memset(&id, 0, sizeof(id));
+    return makeNcclComm(nccl, 4, id, 1, timeout);
+  }
+
+  void *handle = nullptr;
+  void (*reset)() = nullptr;
+  void (*script)(ncclResult_t, int, ncclResult_t) = nullptr;
+  void (*setVersion)(int) = nullptr;
+  void (*readCounts)(FakeNcclCounts *) = nullptr;
+  NcclLibrary nccl;
+};
+
+} // namespace
+
+TEST_F(NcclComm, InitIsNonblockingAndWaitedFor) {
+  script(ncclInProgress, 5, ncclSuccess);
+  EXPECT_NE(make(/*timeout=*/30), nullptr);
+  FakeNcclCounts c = counts();
+  EXPECT_EQ(c.inits, 1);
+  EXPECT_EQ(c.lastBlocking, 0) << "the config asks for nonblocking mode";
+  EXPECT_EQ(c.polls, 6) << "polled until NCCL was done, and no longer";
+  EXPECT_EQ(c.aborts, 0);
+}
+
+TEST_F(NcclComm, InitThatNeverFinishesTimesOutAndAborts) {
+  // A peer that never calls ncclCommInitRank: the blocking call hung.
+  script(ncclInProgress, -1, ncclSuccess);
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_TRUE(throwsError([&] { make(/*timeout=*/0.2); },
+                          {"ncclCommInitRank did not finish within 0.2 s",
+                           "--collective-timeout", "another rank may have died",
+                           "NCCL_DEBUG=INFO"}));
+  double waited =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  EXPECT_GE(waited, 0.2);
+  FakeNcclCounts c = counts();
+  EXPECT_GT(c.polls, 1);
+  EXPECT_EQ(c.aborts, 1) << "the half-made communicator is aborted";
+  EXPECT_EQ(c.destroys, 0);
+}
+
+TEST_F(NcclComm, InitThatFailsLaterIsReportedAndAborted) {
+  script(ncclInProgress, 3, ncclRemoteError);
+  EXPECT_TRUE(throwsError(
+      [&] { make(/*timeout=*/0); },
+      {"ncclCommInitRank failed: remote process exited or there was a "
+       "network error",
+       "fake NCCL: a peer left"}));
+  FakeNcclCounts c = counts();
+  EXPECT_EQ(c.polls, 4);
+  EXPECT_EQ(c.aborts, 1);
+}
+
+TEST_F(NcclComm, InitRejectedAtOnceHasNothingToAbort) {
+  script(ncclInvalidArgument, 0, ncclSuccess);
+  EXPECT_TRUE(throwsError([&] { make(/*timeout=*/30); },
+                          {"ncclCommInitRank failed: invalid argument",
+                           "fake NCCL: the call was rejected"}));
+  FakeNcclCounts c = counts();
+  EXPECT_EQ(c.polls, 0);
+  EXPECT_EQ(c.aborts, 0);
+}
+
+TEST_F(NcclComm, CollectivesInProgressAreWaitedFor) {
+  ncclComm_t comm = make(/*timeout=*/30);
+  ASSERT_NE(comm, nullptr);
+  float value = 1;
+  auto allReduce = [&] {
+    return nccl.ncclAllReduce(&value, &value, 1, ncclFloat32, ncclSum, comm,
+                              nullptr);
+  };
+  // Finished at once: nothing to poll.
+  finishNcclCall(nccl, comm, allReduce(), "ncclAllReduce", 30);
+  EXPECT_EQ(counts().polls, 0);
+  // Enqueued in the background: polled until done; 0 waits without limit.
+  script(ncclInProgress, 2, ncclSuccess);
+  finishNcclCall(nccl, comm, allReduce(), "ncclAllReduce", 0);
+  EXPECT_EQ(counts().polls, 3);
+  // Never done (a peer that stopped taking part): the timeout.
+  script(ncclInProgress, -1, ncclSuccess);
+  EXPECT_TRUE(throwsError(
+      [&] { finishNcclCall(nccl, comm, allReduce(), "ncclAllReduce", 0.1); },
+      {"ncclAllReduce did not finish within 0.1 s"}));
+  // Failed in the background.
+  script(ncclInProgress, 1, ncclRemoteError);
+  EXPECT_TRUE(throwsError(
+      [&] { finishNcclCall(nccl, comm, allReduce(), "ncclAllReduce", 30); },
+      {"ncclAllReduce failed: remote process exited"}));
+  EXPECT_EQ(counts().collectives, 4);
+}
+
+TEST_F(NcclComm, CloseFinalizesThenDestroysUnlessFailed) {
+  ncclComm_t comm = make(/*timeout=*/30);
+  script(ncclInProgress, 2, ncclSuccess);
+  closeNcclComm(nccl, comm, /*failed=*/false, 30);
+  FakeNcclCounts c = counts();
+  EXPECT_EQ(c.finalizes, 1);
+  EXPECT_EQ(c.destroys, 1);
+  EXPECT_EQ(c.aborts, 0);
+
+  reset();
+  closeNcclComm(nccl, make(30), /*failed=*/true, 30);
+  c = counts();
+  EXPECT_EQ(c.finalizes, 0) << "after a failure peers may never finalize";
+  EXPECT_EQ(c.aborts, 1);
+  EXPECT_EQ(c.destroys, 0);
+
+  // A finalize that never ends (a peer gone) falls back to the abort.
+  reset();
+  comm = make(30);
+  script(ncclInProgress, -1, ncclSuccess);
+  closeNcclComm(nccl, comm, /*failed=*/false, 0.1);
+  c = counts();
+  EXPECT_EQ(c.finalizes, 1);
+  EXPECT_EQ(c.destroys, 0);
+  EXPECT_EQ(c.aborts, 1);
+}
+
+TEST_F(NcclComm, NcclWithoutNonblockingModeIsRefused) {
+  setVersion(21308);
+  EXPECT_TRUE(throwsError([] { openNccl({LOOM_TEST_FAKE_NCCL}); },
+                          {"NCCL 2.13.8 is older than 2.14.0"}));
 }

@@ -1,0 +1,83 @@
+//===- NcclComm.cpp - NCCL communicators that cannot hang -------*- C++ -*-===//
+//
+// See NcclComm.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "NcclComm.h"
+#include "Clock.h"
+#include "loom/runtime/Error.h"
+
+#include <thread>
+
+namespace loom::rt::cuda {
+
+void finishNcclCall(const NcclLibrary &nccl, ncclComm_t comm,
+                    ncclResult_t result, const char *call,
+                    double timeoutSeconds) {
+  if (result != ncclInProgress) {
+    nccl.check(result, call);
+    return;
+  }
+  Clock::time_point start = Clock::now();
+  for (int polls = 0;; ++polls) {
+    ncclResult_t state = ncclInProgress;
+    nccl.check(nccl.ncclCommGetAsyncError(comm, &state),
+               "ncclCommGetAsyncError");
+    if (state == ncclSuccess)
+      return;
+    if (state != ncclInProgress)
+      throw Error(nccl.errorText(state, call));
+    if (timeoutSeconds > 0 && secondsSince(start) >= timeoutSeconds)
+      fail("%s did not finish within %g s (--collective-timeout): another "
+           "rank may have died or cannot reach this one (NCCL_DEBUG=INFO "
+           "shows how far NCCL got)",
+           call, timeoutSeconds);
+    // Most calls finish in microseconds; an init takes up to seconds.
+    std::this_thread::sleep_for(
+        std::chrono::microseconds(polls < 100 ? 20 : 1000));
+  }
+}
+
+ncclComm_t makeNcclComm(const NcclLibrary &nccl, int ranks,
+                        const ncclUniqueId &id, int rank,
+                        double timeoutSeconds) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+  config.blocking = 0;
+  ncclComm_t comm = nullptr;
+  ncclResult_t result =
+      nccl.ncclCommInitRankConfig(&comm, ranks, id, rank, &config);
+  // Named as users know it: the config variant is an implementation detail.
+  const char *call = "ncclCommInitRank";
+  if (!comm) { // NCCL made nothing: no state to poll, nothing to abort
+    bool claimsSuccess = result == ncclSuccess || result == ncclInProgress;
+    throw Error(
+        nccl.errorText(claimsSuccess ? ncclInternalError : result, call));
+  }
+  try {
+    finishNcclCall(nccl, comm, result, call, timeoutSeconds);
+  } catch (...) {
+    nccl.ncclCommAbort(comm);
+    throw;
+  }
+  return comm;
+}
+
+void closeNcclComm(const NcclLibrary &nccl, ncclComm_t comm, bool failed,
+                   double timeoutSeconds) {
+  if (!comm)
+    return;
+  if (!failed) {
+    try {
+      finishNcclCall(nccl, comm, nccl.ncclCommFinalize(comm),
+                     "ncclCommFinalize", timeoutSeconds);
+      nccl.ncclCommDestroy(comm);
+      return;
+    } catch (const std::exception &) {
+      // A peer that left early: the abort below does not wait for it.
+    }
+  }
+  nccl.ncclCommAbort(comm);
+}
+
+} // namespace loom::rt::cuda
