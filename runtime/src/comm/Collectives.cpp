@@ -21,8 +21,10 @@
 // loaded; src/device/Device.h): the calls only
 // enqueue work on the GPU's communication stream, the handles are its
 // tickets, and loom_rt_wait makes the compute stream wait, so no thread and
-// no host blocking is involved. The host communicator stays current for the
-// runtime's own (host-buffer) reductions and for stopping the job.
+// no host blocking is involved; their time is the GPU's, measured with
+// events and added to the counters when the step drains the device. The host
+// communicator stays current for the runtime's own (host-buffer) reductions and
+// for stopping the job.
 //
 //===----------------------------------------------------------------------===//
 
@@ -236,13 +238,12 @@ double blockedCollectiveSeconds() { return nanosBlocked.load() * 1e-9; }
 
 void waitForAllCollectives() {
   if (DeviceCommunicator *device = deviceComm.load()) {
-    int64_t startNs = traceNowNanos();
-    Clock::time_point start = Clock::now();
+    // The host waits here for the kernels too: the collectives' time and
+    // the compute stream's stalls for them come from the GPU's events.
     device->drain();
-    int64_t waited = nanosSince(start);
-    nanosBlocked += waited;
-    if (tracingEnabled())
-      recordTrace({"wait", TraceLane::Compute, startNs, waited, -1, ""});
+    DeviceCommTimes times = device->takeTimes();
+    nanosInCollectives += static_cast<int64_t>(times.commSeconds * 1e9);
+    nanosBlocked += static_cast<int64_t>(times.exposedSeconds * 1e9);
     return;
   }
   if (CommQueue *q = queue.load())

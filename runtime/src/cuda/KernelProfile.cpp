@@ -61,44 +61,22 @@ std::string KernelTimes::table(size_t top, int64_t untimed) const {
 
 KernelProfiler::~KernelProfiler() {
   for (const Pair &pair : pairs) {
-    drv.cuEventDestroy(pair.start);
-    drv.cuEventDestroy(pair.end);
+    events.give(pair.start);
+    events.give(pair.end);
   }
-  for (CUevent event : spare)
-    drv.cuEventDestroy(event);
-}
-
-CUevent KernelProfiler::take() {
-  if (!spare.empty()) {
-    CUevent event = spare.back();
-    spare.pop_back();
-    return event;
-  }
-  CUevent event = nullptr;
-  if (drv.cuEventCreate(&event, CU_EVENT_DEFAULT) != CUDA_SUCCESS)
-    return nullptr;
-  return event;
 }
 
 CUevent KernelProfiler::begin(CUstream stream) {
   std::lock_guard<std::mutex> lock(mutex);
-  CUevent start = take();
-  if (start && drv.cuEventRecord(start, stream) != CUDA_SUCCESS) {
-    spare.push_back(start);
-    start = nullptr;
-  }
-  return start;
+  return events.record(stream);
 }
 
 void KernelProfiler::end(CUstream stream, CUevent start, std::string name,
                          std::string shape) {
   std::lock_guard<std::mutex> lock(mutex);
-  CUevent stop = start ? take() : nullptr;
-  if (!stop || drv.cuEventRecord(stop, stream) != CUDA_SUCCESS) {
-    if (start)
-      spare.push_back(start);
-    if (stop)
-      spare.push_back(stop);
+  CUevent stop = start ? events.record(stream) : nullptr;
+  if (!stop) {
+    events.give(start);
     ++untimed;
     return;
   }
@@ -110,7 +88,7 @@ void KernelProfiler::harvest() {
   std::vector<Pair> waiting;
   for (Pair &pair : pairs) {
     float ms = 0;
-    CUresult result = drv.cuEventElapsedTime(&ms, pair.start, pair.end);
+    CUresult result = events.elapsed(ms, pair.start, pair.end);
     if (result == CUDA_ERROR_NOT_READY) {
       waiting.push_back(std::move(pair));
       continue;
@@ -119,8 +97,8 @@ void KernelProfiler::harvest() {
       times.add(pair.name, ms, pair.shape);
     else
       ++untimed;
-    spare.push_back(pair.start);
-    spare.push_back(pair.end);
+    events.give(pair.start);
+    events.give(pair.end);
   }
   pairs = std::move(waiting);
 }

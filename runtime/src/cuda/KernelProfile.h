@@ -1,5 +1,4 @@
-//===- KernelProfile.h - GPU time per kernel (LOOM_CUDA_PROFILE) -*- C++
-//-*-===//
+//===- KernelProfile.h - GPU time per kernel --------------------*- C++ -*-===//
 //
 // Internal to libLoomCuda.so. With LOOM_CUDA_PROFILE set, every kernel
 // launch and cuBLAS GEMM compiled code enqueues on the compute stream is
@@ -12,7 +11,7 @@
 #ifndef LOOM_RUNTIME_SRC_CUDA_KERNELPROFILE_H
 #define LOOM_RUNTIME_SRC_CUDA_KERNELPROFILE_H
 
-#include "CudaDriver.h"
+#include "EventPool.h"
 
 #include <cstdint>
 #include <map>
@@ -50,7 +49,7 @@ private:
 /// Thread-safe. Events are reused once harvested.
 class KernelProfiler {
 public:
-  explicit KernelProfiler(const Driver &driver) : drv(driver) {}
+  explicit KernelProfiler(const Driver &driver) : events(driver) {}
   ~KernelProfiler();
   KernelProfiler(const KernelProfiler &) = delete;
   KernelProfiler &operator=(const KernelProfiler &) = delete;
@@ -69,15 +68,13 @@ public:
   size_t pending() const;
 
 private:
-  CUevent take();
   struct Pair {
     CUevent start, end;
     std::string name, shape;
   };
-  const Driver &drv;
   mutable std::mutex mutex;
+  EventPool events;
   std::vector<Pair> pairs;
-  std::vector<CUevent> spare;
   KernelTimes times;
   int64_t untimed = 0;
 };

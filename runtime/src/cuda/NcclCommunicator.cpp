@@ -23,6 +23,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CollectiveTimer.h"
 #include "CudaDevice.h"
 #include "NcclComm.h"
 #include "loom/runtime/Error.h"
@@ -210,7 +211,7 @@ public:
   StreamCommunicator(CudaDevice &device, Communicator &host,
                      std::unique_ptr<Carrier> carrier, MakeCarrier make)
       : device(device), host(host), carrier(std::move(carrier)),
-        makeCarrier(std::move(make)) {
+        makeCarrier(std::move(make)), timer(device.driver()) {
     device.check(device.driver().cuEventCreate(&ready, CU_EVENT_DISABLE_TIMING),
                  "cuEventCreate");
     if (this->carrier)
@@ -299,6 +300,7 @@ public:
       last = it;
     if (last == pending.end())
       return; // already waited for
+    timer.computeWaits(last->ticket, device.computeStream());
     device.check(device.driver().cuStreamWaitEvent(device.computeStream(),
                                                    last->done, 0),
                  "cuStreamWaitEvent");
@@ -317,6 +319,8 @@ public:
     wait(issuedCount);
     device.synchronize();
   }
+
+  DeviceCommTimes takeTimes() override { return timer.take(); }
 
 private:
   struct Pending {
@@ -356,8 +360,11 @@ private:
     }
     device.check(driver.cuEventRecord(ready, compute), "cuEventRecord");
     device.check(driver.cuStreamWaitEvent(comm, ready, 0), "cuStreamWaitEvent");
+    const int64_t ticket = issuedCount + 1;
+    timer.begin(ticket, comm);
     try {
       carrier->run(call, comm);
+      timer.end(ticket, comm);
     } catch (...) {
       if (staged)
         device.pool().release(staged);
@@ -372,7 +379,8 @@ private:
                    "cuEventCreate");
     }
     device.check(driver.cuEventRecord(done, comm), "cuEventRecord");
-    pending.push_back({++issuedCount, done, staged});
+    issuedCount = ticket;
+    pending.push_back({ticket, done, staged});
     device.afterEnqueue(callName(call.kind));
     return issuedCount;
   }
@@ -385,6 +393,7 @@ private:
   std::deque<Pending> pending;
   std::vector<CUevent> spareEvents;
   int64_t issuedCount = 0;
+  CollectiveTimer timer;
 };
 
 } // namespace

@@ -32,6 +32,13 @@ namespace loom::rt {
 /// the compute stream waits only at wait(ticket), so the collective overlaps
 /// with the kernels issued in between. Every rank issues the same calls in
 /// the same order. Throws Error on a backend failure.
+/// GPU time of collectives (CollectiveTimer.h): their own, and the part
+/// the compute stream stalled for.
+struct DeviceCommTimes {
+  double commSeconds = 0;
+  double exposedSeconds = 0;
+};
+
 class DeviceCommunicator : public Communicator {
 public:
   /// Each returns a ticket (1, 2, ... in issue order, shared by all kinds).
@@ -54,6 +61,9 @@ public:
   /// Waits for every collective issued so far and blocks the host until the
   /// device is idle.
   virtual void drain() = 0;
+  /// The GPU time of the collectives finished since the last call (all of
+  /// them after a drain()).
+  virtual DeviceCommTimes takeTimes() = 0;
 };
 
 /// Which GPU a process opens.

@@ -300,6 +300,13 @@ TEST_F(Gpu, OneRankCollectives) {
       comm->startReduceScatter(send, part, 2, DType::I32, ReduceOp::Sum));
   EXPECT_EQ(toHost(part, 2), (std::vector<int32_t>{5, 6}));
   comm->drain();
+  // Every collective above was timed on the GPU; what the compute stream
+  // stalled for is part of it.
+  DeviceCommTimes times = comm->takeTimes();
+  EXPECT_GT(times.commSeconds, 0);
+  EXPECT_GE(times.exposedSeconds, 0);
+  EXPECT_LE(times.exposedSeconds, times.commSeconds + 1e-3);
+  EXPECT_EQ(comm->takeTimes().commSeconds, 0) << "each counted once";
   for (void *p : {(void *)buf, (void *)recv, (void *)send, (void *)part})
     device->release(p);
 }

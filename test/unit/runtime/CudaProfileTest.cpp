@@ -1,11 +1,12 @@
-//===- CudaProfileTest.cpp - LOOM_CUDA_PROFILE's bookkeeping
-//----------------===//
+//===- CudaProfileTest.cpp - The GPU timers' bookkeeping --------*- C++ -*-===//
 //
-// The kernel profiler against a driver table whose events read a clock the
-// test sets, so the sums, the reuse of events and the handling of events
-// that have not completed are checked without a GPU.
+// The kernel profiler (LOOM_CUDA_PROFILE) and the collectives' timer against
+// a driver table whose events read a clock the test sets, so the sums, the
+// stalls, the reuse of events and the handling of events that have not
+// completed are checked without a GPU.
 //
 //===----------------------------------------------------------------------===//
+#include "cuda/CollectiveTimer.h"
 #include "cuda/KernelProfile.h"
 
 #include <gtest/gtest.h>
@@ -13,6 +14,7 @@
 #include <deque>
 
 using namespace loom::rt::cuda;
+using loom::rt::DeviceCommTimes;
 
 namespace {
 
@@ -175,6 +177,96 @@ TEST_F(KernelProfilerTest, DestroysItsEvents) {
     launch(profiler, "b", 1.0);
     profiler.harvest();
     launch(profiler, "c", 1.0); // pending at destruction
+  }
+  EXPECT_EQ(destroyed, created);
+}
+
+namespace {
+
+/// The fake GPU's clock stands for either stream: each event is recorded at
+/// the time the test sets, which is when the GPU reaches it.
+class CollectiveTimerTest : public KernelProfilerTest {
+protected:
+  void at(double ms) { clockMs = ms; }
+  CUstream comm = reinterpret_cast<CUstream>(1);
+  CUstream compute = reinterpret_cast<CUstream>(2);
+};
+
+} // namespace
+
+TEST_F(CollectiveTimerTest, HiddenCollectiveCostsNoStall) {
+  CollectiveTimer timer(driver);
+  at(0), timer.begin(1, comm);
+  at(3), timer.end(1, comm);
+  at(5), timer.computeWaits(1, compute); // compute got there after it ended
+  DeviceCommTimes times = timer.take();
+  EXPECT_NEAR(times.commSeconds, 3e-3, 1e-9);
+  EXPECT_EQ(times.exposedSeconds, 0);
+  EXPECT_EQ(timer.pending(), 0u);
+}
+
+TEST_F(CollectiveTimerTest, StallIsFromTheWaitToTheEnd) {
+  CollectiveTimer timer(driver);
+  at(0), timer.begin(1, comm);
+  at(10), timer.end(1, comm);
+  at(4), timer.computeWaits(1, compute); // compute waited 6 ms
+  DeviceCommTimes times = timer.take();
+  EXPECT_NEAR(times.commSeconds, 10e-3, 1e-9);
+  EXPECT_NEAR(times.exposedSeconds, 6e-3, 1e-9);
+}
+
+TEST_F(CollectiveTimerTest, OneWaitCoversEarlierCollectives) {
+  CollectiveTimer timer(driver);
+  at(0), timer.begin(1, comm);
+  at(2), timer.end(1, comm);
+  at(2), timer.begin(2, comm);
+  at(9), timer.end(2, comm);
+  at(5), timer.computeWaits(2, compute);
+  DeviceCommTimes times = timer.take();
+  EXPECT_NEAR(times.commSeconds, 9e-3, 1e-9);
+  EXPECT_NEAR(times.exposedSeconds, 4e-3, 1e-9) << "counted once, not twice";
+  EXPECT_EQ(timer.pending(), 0u);
+}
+
+TEST_F(CollectiveTimerTest, KeepsWhatIsNotWaitedForOrNotReached) {
+  CollectiveTimer timer(driver);
+  at(0), timer.begin(1, comm);
+  at(1), timer.end(1, comm);
+  // Not waited for yet: its stall is unknown, so nothing is counted.
+  DeviceCommTimes times = timer.take();
+  EXPECT_EQ(times.commSeconds, 0);
+  EXPECT_EQ(timer.pending(), 1u);
+  at(3), timer.computeWaits(1, compute);
+  events.back().complete = false; // the GPU is not there yet
+  times = timer.take();
+  EXPECT_EQ(times.commSeconds, 0);
+  EXPECT_EQ(timer.pending(), 1u);
+  events.back().complete = true;
+  times = timer.take();
+  EXPECT_NEAR(times.commSeconds, 1e-3, 1e-9);
+  EXPECT_EQ(timer.pending(), 0u);
+  EXPECT_EQ(timer.take().commSeconds, 0) << "each collective counted once";
+}
+
+TEST_F(CollectiveTimerTest, ReusesEventsAndCountsWhatItCannotTime) {
+  {
+    CollectiveTimer timer(driver);
+    for (int ticket = 1; ticket <= 100; ++ticket) {
+      at(0), timer.begin(ticket, comm);
+      at(1), timer.end(ticket, comm);
+      at(2), timer.computeWaits(ticket, compute);
+      EXPECT_NEAR(timer.take().commSeconds, 1e-3, 1e-9);
+    }
+    EXPECT_EQ(created, 3) << "three events, reused for every collective";
+    recordFails = true;
+    timer.begin(101, comm);
+    timer.end(101, comm);
+    timer.computeWaits(101, compute);
+    EXPECT_EQ(timer.take().commSeconds, 0);
+    EXPECT_EQ(timer.untimed(), 1);
+    recordFails = false;
+    timer.begin(102, comm); // pending at destruction
+    timer.end(102, comm);
   }
   EXPECT_EQ(destroyed, created);
 }

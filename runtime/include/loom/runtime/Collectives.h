@@ -17,7 +17,9 @@
 // collectives take device buffers instead and go to a device communicator
 // (NCCL), which enqueues them on the GPU's communication stream: nothing
 // blocks the host, the starts overlap with the kernels issued before their
-// waits, and the time counters above do not include them.
+// waits, and the counters above get the collectives' GPU time and the
+// compute stream's stalls for them (measured with events) when
+// waitForAllCollectives drains the device.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_COLLECTIVES_H
@@ -61,17 +63,20 @@ private:
 };
 
 /// Total seconds this process has spent inside loom_rt_* collectives (on
-/// the communication thread when there is one).
+/// the communication thread when there is one; on a GPU, the collectives'
+/// GPU time, counted at waitForAllCollectives).
 double collectiveSeconds();
 
 /// Total seconds the calling side has spent blocked on loom_rt_*
 /// collectives: in loom_rt_wait, synchronous collectives and
-/// waitForAllCollectives. Communication not hidden behind compute.
+/// waitForAllCollectives (on a GPU, the compute stream's stalls for them).
+/// Communication not hidden behind compute.
 double blockedCollectiveSeconds();
 
 /// Blocks until every collective issued so far has finished (counted as
 /// blocked time); returns at once without a communication thread. With a
-/// device communicator, waits until the GPU has finished them.
+/// device communicator, waits until the GPU has finished them and its
+/// kernels (not counted as blocked: the GPU's own stalls are).
 void waitForAllCollectives();
 
 /// Whether the asynchronous collective `handle` (from a loom_rt_*_start
