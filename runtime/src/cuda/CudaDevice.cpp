@@ -230,23 +230,6 @@ CUuuid CudaDevice::uuid() const {
   return id;
 }
 
-std::string sharedGpuError(const std::vector<CUuuid> &uuids) {
-  for (size_t b = 1; b < uuids.size(); ++b)
-    for (size_t a = 0; a < b; ++a) {
-      if (std::memcmp(uuids[a].bytes, uuids[b].bytes, sizeof(CUuuid)) != 0)
-        continue;
-      std::string hex;
-      for (char byte : uuids[a].bytes)
-        hex += formatString("%02x", static_cast<unsigned char>(byte));
-      return formatString(
-          "ranks %zu and %zu would share GPU %s, and NCCL needs a GPU of its "
-          "own for every rank: start at most as many ranks per machine as it "
-          "has GPUs, or give each rank its own (CUDA_VISIBLE_DEVICES)",
-          a, b, hex.c_str());
-    }
-  return "";
-}
-
 void CudaDevice::synchronize() {
   bind();
   waitFor(compute, "the compute stream");

@@ -147,11 +147,6 @@ private:
 std::unique_ptr<DeviceCommunicator>
 connectDeviceCommunicator(CudaDevice &device, Communicator &host);
 
-/// Why ranks cannot each have their own GPU: "" when the UUIDs (one per
-/// rank, in rank order) are distinct, else the two lowest ranks that share
-/// one and what to do.
-std::string sharedGpuError(const std::vector<CUuuid> &uuids);
-
 /// "CUBLAS_STATUS_EXECUTION_FAILED".
 const char *cublasStatusText(cublasStatus_t status);
 

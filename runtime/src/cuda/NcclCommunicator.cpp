@@ -26,6 +26,7 @@
 #include "CollectiveTimer.h"
 #include "CudaDevice.h"
 #include "NcclComm.h"
+#include "NcclJoin.h"
 #include "loom/runtime/Error.h"
 
 #include <cstdlib>
@@ -405,51 +406,12 @@ connectDeviceCommunicator(CudaDevice &device, Communicator &host) {
         device, host, nullptr,
         [&device, &host] { return singleRankCarrier(device, host); });
 
-  // Several ranks: every step is checked on every rank before the next, so
-  // that a rank that cannot take part does not leave the others waiting.
-  std::string failure;
   const NcclLibrary *nccl = nullptr;
-  ncclUniqueId id;
-  std::memset(&id, 0, sizeof(id));
-  // Whether two ranks would share a GPU is decided from the GPUs' UUIDs,
-  // not from counts: a launcher may give each rank of a machine its own
-  // single visible GPU (srun --gpus-per-task=1).
-  static_assert(sizeof(CUuuid) == 2 * sizeof(int64_t),
-                "a UUID travels as two int64 values");
-  CUuuid mine;
-  std::memset(&mine, 0, sizeof(mine));
-  try {
-    nccl = &loadNccl();
-    mine = device.uuid();
-    if (host.isRoot())
-      nccl->check(nccl->ncclGetUniqueId(&id), "ncclGetUniqueId");
-  } catch (const std::exception &e) {
-    failure = e.what();
-  }
-  agreeOnFailure(host, failure);
-  std::vector<CUuuid> uuids(static_cast<size_t>(host.size()));
-  host.allGather(&mine, uuids.data(), 2, DType::I64);
-  // Every rank sees the same UUIDs, so all fail here together.
-  if (std::string shared = sharedGpuError(uuids); !shared.empty())
-    fail("%s", shared.c_str());
-  static_assert(sizeof(ncclUniqueId) % sizeof(int64_t) == 0,
-                "the id travels as int64 values");
-  host.broadcast(&id, sizeof(id) / sizeof(int64_t), DType::I64, 0);
-  // A rank that died after the broadcast, or that cannot reach the others,
-  // ends the init on the others at the collective timeout (NcclComm.h).
-  ncclComm_t comm = nullptr;
-  try {
-    device.bind();
-    comm = makeNcclComm(*nccl, host.size(), id, host.rank(),
-                        host.collectiveTimeout());
-  } catch (const std::exception &e) {
-    failure = e.what();
-  }
-  auto carrier =
-      comm ? std::make_unique<NcclCarrier>(*nccl, comm, host) : nullptr;
-  agreeOnFailure(host, failure); // the carrier aborts NCCL if this throws
-  return std::make_unique<StreamCommunicator>(device, host, std::move(carrier),
-                                              nullptr);
+  ncclComm_t comm = joinNcclRanks(
+      host, {[&device] { return device.uuid(); }, [&device] { device.bind(); }},
+      nccl);
+  return std::make_unique<StreamCommunicator>(
+      device, host, std::make_unique<NcclCarrier>(*nccl, comm, host), nullptr);
 }
 
 } // namespace loom::rt::cuda

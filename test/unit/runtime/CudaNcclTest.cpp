@@ -11,13 +11,17 @@
 #include "TestUtil.h"
 #include "cuda/CudaDevice.h"
 #include "cuda/NcclComm.h"
+#include "cuda/NcclJoin.h"
 #include "cuda/NcclLibrary.h"
+#include "loom/runtime/Launcher.h"
+#include "loom/runtime/World.h"
 
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
 #include <filesystem>
+#include <sys/wait.h>
 
 using namespace loom::rt::cuda;
 using namespace loom::rt::test;
@@ -321,4 +325,105 @@ TEST_F(NcclComm, NcclWithoutNonblockingModeIsRefused) {
   setVersion(21308);
   EXPECT_TRUE(throwsError([] { openNccl({LOOM_TEST_FAKE_NCCL}); },
                           {"NCCL 2.13.8 is older than 2.14.0"}));
+}
+
+//===----------------------------------------------------------------------===//
+// Several ranks making their communicator (NcclJoin.h): LoomNcclJoinCheck
+// (NcclJoinCheck.cpp) on 3 MPI ranks, with the scripted NCCL and stand-in
+// GPUs. Every rank must end, and a failed join must end every rank with one
+// message: a rank left waiting would hang the job.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The lines LoomNcclJoinCheck's ranks printed in `scenario`.
+std::string joinRanks(const char *scenario) {
+  ScopedNcclEnv library(LOOM_TEST_FAKE_NCCL);
+  ScopedEnv which("LOOM_TEST_NCCL_JOIN", scenario);
+  ScopedEnv timeout("LOOM_TEST_COLLECTIVE_TIMEOUT", "1");
+  MpiexecRun run = runUnderMpiexec(3, {LOOM_TEST_NCCL_JOIN_CHECK});
+  EXPECT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0)
+      << run.output;
+  return run.output;
+}
+
+bool has(const std::string &output, const std::string &line) {
+  return output.find(line + "\n") != std::string::npos;
+}
+
+class NcclJoin : public ::testing::Test {
+protected:
+  void SetUp() override {
+    if (!loom::rt::haveMpi() || loom::rt::defaultMpiexec().empty())
+      GTEST_SKIP() << "runtime built without MPI";
+  }
+};
+
+} // namespace
+
+TEST_F(NcclJoin, EveryRankJoinsInNonblockingMode) {
+  std::string out = joinRanks("ok");
+  for (int rank = 0; rank < 3; ++rank) {
+    std::string r = "rank " + std::to_string(rank) + ": ";
+    EXPECT_TRUE(has(out, r + "joined")) << out;
+    EXPECT_TRUE(has(out, r + "inits 1 aborts 0 blocking 0")) << out;
+  }
+}
+
+TEST_F(NcclJoin, RanksSharingAGpuStopWithOneMessage) {
+  std::string out = joinRanks("shared-gpu");
+  EXPECT_NE(out.find("rank 0: error: ranks 0 and 1 would share GPU "
+                     "42424242424242424242424242424200"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(has(out, "rank 1: stopped")) << out;
+  EXPECT_TRUE(has(out, "rank 2: stopped")) << out;
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_TRUE(has(out, "rank " + std::to_string(rank) +
+                             ": inits 0 aborts 0 blocking -1"))
+        << "no rank reached NCCL's init: " << out;
+}
+
+TEST_F(NcclJoin, ARankWithoutNcclStopsEveryRankBeforeTheInit) {
+  std::string out = joinRanks("no-nccl-on-rank-1");
+  // The lowest failing rank reports, naming itself.
+  EXPECT_NE(out.find("rank 1: error: rank 1: cannot load NCCL"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("/nonexistent/libnccl.so.2"), std::string::npos) << out;
+  EXPECT_TRUE(has(out, "rank 0: stopped")) << out;
+  EXPECT_TRUE(has(out, "rank 2: stopped")) << out;
+  EXPECT_EQ(out.find("inits 1"), std::string::npos) << out;
+}
+
+TEST_F(NcclJoin, AFailedInitAbortsTheOthersCommunicators) {
+  std::string out = joinRanks("init-fails-on-rank-1");
+  EXPECT_NE(out.find("rank 1: error: rank 1: ncclCommInitRank failed: remote "
+                     "process exited or there was a network error"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(has(out, "rank 0: stopped")) << out;
+  EXPECT_TRUE(has(out, "rank 2: stopped")) << out;
+  // Ranks 0 and 2 had joined: their communicators are aborted, not left.
+  EXPECT_TRUE(has(out, "rank 0: inits 1 aborts 1 blocking 0")) << out;
+  EXPECT_TRUE(has(out, "rank 2: inits 1 aborts 1 blocking 0")) << out;
+  EXPECT_TRUE(has(out, "rank 1: inits 1 aborts 1 blocking 0")) << out;
+}
+
+TEST_F(NcclJoin, AnInitThatNeverEndsTimesOutOnEveryRank) {
+  // Rank 0's NCCL waits forever (a peer it cannot reach): the blocking
+  // init hung the whole job, the others waiting for rank 0.
+  std::string out = joinRanks("init-hangs-on-rank-0");
+  EXPECT_NE(out.find("rank 0: error: ncclCommInitRank did not finish within "
+                     "1 s (--collective-timeout)"),
+            std::string::npos)
+      << out;
+  EXPECT_TRUE(has(out, "rank 1: stopped")) << out;
+  EXPECT_TRUE(has(out, "rank 2: stopped")) << out;
+  EXPECT_EQ(out.find("has waited"), std::string::npos)
+      << "the others wait for rank 0's report, not for the watchdog: " << out;
+  for (int rank = 0; rank < 3; ++rank)
+    EXPECT_TRUE(has(out, "rank " + std::to_string(rank) +
+                             ": inits 1 aborts 1 blocking 0"))
+        << out;
 }

@@ -11,7 +11,6 @@
 #include "loom/runtime/Launcher.h"
 #include "loom/runtime/World.h"
 
-#include <cstdio>
 #include <sys/wait.h>
 
 using namespace loom::rt;
@@ -20,20 +19,9 @@ namespace {
 
 /// Runs LoomCommCheck on 3 ranks and expects every rank to pass.
 void runCommCheck() {
-  LaunchOptions options;
-  options.ranks = 3;
-  options.args = {LOOM_TEST_COMM_CHECK};
-  std::string command;
-  for (const std::string &word : mpiexecCommand(defaultMpiexec(), options))
-    command += "'" + word + "' ";
-  std::FILE *pipe = popen((command + "2>&1").c_str(), "r");
-  ASSERT_TRUE(pipe);
-  std::string output;
-  char buffer[4096];
-  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe))
-    output.append(buffer, n);
-  int status = pclose(pipe);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << output;
+  test::MpiexecRun run = test::runUnderMpiexec(3, {LOOM_TEST_COMM_CHECK});
+  const std::string &output = run.output;
+  ASSERT_TRUE(WIFEXITED(run.status) && WEXITSTATUS(run.status) == 0) << output;
   for (int rank = 0; rank < 3; ++rank)
     EXPECT_NE(output.find("rank " + std::to_string(rank) + " of 3 (mpi): "),
               std::string::npos)

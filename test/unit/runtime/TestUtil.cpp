@@ -5,7 +5,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
+#include "loom/runtime/Launcher.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -187,6 +189,24 @@ std::string makeArtifactDir(const std::string &parent, const std::string &name,
            << "threw a non-loom exception: " << e.what();
   }
   return ::testing::AssertionFailure() << "did not throw";
+}
+
+MpiexecRun runUnderMpiexec(int ranks, const std::vector<std::string> &args) {
+  LaunchOptions options;
+  options.ranks = ranks;
+  options.args = args;
+  std::string command;
+  for (const std::string &word : mpiexecCommand(defaultMpiexec(), options))
+    command += "'" + word + "' ";
+  MpiexecRun run;
+  std::FILE *pipe = ::popen((command + "2>&1").c_str(), "r");
+  if (!pipe)
+    return run;
+  char buffer[4096];
+  while (size_t n = std::fread(buffer, 1, sizeof(buffer), pipe))
+    run.output.append(buffer, n);
+  run.status = ::pclose(pipe);
+  return run;
 }
 
 } // namespace loom::rt::test

@@ -74,6 +74,17 @@ std::string makeArtifactDir(const std::string &parent, const std::string &name,
 ::testing::AssertionResult throwsError(const std::function<void()> &fn,
                                        const std::vector<std::string> &parts);
 
+/// What a job under the runtime's MPI launcher printed (stdout and stderr)
+/// and its wait status.
+struct MpiexecRun {
+  int status = -1;
+  std::string output;
+};
+
+/// Runs `args` (the executable first) on `ranks` ranks under
+/// defaultMpiexec(); the environment is inherited.
+MpiexecRun runUnderMpiexec(int ranks, const std::vector<std::string> &args);
+
 } // namespace loom::rt::test
 
 #endif // LOOM_TEST_UNIT_RUNTIME_TESTUTIL_H
