@@ -1,5 +1,6 @@
 //===- CollectiveTimer.cpp - GPU time of the collectives --------*- C++ -*-===//
 #include "CollectiveTimer.h"
+#include "loom/runtime/Trace.h"
 
 #include <algorithm>
 
@@ -24,9 +25,13 @@ CollectiveTimer::Entry *CollectiveTimer::find(int64_t ticket) {
   return nullptr;
 }
 
-void CollectiveTimer::begin(int64_t ticket, CUstream comm) {
+void CollectiveTimer::begin(int64_t ticket, CUstream comm, const char *name,
+                            int64_t bytes, const char *op) {
   Entry entry;
   entry.ticket = ticket;
+  entry.name = name;
+  entry.bytes = bytes;
+  entry.op = op;
   entry.start = events.record(comm);
   entries.push_back(entry);
 }
@@ -44,8 +49,28 @@ void CollectiveTimer::computeWaits(int64_t ticket, CUstream compute) {
     entry->waitFrom = events.record(compute);
 }
 
-DeviceCommTimes CollectiveTimer::take() {
+DeviceCommTimes CollectiveTimer::take(CUstream compute) {
   DeviceCommTimes times;
+  // The trace's anchor: an event the GPU reaches when the host gets past
+  // the synchronize (after a drain, at once), so an event `d` ms before it
+  // happened `d` ms before `anchorNs` on the host's clock.
+  CUevent anchor = nullptr;
+  int64_t anchorNs = 0;
+  if (tracingEnabled() && !entries.empty() &&
+      entries.front().ticket <= waitedThrough) {
+    anchor = events.record(compute);
+    if (anchor && events.synchronize(anchor) != CUDA_SUCCESS) {
+      events.give(anchor);
+      anchor = nullptr;
+    }
+    anchorNs = traceNowNanos();
+  }
+  auto hostNanos = [&](CUevent event) -> int64_t {
+    float before = 0;
+    if (events.elapsed(before, event, anchor) != CUDA_SUCCESS)
+      return -1;
+    return anchorNs - static_cast<int64_t>(double(before) * 1e6);
+  };
   std::deque<Entry> kept;
   for (Entry &entry : entries) {
     if (entry.ticket > waitedThrough) {
@@ -69,14 +94,27 @@ DeviceCommTimes CollectiveTimer::take() {
     if (result == CUDA_SUCCESS) {
       times.commSeconds += ms * 1e-3;
       // A collective done before the compute stream got there: no stall.
-      if (stall == CUDA_SUCCESS)
-        times.exposedSeconds += std::max(0.0f, stallMs) * 1e-3;
+      stallMs = stall == CUDA_SUCCESS ? std::max(0.0f, stallMs) : 0;
+      times.exposedSeconds += stallMs * 1e-3;
+      if (anchor) {
+        int64_t startNs = hostNanos(entry.start);
+        if (startNs >= 0)
+          recordTrace({entry.name, TraceLane::Comm, startNs,
+                       static_cast<int64_t>(double(ms) * 1e6), entry.bytes,
+                       entry.op});
+        int64_t waitNs =
+            entry.waitFrom && stallMs > 0 ? hostNanos(entry.waitFrom) : -1;
+        if (waitNs >= 0)
+          recordTrace({"wait", TraceLane::Compute, waitNs,
+                       static_cast<int64_t>(double(stallMs) * 1e6), -1, ""});
+      }
     } else {
       ++untimedCount;
     }
     release(entry);
   }
   entries = std::move(kept);
+  events.give(anchor);
   return times;
 }
 

@@ -13,7 +13,11 @@
 //     positive. A wait covers every earlier collective (the stream runs
 //     them in order), so the stall is measured against the newest one.
 // Times are read once the GPU has passed the events (after the step's
-// drain); pairs it has not reached are kept for the next read.
+// drain); pairs it has not reached are kept for the next read. With
+// `loom-run --trace` each collective read is also a "comm" event of the
+// Chrome trace and each stall a "wait" on the "compute" lane, placed on the
+// host's clock through one more event recorded and waited for at the read
+// (the GPU reaches it when the host returns from waiting).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_SRC_CUDA_COLLECTIVETIMER_H
@@ -24,6 +28,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <string>
 
 namespace loom::rt::cuda {
 
@@ -35,15 +40,18 @@ public:
   CollectiveTimer &operator=(const CollectiveTimer &) = delete;
 
   /// Collective `ticket` (1, 2, ... in issue order) is about to be
-  /// enqueued on `comm`, and has just been.
-  void begin(int64_t ticket, CUstream comm);
+  /// enqueued on `comm`, and has just been. `name`, `bytes` and `op` are
+  /// what the trace says of it ("all_reduce", 4096, "mean").
+  void begin(int64_t ticket, CUstream comm, const char *name = "",
+             int64_t bytes = -1, const char *op = "");
   void end(int64_t ticket, CUstream comm);
   /// The compute stream is about to wait for the collectives up to and
   /// including `ticket`.
   void computeWaits(int64_t ticket, CUstream compute);
   /// The times of the collectives whose events the GPU has passed and that
-  /// a wait has covered, since the last take.
-  DeviceCommTimes take();
+  /// a wait has covered, since the last take (and, when tracing, their trace
+  /// events, placed with an event recorded on `compute`).
+  DeviceCommTimes take(CUstream compute = nullptr);
   /// Collectives whose time could not be measured (no event could be made,
   /// or the driver refused to time it).
   int64_t untimed() const { return untimedCount; }
@@ -53,6 +61,9 @@ public:
 private:
   struct Entry {
     int64_t ticket;
+    std::string name;
+    int64_t bytes;
+    const char *op;
     CUevent start = nullptr, end = nullptr;
     /// Where the compute stream began to wait for it (the newest collective
     /// of a wait only).

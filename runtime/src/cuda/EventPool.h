@@ -34,6 +34,10 @@ public:
   CUresult elapsed(float &ms, CUevent start, CUevent end) const {
     return drv.cuEventElapsedTime(&ms, start, end);
   }
+  /// Blocks until the GPU has reached `event`.
+  CUresult synchronize(CUevent event) const {
+    return drv.cuEventSynchronize(event);
+  }
 
 private:
   const Driver &drv;

@@ -65,6 +65,21 @@ const char *callName(Call::Kind kind) {
   return "?";
 }
 
+/// The trace's name of a collective, as on the CPU ("all_reduce").
+const char *traceName(Call::Kind kind) {
+  switch (kind) {
+  case Call::AllReduce:
+    return "all_reduce";
+  case Call::ReduceScatter:
+    return "reduce_scatter";
+  case Call::AllGather:
+    return "all_gather";
+  case Call::Broadcast:
+    return "broadcast";
+  }
+  return "?";
+}
+
 /// What enqueues the collectives on the communication stream.
 class Carrier : public AsyncErrorSource {
 public:
@@ -321,7 +336,9 @@ public:
     device.synchronize();
   }
 
-  DeviceCommTimes takeTimes() override { return timer.take(); }
+  DeviceCommTimes takeTimes() override {
+    return timer.take(device.computeStream());
+  }
 
 private:
   struct Pending {
@@ -362,7 +379,11 @@ private:
     device.check(driver.cuEventRecord(ready, compute), "cuEventRecord");
     device.check(driver.cuStreamWaitEvent(comm, ready, 0), "cuStreamWaitEvent");
     const int64_t ticket = issuedCount + 1;
-    timer.begin(ticket, comm);
+    timer.begin(ticket, comm, traceName(call.kind),
+                static_cast<int64_t>(call.count * element),
+                call.kind == Call::AllGather   ? "gather"
+                : call.kind == Call::Broadcast ? "broadcast"
+                                               : reduceOpName(call.op));
     try {
       carrier->run(call, comm);
       timer.end(ticket, comm);

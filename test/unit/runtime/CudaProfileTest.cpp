@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "cuda/CollectiveTimer.h"
 #include "cuda/KernelProfile.h"
+#include "loom/runtime/Trace.h"
 
 #include <gtest/gtest.h>
 
@@ -27,7 +28,7 @@ struct FakeEvent {
 
 double clockMs = 0;
 bool recordFails = false;
-int created = 0, destroyed = 0, createLimit = 1 << 30;
+int created = 0, destroyed = 0, recorded = 0, createLimit = 1 << 30;
 std::deque<FakeEvent> events; // stable addresses
 
 CUresult fakeCreate(CUevent *event, unsigned) {
@@ -46,6 +47,7 @@ CUresult fakeRecord(CUevent event, CUstream) {
   if (recordFails)
     return CUDA_ERROR_INVALID_HANDLE;
   auto *fake = reinterpret_cast<FakeEvent *>(event);
+  ++recorded;
   fake->recordedAt = clockMs;
   fake->complete = true;
   return CUDA_SUCCESS;
@@ -59,8 +61,14 @@ CUresult fakeElapsed(float *ms, CUevent start, CUevent end) {
   return CUDA_SUCCESS;
 }
 
+CUresult fakeSynchronize(CUevent event) {
+  return reinterpret_cast<FakeEvent *>(event)->complete ? CUDA_SUCCESS
+                                                        : CUDA_ERROR_NOT_READY;
+}
+
 Driver fakeDriver() {
   Driver driver;
+  driver.cuEventSynchronize = fakeSynchronize;
   driver.cuEventCreate = fakeCreate;
   driver.cuEventDestroy = fakeDestroy;
   driver.cuEventRecord = fakeRecord;
@@ -269,4 +277,41 @@ TEST_F(CollectiveTimerTest, ReusesEventsAndCountsWhatItCannotTime) {
     timer.end(102, comm);
   }
   EXPECT_EQ(destroyed, created);
+}
+
+TEST_F(CollectiveTimerTest, TracesCollectivesAndStallsOnTheHostClock) {
+  loom::rt::setTracing(true);
+  loom::rt::takeTraceEvents();
+  CollectiveTimer timer(driver);
+  at(0), timer.begin(1, comm, "all_reduce", 4096, "mean");
+  at(3), timer.end(1, comm);
+  at(1), timer.computeWaits(1, compute); // stalls 2 ms
+  at(10); // the host reads the times when the GPU is at 10 ms
+  int64_t before = loom::rt::traceNowNanos();
+  timer.take(compute);
+  int64_t after = loom::rt::traceNowNanos();
+  std::vector<loom::rt::TraceEvent> trace = loom::rt::takeTraceEvents();
+  loom::rt::setTracing(false);
+  ASSERT_EQ(trace.size(), 2u);
+  const loom::rt::TraceEvent &coll = trace[0], &wait = trace[1];
+  EXPECT_EQ(coll.name, "all_reduce");
+  EXPECT_EQ(coll.lane, loom::rt::TraceLane::Comm);
+  EXPECT_EQ(coll.bytes, 4096);
+  EXPECT_EQ(coll.op, "mean");
+  EXPECT_NEAR(coll.durationNs, 3e6, 1e3);
+  // 10 ms before the anchor, which the host passed between before/after.
+  EXPECT_GE(coll.startNs, before - 10'000'000 - 1000);
+  EXPECT_LE(coll.startNs, after - 10'000'000 + 1000);
+  EXPECT_EQ(wait.name, "wait");
+  EXPECT_EQ(wait.lane, loom::rt::TraceLane::Compute);
+  EXPECT_NEAR(wait.durationNs, 2e6, 1e3);
+  EXPECT_NEAR(wait.startNs - coll.startNs, 1e6, 1e3);
+  // Without tracing, no anchor event is made and nothing is recorded.
+  at(20), timer.begin(2, comm);
+  at(21), timer.end(2, comm);
+  at(22), timer.computeWaits(2, compute);
+  int records = recorded;
+  EXPECT_NEAR(timer.take(compute).commSeconds, 1e-3, 1e-9);
+  EXPECT_EQ(recorded, records) << "no anchor event";
+  EXPECT_TRUE(loom::rt::takeTraceEvents().empty());
 }

@@ -5,7 +5,9 @@
 // collective) and what the communication thread runs (one event per
 // collective, with its size and operation), and writes them as Chrome trace
 // JSON (chrome://tracing, ui.perfetto.dev): pid = rank, tid 0 = "compute",
-// tid 1 = "comm". Recording is off unless enabled, and then costs one locked
+// tid 1 = "comm". On a GPU the "comm" events are the collectives as the
+// GPU's communication stream ran them, and the waits the compute stream's
+// stalls for them (src/cuda/CollectiveTimer.h). Recording is off unless enabled, and then costs one locked
 // vector append per event.
 //
 //===----------------------------------------------------------------------===//
