@@ -6,6 +6,11 @@
 
 namespace loom::rt::cuda {
 
+size_t CollectiveTimer::pending() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return entries.size();
+}
+
 CollectiveTimer::~CollectiveTimer() {
   for (Entry &entry : entries)
     release(entry);
@@ -27,8 +32,10 @@ CollectiveTimer::Entry *CollectiveTimer::find(int64_t ticket) {
 
 void CollectiveTimer::begin(int64_t ticket, CUstream comm, const char *name,
                             int64_t bytes, const char *op) {
+  std::lock_guard<std::mutex> lock(mutex);
   Entry entry;
   entry.ticket = ticket;
+  entry.issued = Clock::now();
   entry.name = name;
   entry.bytes = bytes;
   entry.op = op;
@@ -37,19 +44,37 @@ void CollectiveTimer::begin(int64_t ticket, CUstream comm, const char *name,
 }
 
 void CollectiveTimer::end(int64_t ticket, CUstream comm) {
+  std::lock_guard<std::mutex> lock(mutex);
   Entry *entry = find(ticket);
   if (entry && entry->start && !entry->end)
     entry->end = events.record(comm);
 }
 
 void CollectiveTimer::computeWaits(int64_t ticket, CUstream compute) {
+  std::lock_guard<std::mutex> lock(mutex);
   waitedThrough = std::max(waitedThrough, ticket);
   Entry *entry = find(ticket);
   if (entry && entry->end && !entry->waitFrom)
     entry->waitFrom = events.record(compute);
 }
 
+std::optional<CollectiveTimer::Overdue>
+CollectiveTimer::overdue(double limitSeconds, Clock::time_point now) {
+  std::lock_guard<std::mutex> lock(mutex);
+  for (const Entry &entry : entries) {
+    double age = std::chrono::duration<double>(now - entry.issued).count();
+    if (age < limitSeconds)
+      break; // the later ones were issued later still
+    float ms = 0;
+    if (entry.start && entry.end &&
+        events.elapsed(ms, entry.start, entry.end) == CUDA_ERROR_NOT_READY)
+      return Overdue{entry.ticket, entry.name, entry.bytes, age};
+  }
+  return std::nullopt;
+}
+
 DeviceCommTimes CollectiveTimer::take(CUstream compute) {
+  std::lock_guard<std::mutex> lock(mutex);
   DeviceCommTimes times;
   // The trace's anchor: an event the GPU reaches when the host gets past
   // the synchronize (after a drain, at once), so an event `d` ms before it

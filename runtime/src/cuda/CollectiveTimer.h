@@ -23,15 +23,19 @@
 #ifndef LOOM_RUNTIME_SRC_CUDA_COLLECTIVETIMER_H
 #define LOOM_RUNTIME_SRC_CUDA_COLLECTIVETIMER_H
 
+#include "Clock.h"
 #include "EventPool.h"
 #include "device/Device.h"
 
 #include <cstdint>
 #include <deque>
+#include <mutex>
+#include <optional>
 #include <string>
 
 namespace loom::rt::cuda {
 
+/// Thread-safe.
 class CollectiveTimer {
 public:
   explicit CollectiveTimer(const Driver &driver) : events(driver) {}
@@ -56,7 +60,20 @@ public:
   /// or the driver refused to time it).
   int64_t untimed() const { return untimedCount; }
   /// Collectives recorded and not yet taken.
-  size_t pending() const { return entries.size(); }
+  size_t pending() const;
+
+  /// A collective the GPU has not finished `limitSeconds` after the host
+  /// issued it.
+  struct Overdue {
+    int64_t ticket;
+    std::string name;
+    int64_t bytes;
+    double seconds;
+  };
+  /// The oldest overdue collective at `now`, if any (the GPU's watchdog:
+  /// cheap while nothing is that old, since entries are in issue order).
+  std::optional<Overdue> overdue(double limitSeconds,
+                                 Clock::time_point now = Clock::now());
 
 private:
   struct Entry {
@@ -64,6 +81,7 @@ private:
     std::string name;
     int64_t bytes;
     const char *op;
+    Clock::time_point issued;
     CUevent start = nullptr, end = nullptr;
     /// Where the compute stream began to wait for it (the newest collective
     /// of a wait only).
@@ -72,6 +90,7 @@ private:
   Entry *find(int64_t ticket);
   void release(Entry &entry);
 
+  mutable std::mutex mutex;
   EventPool events;
   std::deque<Entry> entries;
   int64_t waitedThrough = 0;

@@ -219,7 +219,14 @@ std::unique_ptr<Carrier> singleRankCarrier(CudaDevice &device,
   return std::make_unique<NcclCarrier>(*nccl, comm, host);
 }
 
-class StreamCommunicator final : public DeviceCommunicator {
+/// With several ranks it is also a source the device polls while the host
+/// waits for the GPU (CudaDevice::waitFor): a collective still running
+/// --collective-timeout seconds after it was issued means a peer is stuck
+/// (SIGSTOP, a hang) while NCCL, whose peers are all alive, reports
+/// nothing; the wait then fails and the job stops, as the CPU path's
+/// watchdog stops it.
+class StreamCommunicator final : public DeviceCommunicator,
+                                 public AsyncErrorSource {
 public:
   using MakeCarrier = std::function<std::unique_ptr<Carrier>()>;
 
@@ -232,6 +239,8 @@ public:
                  "cuEventCreate");
     if (this->carrier)
       device.watch(this->carrier.get());
+    if (host.size() > 1)
+      device.watch(this);
   }
 
   ~StreamCommunicator() override {
@@ -242,6 +251,8 @@ public:
     } catch (const std::exception &) {
       failed = true;
     }
+    if (host.size() > 1)
+      device.unwatch(this);
     if (carrier) {
       device.unwatch(carrier.get());
       carrier->close(failed);
@@ -334,6 +345,19 @@ public:
   void drain() override {
     wait(issuedCount);
     device.synchronize();
+  }
+
+  void checkAsyncError() override {
+    const double limit = host.collectiveTimeout();
+    if (limit <= 0)
+      return;
+    if (std::optional<CollectiveTimer::Overdue> late = timer.overdue(limit))
+      fail("%s #%lld (%lld bytes) has not finished on the GPU %.0f s after "
+           "it was issued (--collective-timeout %g): another rank is stuck "
+           "or has died, or the ranks issued different collectives "
+           "(NCCL_DEBUG=WARN says more). Stopping the job",
+           late->name.c_str(), static_cast<long long>(late->ticket),
+           static_cast<long long>(late->bytes), late->seconds, limit);
   }
 
   DeviceCommTimes takeTimes() override {

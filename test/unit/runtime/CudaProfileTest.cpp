@@ -315,3 +315,25 @@ TEST_F(CollectiveTimerTest, TracesCollectivesAndStallsOnTheHostClock) {
   EXPECT_EQ(recorded, records) << "no anchor event";
   EXPECT_TRUE(loom::rt::takeTraceEvents().empty());
 }
+
+TEST_F(CollectiveTimerTest, NamesTheOldestCollectiveTheGpuHasNotFinished) {
+  CollectiveTimer timer(driver);
+  at(0), timer.begin(1, comm, "all_reduce", 64, "mean");
+  at(1), timer.end(1, comm);
+  at(1), timer.begin(2, comm, "all_gather", 32, "gather");
+  at(2), timer.end(2, comm);
+  FakeEvent &secondEnd = events.back();
+  secondEnd.complete = false; // a peer never joined the all-gather
+  using std::chrono::seconds;
+  auto now = loom::rt::Clock::now();
+  EXPECT_FALSE(timer.overdue(5, now)) << "issued just now";
+  std::optional<CollectiveTimer::Overdue> late =
+      timer.overdue(5, now + seconds(6));
+  ASSERT_TRUE(late);
+  EXPECT_EQ(late->ticket, 2) << "the first one finished";
+  EXPECT_EQ(late->name, "all_gather");
+  EXPECT_EQ(late->bytes, 32);
+  EXPECT_GE(late->seconds, 6);
+  secondEnd.complete = true;
+  EXPECT_FALSE(timer.overdue(5, now + seconds(6)));
+}
