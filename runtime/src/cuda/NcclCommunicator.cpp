@@ -51,33 +51,19 @@ struct Call {
   int root;
 };
 
-const char *callName(Call::Kind kind) {
-  switch (kind) {
-  case Call::AllReduce:
-    return "ncclAllReduce";
-  case Call::ReduceScatter:
-    return "ncclReduceScatter";
-  case Call::AllGather:
-    return "ncclAllGather";
-  case Call::Broadcast:
-    return "ncclBroadcast";
-  }
-  return "?";
-}
+/// A collective's names: NCCL's function, and the trace's (as on the CPU).
+struct KindNames {
+  const char *nccl, *trace;
+};
 
-/// The trace's name of a collective, as on the CPU ("all_reduce").
-const char *traceName(Call::Kind kind) {
-  switch (kind) {
-  case Call::AllReduce:
-    return "all_reduce";
-  case Call::ReduceScatter:
-    return "reduce_scatter";
-  case Call::AllGather:
-    return "all_gather";
-  case Call::Broadcast:
-    return "broadcast";
-  }
-  return "?";
+const KindNames &namesOf(Call::Kind kind) {
+  static const KindNames names[] = {{"ncclAllReduce", "all_reduce"},
+                                    {"ncclReduceScatter", "reduce_scatter"},
+                                    {"ncclAllGather", "all_gather"},
+                                    {"ncclBroadcast", "broadcast"}};
+  static_assert(sizeof(names) / sizeof(names[0]) == Call::Broadcast + 1,
+                "one entry per Call::Kind, in order");
+  return names[kind];
 }
 
 /// What enqueues the collectives on the communication stream.
@@ -127,7 +113,7 @@ public:
                                   comm, stream);
       break;
     }
-    finishNcclCall(nccl, comm, result, callName(call.kind),
+    finishNcclCall(nccl, comm, result, namesOf(call.kind).nccl,
                    host.collectiveTimeout());
   }
 
@@ -403,7 +389,7 @@ private:
     device.check(driver.cuEventRecord(ready, compute), "cuEventRecord");
     device.check(driver.cuStreamWaitEvent(comm, ready, 0), "cuStreamWaitEvent");
     const int64_t ticket = issuedCount + 1;
-    timer.begin(ticket, comm, traceName(call.kind),
+    timer.begin(ticket, comm, namesOf(call.kind).trace,
                 static_cast<int64_t>(call.count * element),
                 call.kind == Call::AllGather   ? "gather"
                 : call.kind == Call::Broadcast ? "broadcast"
@@ -427,7 +413,7 @@ private:
     device.check(driver.cuEventRecord(done, comm), "cuEventRecord");
     issuedCount = ticket;
     pending.push_back({ticket, done, staged});
-    device.afterEnqueue(callName(call.kind));
+    device.afterEnqueue(namesOf(call.kind).nccl);
     return issuedCount;
   }
 
