@@ -101,10 +101,11 @@ options:
                     --metrics files are kept as FILE.attempt<k>
   --collective-timeout S
                     stop the job when one collective has waited S seconds for
-                    the other ranks (default: 60; 0: wait forever), and
-                    likewise on GPUs when NCCL's setup of the ranks' links
-                    takes longer; a rank that dies on this machine is
-                    noticed within seconds.
+                    the other ranks (default: 60; 0: wait forever); on GPUs
+                    also when NCCL's setup of the ranks takes longer, or a
+                    collective has not finished S seconds after it was
+                    issued. A rank that dies on this machine is noticed
+                    within seconds.
                     With --ranks, a note then names the ranks that did not
                     reach the collective, or where their collectives differ
                     (under mpirun/srun: set LOOM_RUN_FLIGHT_DIR=DIR on every
