@@ -11,6 +11,11 @@ size_t CollectiveTimer::pending() const {
   return entries.size();
 }
 
+int64_t CollectiveTimer::untimed() const {
+  std::lock_guard<std::mutex> lock(mutex);
+  return untimedCount;
+}
+
 CollectiveTimer::~CollectiveTimer() {
   for (Entry &entry : entries)
     release(entry);

@@ -58,7 +58,7 @@ public:
   DeviceCommTimes take(CUstream compute = nullptr);
   /// Collectives whose time could not be measured (no event could be made,
   /// or the driver refused to time it).
-  int64_t untimed() const { return untimedCount; }
+  int64_t untimed() const;
   /// Collectives recorded and not yet taken.
   size_t pending() const;
 

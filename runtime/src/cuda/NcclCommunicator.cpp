@@ -51,16 +51,18 @@ struct Call {
   int root;
 };
 
-/// A collective's names: NCCL's function, and the trace's (as on the CPU).
+/// A collective's names: NCCL's function, and the trace's name and operation
+/// (as on the CPU; `op` null: the reduction's, "sum" ...).
 struct KindNames {
-  const char *nccl, *trace;
+  const char *nccl, *trace, *op;
 };
 
 const KindNames &namesOf(Call::Kind kind) {
-  static const KindNames names[] = {{"ncclAllReduce", "all_reduce"},
-                                    {"ncclReduceScatter", "reduce_scatter"},
-                                    {"ncclAllGather", "all_gather"},
-                                    {"ncclBroadcast", "broadcast"}};
+  static const KindNames names[] = {
+      {"ncclAllReduce", "all_reduce", nullptr},
+      {"ncclReduceScatter", "reduce_scatter", nullptr},
+      {"ncclAllGather", "all_gather", "gather"},
+      {"ncclBroadcast", "broadcast", "broadcast"}};
   static_assert(sizeof(names) / sizeof(names[0]) == Call::Broadcast + 1,
                 "one entry per Call::Kind, in order");
   return names[kind];
@@ -389,11 +391,10 @@ private:
     device.check(driver.cuEventRecord(ready, compute), "cuEventRecord");
     device.check(driver.cuStreamWaitEvent(comm, ready, 0), "cuStreamWaitEvent");
     const int64_t ticket = issuedCount + 1;
-    timer.begin(ticket, comm, namesOf(call.kind).trace,
+    const KindNames &names = namesOf(call.kind);
+    timer.begin(ticket, comm, names.trace,
                 static_cast<int64_t>(call.count * element),
-                call.kind == Call::AllGather   ? "gather"
-                : call.kind == Call::Broadcast ? "broadcast"
-                                               : reduceOpName(call.op));
+                names.op ? names.op : reduceOpName(call.op));
     try {
       carrier->run(call, comm);
       timer.end(ticket, comm);

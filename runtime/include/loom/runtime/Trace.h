@@ -7,8 +7,8 @@
 // JSON (chrome://tracing, ui.perfetto.dev): pid = rank, tid 0 = "compute",
 // tid 1 = "comm". On a GPU the "comm" events are the collectives as the
 // GPU's communication stream ran them, and the waits the compute stream's
-// stalls for them (src/cuda/CollectiveTimer.h). Recording is off unless enabled, and then costs one locked
-// vector append per event.
+// stalls for them (src/cuda/CollectiveTimer.h). Recording is off unless
+// enabled, and then costs one locked vector append per event.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_TRACE_H
