@@ -219,6 +219,11 @@ environment:
                     so that an error names the one that failed (slow)
   LOOM_CUDA_TF32=1  let FP32 GEMMs use TF32 tensor cores (faster, about 3
                     decimal digits; default: full FP32)
+  LOOM_GPU_WAIT_LIMIT_S
+                    stop the job when one wait for the GPU lasts longer (a
+                    kernel that never ends, a hung driver; default: 600, or
+                    --collective-timeout + 60 if longer, and none with
+                    --collective-timeout 0 on several ranks; 0: no limit)
   LOOM_MPI_PIECE_BYTES
                     the size of the pieces an MPI all-reduce or
                     reduce-scatter is split into, one after the other

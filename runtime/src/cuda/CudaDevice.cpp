@@ -102,10 +102,12 @@ CudaDevice::CudaDevice(Driver driver, const DeviceOptions &options)
                          drv.cuMemFree(static_cast<CUdeviceptr>(block));
                        },
                        [this] {
+                         WaitMonitor::Wait wait(*monitor, "the streams");
                          drv.cuStreamSynchronize(compute);
                          drv.cuStreamSynchronize(comm);
                        },
                        poisonBlocks()}) {
+  waitLimitSetting = gpuWaitLimitSetting(); // a bad one before any work
   CUresult init = drv.cuInit(0);
   if (init != CUDA_SUCCESS)
     fail("cuInit failed: %s; this machine cannot run CUDA artifacts",
@@ -145,6 +147,10 @@ CudaDevice::CudaDevice(Driver driver, const DeviceOptions &options)
   if (status != CUBLAS_STATUS_SUCCESS)
     fail("cublasSetMathMode failed: %s", cublasStatusText(status));
   syncEveryCall = envFlag("LOOM_CUDA_SYNC");
+  // Until a communicator says otherwise (connect), a one-rank job's limit.
+  WaitMonitor::Options waiting;
+  waiting.limit = waitLimitSetting.value_or(kDefaultGpuWaitLimit);
+  monitor = std::make_unique<WaitMonitor>(std::move(waiting));
 }
 
 std::string CudaDevice::describe() const {
@@ -239,6 +245,7 @@ void CudaDevice::synchronize() {
 }
 
 void CudaDevice::waitFor(CUstream stream, const char *what) {
+  WaitMonitor::Wait wait(*monitor, what);
   std::vector<AsyncErrorSource *> watched;
   {
     std::lock_guard<std::mutex> lock(mutex);
@@ -308,6 +315,7 @@ void CudaDevice::unwatch(AsyncErrorSource *source) {
 }
 
 std::unique_ptr<DeviceCommunicator> CudaDevice::connect(Communicator &host) {
+  monitor->setLimit(gpuWaitLimit(waitLimitSetting, host));
   bind();
   return connectDeviceCommunicator(*this, host);
 }

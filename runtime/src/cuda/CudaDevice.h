@@ -20,12 +20,15 @@
 
 #include "CudaDriver.h"
 #include "DevicePool.h"
+#include "WaitMonitor.h"
 #include "device/Device.h"
 
 #include <cublas_v2.h>
 
 #include <atomic>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -98,6 +101,9 @@ public:
   /// Blocks until `stream` is idle, checking the registered asynchronous
   /// error sources meanwhile. Throws Error.
   void waitFor(CUstream stream, const char *what);
+  /// Every wait for the GPU holds a WaitMonitor::Wait on this, so that one
+  /// that never ends stops the job (WaitMonitor.h).
+  WaitMonitor &waits() { return *monitor; }
 
   /// LOOM_CUDA_SYNC=1: wait after every piece of work compiled code
   /// enqueues.
@@ -141,6 +147,8 @@ private:
   std::mutex mutex; // managed, sources
   std::set<CUdeviceptr> managed;
   std::vector<AsyncErrorSource *> sources;
+  std::optional<double> waitLimitSetting;
+  std::unique_ptr<WaitMonitor> monitor;
 };
 
 /// The device communicator over `host` (NcclCommunicator.cpp).

@@ -323,6 +323,7 @@ LOOM_RT_ABI_EXPORT void mgpuStreamSynchronize(CUstream stream) {
     hostWait(device, "mgpuStreamSynchronize");
     return;
   }
+  WaitMonitor::Wait wait(device.waits(), "a stream of compiled code");
   device.checkOrAbort(device.driver().cuStreamSynchronize(stream),
                       "mgpuStreamSynchronize", "cuStreamSynchronize");
 }
@@ -354,6 +355,7 @@ LOOM_RT_ABI_EXPORT void mgpuEventSynchronize(CUevent event) {
   CudaDevice &device = CudaDevice::forCompiledCode("mgpuEventSynchronize");
   if (!device.synchronousMode() && !device.takeHostVisibleWork())
     return;
+  WaitMonitor::Wait wait(device.waits(), "an event of compiled code");
   device.checkOrAbort(device.driver().cuEventSynchronize(event),
                       "mgpuEventSynchronize", "cuEventSynchronize");
 }

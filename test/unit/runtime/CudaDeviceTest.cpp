@@ -12,6 +12,7 @@
 #include "cuda/CudaDevice.h"
 #include "ScalePtx.h"
 #include "TestUtil.h"
+#include "loom/runtime/Error.h"
 #include "loom/runtime/abi.h"
 
 #include <cmath>
@@ -309,4 +310,51 @@ TEST_F(Gpu, OneRankCollectives) {
   EXPECT_EQ(comm->takeTimes().commSeconds, 0) << "each counted once";
   for (void *p : {(void *)buf, (void *)recv, (void *)send, (void *)part})
     device->release(p);
+}
+
+namespace {
+
+/// A kernel that waits for a flag nobody sets (the flag's buffer is zeroed).
+const char kSpinPtx[] = ".version 9.0\n"
+                        ".target sm_75\n"
+                        ".address_size 64\n"
+                        ".visible .entry loom_spin(\n"
+                        "  .param .u64 loom_spin_param_0\n"
+                        ")\n"
+                        "{\n"
+                        "  .reg .pred %p<2>;\n"
+                        "  .reg .b32 %r<2>;\n"
+                        "  .reg .b64 %rd<3>;\n"
+                        "  ld.param.u64 %rd1, [loom_spin_param_0];\n"
+                        "  cvta.to.global.u64 %rd2, %rd1;\n"
+                        "$L__spin:\n"
+                        "  ld.volatile.global.u32 %r1, [%rd2];\n"
+                        "  setp.eq.s32 %p1, %r1, 0;\n"
+                        "  @%p1 bra $L__spin;\n"
+                        "  ret;\n"
+                        "}\n";
+
+} // namespace
+
+TEST_F(Gpu, AKernelThatNeverEndsStopsTheJob) {
+  // The child runs the test again from the start: CUDA does not survive a
+  // fork.
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  setToolName("loom-run");
+  auto hang = [this] {
+    // The driver's teardown at exit may wait for the kernel too.
+    ScopedEnv deadline("LOOM_ABORT_DEADLINE_S", "5");
+    device->waits().setLimit(2);
+    CUmodule module = mgpuModuleLoadJIT(const_cast<char *>(kSpinPtx), 2);
+    ASSERT_TRUE(module) << device->takeDeferredError();
+    CUfunction spin = mgpuModuleGetFunction(module, "loom_spin");
+    void *flag = device->allocate(sizeof(uint32_t));
+    void *params[] = {&flag};
+    mgpuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, mgpuStreamCreate(), params,
+                     nullptr, 1);
+    device->synchronize();
+  };
+  EXPECT_EXIT(hang(), ::testing::ExitedWithCode(1),
+              "loom-run: error: waiting for the compute stream has not ended "
+              "after [0-9.]+ s \\(LOOM_GPU_WAIT_LIMIT_S: 2 s\\)");
 }

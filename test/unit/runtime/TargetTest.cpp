@@ -172,6 +172,13 @@ TEST(Target, DriverWithoutGpuIsAClearError) {
                              "runtime was built with CUDA",
                              "update the driver"}));
   }
+  {
+    // Refused when the GPU is opened, before any work.
+    ScopedEnv limit("LOOM_GPU_WAIT_LIMIT_S", "ten");
+    EXPECT_TRUE(throwsError(
+        [] { requireTarget(Target::CUDA); },
+        {"LOOM_GPU_WAIT_LIMIT_S: expected a number >= 0, got 'ten'"}));
+  }
   TempDir tmp;
   std::string dir =
       makeArtifactDir(tmp.path(), "a", "softmax_f64", fakeCudaManifest());
