@@ -326,16 +326,9 @@ namespace {
 
 /// A two-rank communicator whose abort never returns nor ends the process,
 /// like an MPI_Abort waiting for a launcher daemon that is gone.
-class StuckAbort final : public Communicator {
+class StuckAbort final : public IdleRanks {
 public:
-  int rank() const override { return 1; }
-  int size() const override { return 2; }
-  const char *backend() const override { return "stuck"; }
-  void allReduce(void *, int64_t, DType, ReduceOp) override {}
-  void reduceScatter(const void *, void *, int64_t, DType, ReduceOp) override {}
-  void allGather(const void *, void *, int64_t, DType) override {}
-  void broadcast(void *, int64_t, DType, int) override {}
-  void barrier() override {}
+  StuckAbort() : IdleRanks(1, 2) {}
   [[noreturn]] void abort(int) override {
     for (;;)
       std::this_thread::sleep_for(std::chrono::seconds(1));

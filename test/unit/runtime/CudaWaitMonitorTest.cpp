@@ -9,7 +9,6 @@
 
 #include "TestUtil.h"
 #include "cuda/WaitMonitor.h"
-#include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Flags.h"
 
@@ -53,25 +52,6 @@ private:
   std::promise<std::string> failure;
   std::future<std::string> reported = failure.get_future();
   std::unique_ptr<WaitMonitor> monitor; // stopped before the promise goes
-};
-
-/// Two ranks with a collective timeout, as loom-run --ranks 2 makes them.
-class TwoRanks final : public Communicator {
-public:
-  explicit TwoRanks(double timeout) : timeout(timeout) {}
-  int rank() const override { return 0; }
-  int size() const override { return 2; }
-  const char *backend() const override { return "two"; }
-  void allReduce(void *, int64_t, DType, ReduceOp) override {}
-  void reduceScatter(const void *, void *, int64_t, DType, ReduceOp) override {}
-  void allGather(const void *, void *, int64_t, DType) override {}
-  void broadcast(void *, int64_t, DType, int) override {}
-  void barrier() override {}
-  double collectiveTimeout() const override { return timeout; }
-  [[noreturn]] void abort(int status) override { std::exit(status); }
-
-private:
-  double timeout;
 };
 
 } // namespace
@@ -152,20 +132,23 @@ TEST(WaitMonitorDeathTest, StopsTheProcessByDefault) {
               "ended after [0-9.]+ s \\(LOOM_GPU_WAIT_LIMIT_S: 0.1 s\\)");
 }
 
+// Two ranks as loom-run --ranks 2 makes them: IdleRanks(0, 2, timeout).
 TEST(WaitMonitor, TheLimitFollowsTheCollectiveTimeout) {
   LocalCommunicator one;
   EXPECT_EQ(gpuWaitLimit(std::nullopt, one), kDefaultGpuWaitLimit);
-  EXPECT_EQ(gpuWaitLimit(std::nullopt, TwoRanks(60)), kDefaultGpuWaitLimit);
+  EXPECT_EQ(gpuWaitLimit(std::nullopt, IdleRanks(0, 2, 60)),
+            kDefaultGpuWaitLimit);
   // Never before a collective's own timeout could report it.
-  EXPECT_EQ(gpuWaitLimit(std::nullopt, TwoRanks(900)), 900 + kGpuWaitSlack);
+  EXPECT_EQ(gpuWaitLimit(std::nullopt, IdleRanks(0, 2, 900)),
+            900 + kGpuWaitSlack);
   // Ranks told to wait for each other forever wait for their GPU so too.
-  EXPECT_EQ(gpuWaitLimit(std::nullopt, TwoRanks(0)), 0);
+  EXPECT_EQ(gpuWaitLimit(std::nullopt, IdleRanks(0, 2, 0)), 0);
   // A setting is taken as it is, unless it undercuts the collectives'.
   EXPECT_EQ(gpuWaitLimit(5.0, one), 5.0);
-  EXPECT_EQ(gpuWaitLimit(0.0, TwoRanks(60)), 0);
-  EXPECT_EQ(gpuWaitLimit(90.0, TwoRanks(60)), 90);
-  EXPECT_EQ(gpuWaitLimit(20.0, TwoRanks(0)), 20);
-  EXPECT_TRUE(throwsError([] { gpuWaitLimit(30.0, TwoRanks(60)); },
+  EXPECT_EQ(gpuWaitLimit(0.0, IdleRanks(0, 2, 60)), 0);
+  EXPECT_EQ(gpuWaitLimit(90.0, IdleRanks(0, 2, 60)), 90);
+  EXPECT_EQ(gpuWaitLimit(20.0, IdleRanks(0, 2, 0)), 20);
+  EXPECT_TRUE(throwsError([] { gpuWaitLimit(30.0, IdleRanks(0, 2, 60)); },
                           {"LOOM_GPU_WAIT_LIMIT_S=30 would end a rank waiting "
                            "for its GPU before --collective-timeout (60 s)",
                            "set it above 60, or to 0 for no limit"}));

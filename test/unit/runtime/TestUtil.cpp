@@ -17,6 +17,8 @@ using nlohmann::json;
 
 namespace loom::rt::test {
 
+void IdleRanks::abort(int status) { std::exit(status); }
+
 ScopedEnv::ScopedEnv(const char *name, const char *value) : name(name) {
   if (const char *old = std::getenv(name))
     previous = old;

@@ -1,12 +1,14 @@
 //===- TestUtil.h - Helpers shared by the runtime unit tests ----*- C++ -*-===//
 //
-// Temporary directories, the hand-written softmax test artifact, and a
-// matcher for the runtime's error messages.
+// Temporary directories, the hand-written softmax test artifact, a
+// communicator whose collectives do nothing, and a matcher for the
+// runtime's error messages.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_TEST_UNIT_RUNTIME_TESTUTIL_H
 #define LOOM_TEST_UNIT_RUNTIME_TESTUTIL_H
 
+#include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 
 #include <gtest/gtest.h>
@@ -30,6 +32,28 @@ public:
 
 private:
   std::string dir;
+};
+
+/// Rank `rank` of `size` whose collectives do nothing, for tests of what
+/// stands around them (timeouts, aborts). abort() exits the process.
+class IdleRanks : public Communicator {
+public:
+  IdleRanks(int rank, int size, double timeout = 0)
+      : myRank(rank), mySize(size), timeout(timeout) {}
+  int rank() const override { return myRank; }
+  int size() const override { return mySize; }
+  const char *backend() const override { return "idle"; }
+  void allReduce(void *, int64_t, DType, ReduceOp) override {}
+  void reduceScatter(const void *, void *, int64_t, DType, ReduceOp) override {}
+  void allGather(const void *, void *, int64_t, DType) override {}
+  void broadcast(void *, int64_t, DType, int) override {}
+  void barrier() override {}
+  double collectiveTimeout() const override { return timeout; }
+  [[noreturn]] void abort(int status) override;
+
+private:
+  int myRank, mySize;
+  double timeout;
 };
 
 /// Sets (or with nullptr unsets) an environment variable for a scope.
