@@ -6,6 +6,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <functional>
 
@@ -223,4 +224,19 @@ llvm::Expected<CO2Spec> mlir::loom::driver::parseCO2Spec(StringRef text) {
   if (spec.outerMomentum >= 1)
     return fail("--co2", "field 'outer-momentum' must be below 1");
   return spec;
+}
+
+std::string mlir::loom::driver::modelSpecHelp() {
+  MlpSpec m;
+  GptSpec g;
+  return llvm::formatv(
+      "Built-in model instead of a file (a field left out keeps its "
+      "default):\n"
+      "  mlp:in=I,hidden=H,out=O,layers=L,batch=B\n"
+      "    (default mlp:in={0},hidden={1},out={2},layers={3},batch={4})\n"
+      "  gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B\n"
+      "    (default gpt:vocab={5},seq={6},dim={7},heads={8},layers={9},"
+      "batch={10})",
+      m.in, m.hidden, m.out, m.layers, m.batch, g.vocab, g.seq, g.dim, g.heads,
+      g.layers, g.batch);
 }

@@ -19,12 +19,10 @@ static cl::OptionCategory cat("loomc options");
 
 static cl::opt<std::string> inputFile(cl::Positional, cl::desc("[MODEL.mlir]"),
                                       cl::init(""), cl::cat(cat));
-static cl::opt<std::string>
-    modelSpec("model",
-              cl::desc("Built-in model instead of a file:\n"
-                       "  mlp:in=I,hidden=H,out=O,layers=L,batch=B\n"
-                       "  gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B"),
-              cl::value_desc("SPEC"), cl::cat(cat));
+// Before the option whose description points into it.
+static const std::string modelHelp = modelSpecHelp();
+static cl::opt<std::string> modelSpec("model", cl::desc(modelHelp.c_str()),
+                                      cl::value_desc("SPEC"), cl::cat(cat));
 static cl::opt<std::string>
     output("o",
            cl::desc("Output directory (artifact), or file for "

@@ -51,6 +51,9 @@ llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef text);
 llvm::Expected<OptimizerSpec> parseOptimizerSpec(llvm::StringRef text);
 llvm::Expected<CO2Spec> parseCO2Spec(llvm::StringRef text);
 
+/// loomc's help for --model: each kind's fields and their defaults.
+std::string modelSpecHelp();
+
 } // namespace mlir::loom::driver
 
 #endif // LOOM_DRIVER_SPECS_H
