@@ -1,5 +1,6 @@
 //===- CollectiveTimer.cpp - GPU time of the collectives --------*- C++ -*-===//
 #include "CollectiveTimer.h"
+#include "loom/runtime/Error.h"
 #include "loom/runtime/Trace.h"
 
 #include <algorithm>
@@ -73,9 +74,30 @@ CollectiveTimer::overdue(double limitSeconds, Clock::time_point now) {
     float ms = 0;
     if (entry.start && entry.end &&
         events.elapsed(ms, entry.start, entry.end) == CUDA_ERROR_NOT_READY)
-      return Overdue{entry.ticket, entry.name, entry.bytes, age};
+      return Overdue{entry.ticket, entry.name, entry.bytes, age,
+                     events.query(entry.start) != CUDA_ERROR_NOT_READY};
   }
   return std::nullopt;
+}
+
+std::string CollectiveTimer::describe(const Overdue &late,
+                                      double limitSeconds) {
+  std::string what = formatString("%s #%lld (%lld bytes)", late.name.c_str(),
+                                  static_cast<long long>(late.ticket),
+                                  static_cast<long long>(late.bytes));
+  if (!late.started)
+    return formatString(
+        "%s has not started on this rank's GPU %.0f s after it was issued "
+        "(--collective-timeout %g): the kernels before it on this rank have "
+        "not finished (a kernel that does not end, or a GPU that has "
+        "stopped responding). Stopping the job",
+        what.c_str(), late.seconds, limitSeconds);
+  return formatString(
+      "%s has not finished on the GPU %.0f s after it was issued "
+      "(--collective-timeout %g): another rank is stuck or has died, or the "
+      "ranks issued different collectives (NCCL_DEBUG=WARN says more). "
+      "Stopping the job",
+      what.c_str(), late.seconds, limitSeconds);
 }
 
 DeviceCommTimes CollectiveTimer::take(CUstream compute) {

@@ -69,7 +69,16 @@ public:
     std::string name;
     int64_t bytes;
     double seconds;
+    /// Whether the GPU has begun it. Not yet: the communication stream
+    /// still waits for this rank's kernels that produce its input (the
+    /// collectives before it have finished), so the hang is this rank's
+    /// own, not a peer's.
+    bool started;
   };
+  /// Why the job stops for `late`, e.g. "all_reduce #12 (4096 bytes) has
+  /// not finished on the GPU 61 s after it was issued (--collective-timeout
+  /// 60): another rank is stuck ...".
+  static std::string describe(const Overdue &late, double limitSeconds);
   /// The oldest overdue collective at `now`, if any (the GPU's watchdog:
   /// cheap while nothing is that old, since entries are in issue order).
   std::optional<Overdue> overdue(double limitSeconds,

@@ -41,6 +41,7 @@ namespace loom::rt::cuda {
   X(cuEventDestroy)                                                            \
   X(cuEventRecord)                                                             \
   X(cuEventSynchronize)                                                        \
+  X(cuEventQuery)                                                              \
   X(cuEventElapsedTime)                                                        \
   X(cuMemAlloc)                                                                \
   X(cuMemAllocManaged)                                                         \

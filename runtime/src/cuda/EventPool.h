@@ -34,6 +34,9 @@ public:
   CUresult elapsed(float &ms, CUevent start, CUevent end) const {
     return drv.cuEventElapsedTime(&ms, start, end);
   }
+  /// CUDA_SUCCESS once the GPU has reached `event`, CUDA_ERROR_NOT_READY
+  /// before, or another error.
+  CUresult query(CUevent event) const { return drv.cuEventQuery(event); }
   /// Blocks until the GPU has reached `event`.
   CUresult synchronize(CUevent event) const {
     return drv.cuEventSynchronize(event);

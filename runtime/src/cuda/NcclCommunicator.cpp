@@ -340,12 +340,7 @@ public:
     if (limit <= 0)
       return;
     if (std::optional<CollectiveTimer::Overdue> late = timer.overdue(limit))
-      fail("%s #%lld (%lld bytes) has not finished on the GPU %.0f s after "
-           "it was issued (--collective-timeout %g): another rank is stuck "
-           "or has died, or the ranks issued different collectives "
-           "(NCCL_DEBUG=WARN says more). Stopping the job",
-           late->name.c_str(), static_cast<long long>(late->ticket),
-           static_cast<long long>(late->bytes), late->seconds, limit);
+      fail("%s", CollectiveTimer::describe(*late, limit).c_str());
   }
 
   DeviceCommTimes takeTimes() override {

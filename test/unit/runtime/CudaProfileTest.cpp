@@ -69,6 +69,7 @@ CUresult fakeSynchronize(CUevent event) {
 Driver fakeDriver() {
   Driver driver;
   driver.cuEventSynchronize = fakeSynchronize;
+  driver.cuEventQuery = fakeSynchronize; // never blocks here either
   driver.cuEventCreate = fakeCreate;
   driver.cuEventDestroy = fakeDestroy;
   driver.cuEventRecord = fakeRecord;
@@ -334,6 +335,37 @@ TEST_F(CollectiveTimerTest, NamesTheOldestCollectiveTheGpuHasNotFinished) {
   EXPECT_EQ(late->name, "all_gather");
   EXPECT_EQ(late->bytes, 32);
   EXPECT_GE(late->seconds, 6);
+  EXPECT_TRUE(late->started);
+  std::string message = CollectiveTimer::describe(*late, 5);
+  EXPECT_EQ(message.rfind("all_gather #2 (32 bytes) has not finished on the "
+                          "GPU 6 s after it was issued (--collective-timeout "
+                          "5): another rank is stuck or has died",
+                          0),
+            0u)
+      << message;
   secondEnd.complete = true;
   EXPECT_FALSE(timer.overdue(5, now + seconds(6)));
+}
+
+TEST_F(CollectiveTimerTest, TellsACollectiveThisRanksGpuHasNotReached) {
+  CollectiveTimer timer(driver);
+  at(0), timer.begin(1, comm, "all_reduce", 64, "mean");
+  FakeEvent &start = events.back();
+  at(1), timer.end(1, comm);
+  // The communication stream still waits for this rank's kernels.
+  start.complete = false;
+  events.back().complete = false;
+  std::optional<CollectiveTimer::Overdue> late =
+      timer.overdue(5, loom::rt::Clock::now() + std::chrono::seconds(7));
+  ASSERT_TRUE(late);
+  EXPECT_EQ(late->ticket, 1);
+  EXPECT_FALSE(late->started);
+  std::string message = CollectiveTimer::describe(*late, 5);
+  EXPECT_EQ(message.rfind("all_reduce #1 (64 bytes) has not started on this "
+                          "rank's GPU 7 s after it was issued "
+                          "(--collective-timeout 5): the kernels before it "
+                          "on this rank have not finished",
+                          0),
+            0u)
+      << message;
 }
