@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaDevice.h"
+#include "Clock.h"
 #include "Export.h"
 #include "KernelProfile.h"
 #include "Plugin.h"
@@ -102,9 +103,10 @@ CudaDevice::CudaDevice(Driver driver, const DeviceOptions &options)
                          drv.cuMemFree(static_cast<CUdeviceptr>(block));
                        },
                        [this] {
-                         WaitMonitor::Wait wait(*monitor, "the streams");
-                         drv.cuStreamSynchronize(compute);
-                         drv.cuStreamSynchronize(comm);
+                         // Polling, so that a collective whose peer died
+                         // ends this wait with NCCL's error.
+                         waitFor(compute, "the compute stream");
+                         waitFor(comm, "the communication stream");
                        },
                        poisonBlocks()}) {
   waitLimitSetting = gpuWaitLimitSetting(); // a bad one before any work
@@ -210,7 +212,9 @@ void CudaDevice::upload(void *device, const void *host, size_t bytes) {
   if (bytes == 0)
     return;
   bind();
-  // From pageable memory the call returns once `host` has been staged.
+  // From pageable memory the call returns once `host` has been staged,
+  // which may wait for the stream.
+  WaitMonitor::Wait wait(*monitor, "a copy to the GPU");
   check(drv.cuMemcpyHtoDAsync(reinterpret_cast<CUdeviceptr>(device), host,
                               bytes, compute),
         "cuMemcpyHtoDAsync");
@@ -261,6 +265,7 @@ void CudaDevice::waitFor(CUstream stream, const char *what) {
   // would wait for it forever; NCCL reports the failure as an asynchronous
   // error of its communicator, so poll the stream and the communicators.
   auto pause = std::chrono::microseconds(5);
+  usePreciseSleeps();
   for (;;) {
     CUresult result = drv.cuStreamQuery(stream);
     if (result == CUDA_SUCCESS)

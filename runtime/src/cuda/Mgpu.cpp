@@ -129,10 +129,12 @@ unsigned dimension(intptr_t value, const char *caller, const char *what,
   return static_cast<unsigned>(value);
 }
 
-/// Allows dynamic shared memory above the default 48 KiB per block.
+/// Allows `smem` bytes of dynamic shared memory per block: by default a
+/// kernel gets 48 KiB less its static shared memory, so any dynamic size
+/// may need the attribute (as MLIR's own wrappers set it).
 void allowSharedMemory(CudaDevice &device, CUfunction function, int32_t smem,
                        const char *caller) {
-  if (smem <= 48 * 1024)
+  if (smem <= 0)
     return;
   device.checkOrAbort(
       device.driver().cuFuncSetAttribute(
@@ -294,6 +296,14 @@ mgpuLaunchClusterKernel(CUfunction function, intptr_t clusterX,
       dimension(clusterZ, caller, "cluster z", function);
   config.attrs = &cluster;
   config.numAttrs = 1;
+  // Clusters of more than 8 blocks are "non-portable" and must be allowed.
+  if (uint64_t(cluster.value.clusterDim.x) * cluster.value.clusterDim.y *
+          cluster.value.clusterDim.z >
+      8)
+    device.checkOrAbort(
+        device.driver().cuFuncSetAttribute(
+            function, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1),
+        caller, "cuFuncSetAttribute");
   allowSharedMemory(device, function, smem, caller);
   CUresult result =
       device.driver().cuLaunchKernelEx(&config, function, params, extra);
@@ -395,12 +405,16 @@ LOOM_RT_ABI_EXPORT void mgpuMemFree(void *ptr, CUstream stream) {
   if (device.pool().release(block))
     return;
   if (device.removeManaged(static_cast<CUdeviceptr>(block))) {
-    // Freeing managed memory that queued kernels still use is undefined.
+    // Freeing managed memory that queued kernels still use is undefined,
+    // and cuMemFree waits for the whole device: wait for both streams
+    // first, polling, so that a collective whose peer died cannot hang it.
     try {
       device.waitFor(device.computeStream(), "the compute stream");
+      device.waitFor(device.commStream(), "the communication stream");
     } catch (const std::exception &e) {
       abortJob(formatString("mgpuMemFree: %s", e.what()));
     }
+    WaitMonitor::Wait wait(device.waits(), "the GPU (cuMemFree)");
     device.checkOrAbort(
         device.driver().cuMemFree(static_cast<CUdeviceptr>(block)),
         "mgpuMemFree", "cuMemFree");

@@ -31,6 +31,7 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
+#include "Clock.h"
 #include "Export.h"
 #include "Plugin.h"
 #include "comm/Watchdog.h"
@@ -47,7 +48,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <sys/prctl.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -327,11 +327,7 @@ void MpiCommunicator::complete(std::vector<MPI_Request> &requests,
   // them during a 50 ms all-reduce slowed the compute it overlapped by
   // half (measured: CO2 on 100 Mbit/s links); the kernel keeps sending
   // what is already in the socket buffers meanwhile.
-  static thread_local bool slackSet = [] {
-    prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
-    return true;
-  }();
-  (void)slackSet;
+  usePreciseSleeps();
   long sleepNs = 2000;
   // Several tests per wakeup: Open MPI advances its non-blocking collectives
   // (libnbc) only on some of its progress calls, so a single test per
