@@ -96,7 +96,9 @@ run() {
   local data=(--data "text:$tmp/corpus.txt" --seed 1)
 
   gtests() { # BINARY FILTER: every selected test ran (none skipped for want of a GPU) and passed
-    "$1" --gtest_filter="$2" >"$tmp/gtest.log" 2>&1
+    # A test that hangs (Gpu.AKernelThatNeverEndsStopsTheJob, should the
+    # monitor fail) must not take the call's 10 minutes with it.
+    timeout 300 "$1" --gtest_filter="$2" >"$tmp/gtest.log" 2>&1
     local rc=$?
     cat "$tmp/gtest.log"
     [[ $rc == 0 ]] && ! grep -q '^\[  SKIPPED \]' "$tmp/gtest.log" && grep -q '^\[  PASSED  \]' "$tmp/gtest.log"
