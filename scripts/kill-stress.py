@@ -14,30 +14,19 @@ no process of the job survives, and loom-run's error names the signalled
 rank. Prints one line per run and a table per signal; exits 1 if any run
 failed.
 """
-import argparse
 import os
-import random
 import re
+import shutil
 import subprocess
 import sys
-import tempfile
 
-here = os.path.dirname(os.path.abspath(__file__))
-root = os.path.dirname(here)
-ap = argparse.ArgumentParser()
-ap.add_argument("--runs", type=int, default=50)
-ap.add_argument("--ranks", type=int, default=4)
-ap.add_argument("--seed", type=int, default=1)
-ap.add_argument("--loom-run", default=os.path.join(root, "build/bin/loom-run"))
-ap.add_argument("--loomc", default=os.path.join(root, "build/bin/loomc"))
-args = ap.parse_args()
+import repeat_runs
 
-rng = random.Random(args.seed)
-work = tempfile.mkdtemp(prefix="loom-kill-stress-")
-artifact = os.path.join(work, "mlp")
-subprocess.run([args.loomc, "--model=mlp:in=16,hidden=32,out=4,layers=2,batch=8",
-                f"--dp={args.ranks}", "-o", artifact], check=True,
-               stdout=subprocess.DEVNULL)
+args = repeat_runs.options(50, ranks=4)
+rng, work, artifact = repeat_runs.setup(args, "kill-stress",
+                                        "mlp:in=16,hidden=32,out=4,layers=2,batch=8",
+                                        f"--dp={args.ranks}")
+root = repeat_runs.root
 kill_rank = os.path.join(root, "test/e2e/dist/Inputs/kill_rank.py")
 signals = ["KILL", "TERM", "SEGV", "ABRT"]
 results = {s: [] for s in signals}
@@ -72,4 +61,6 @@ for sig in signals:
         print(f"| SIG{sig} | {len(rows)} | {sum(ok for ok, _ in rows)} | "
               f"{max(s for _, s in rows):.1f} |")
 print(f"\n{args.runs - failed} of {args.runs} runs clean ({args.ranks} ranks)")
+if not failed:
+    shutil.rmtree(work)
 sys.exit(1 if failed else 0)

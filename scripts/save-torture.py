@@ -30,32 +30,20 @@ checkpoint it saved before must load and match. Prints a line per run, the
 phases the kills landed in (what was on disk right after), and exits 1 if
 any run failed.
 """
-import argparse
 import filecmp
 import os
-import random
 import re
 import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
 
-here = os.path.dirname(os.path.abspath(__file__))
-root = os.path.dirname(here)
-ap = argparse.ArgumentParser()
-ap.add_argument("--runs", type=int, default=200)
-ap.add_argument("--seed", type=int, default=1)
-ap.add_argument("--loom-run", default=os.path.join(root, "build/bin/loom-run"))
-ap.add_argument("--loomc", default=os.path.join(root, "build/bin/loomc"))
-args = ap.parse_args()
+import repeat_runs
 
-rng = random.Random(args.seed)
-work = tempfile.mkdtemp(prefix="loom-save-torture-")
-artifact = os.path.join(work, "mlp")
-subprocess.run([args.loomc, "--model=mlp:in=256,hidden=1024,out=16,layers=4,batch=16",
-                "-o", artifact], check=True, stdout=subprocess.DEVNULL)
+args = repeat_runs.options(200)
+rng, work, artifact = repeat_runs.setup(args, "save-torture",
+                                        "mlp:in=256,hidden=1024,out=16,layers=4,batch=16")
 train = [args.loom_run, artifact, "--data", "synthetic", "--seed", "1",
          "--log-every", "1000000"]
 files = ["model.safetensors", "optimizer.safetensors"]
