@@ -1,7 +1,8 @@
-//===- Clock.h - Elapsed time -----------------------------------*- C++ -*-===//
+//===- Clock.h - Elapsed time and short sleeps ------------------*- C++ -*-===//
 //
 // Internal to the runtime: the one clock its timings use (monotonic, so a
-// clock change never makes a step or a save look negative).
+// clock change never makes a step or a save look negative), and the timer
+// slack of the threads whose polling loops sleep for microseconds.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_SRC_CLOCK_H

@@ -69,8 +69,8 @@ public:
   WaitMonitor(const WaitMonitor &) = delete;
   WaitMonitor &operator=(const WaitMonitor &) = delete;
 
+  /// Seconds; 0: none.
   void setLimit(double seconds) { limitSeconds = seconds; }
-  double limit() const { return limitSeconds; }
 
   /// The calling thread waits for `what` (a string literal: "the compute
   /// stream") while the Wait lives. Several threads may wait at once.
