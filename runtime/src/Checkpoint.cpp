@@ -18,12 +18,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -288,6 +290,25 @@ void checkSaveTarget(const std::string &path) {
     fail("cannot save a checkpoint to %s: it exists and is not a Loom "
          "checkpoint directory",
          target.c_str());
+}
+
+void checkCanSaveTo(const std::string &path, int rank) {
+  checkSaveTarget(path);
+  // A save creates PATH.tmp and its missing parents, so the nearest existing
+  // ancestor of PATH must take a new directory. Probing it now, with a
+  // directory removed at once, turns "read-only disk" or "no such place"
+  // into an error before training rather than at the first save hours in.
+  std::error_code error;
+  fs::path dir = fs::absolute(trimSlashes(path), error).parent_path();
+  while (!fs::exists(dir, error) && dir.has_relative_path())
+    dir = dir.parent_path();
+  // Rank and pid keep ranks on nodes that share the file system apart.
+  fs::path probe = dir / (".loom-save-probe-" + std::to_string(rank) + "-" +
+                          std::to_string(getpid()));
+  if (::mkdir(probe.c_str(), 0700) != 0)
+    fail("cannot save checkpoints to %s: cannot create a directory in %s: %s",
+         trimSlashes(path).c_str(), dir.c_str(), std::strerror(errno));
+  ::rmdir(probe.c_str());
 }
 
 void saveCheckpoint(const std::string &path, Artifact &artifact,

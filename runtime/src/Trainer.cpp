@@ -204,7 +204,7 @@ void Trainer::prepare(Setup &setup) {
   if (options.saveEvery > 0 && options.savePath.empty())
     fail("--save-every needs --save PATH");
   if (!options.savePath.empty())
-    checkSaveTarget(options.savePath);
+    checkCanSaveTo(options.savePath, comm.rank());
   if (options.saveAsync && options.savePath.empty())
     fail("--save-async needs --save PATH");
   // Rank 0 writes a replicated checkpoint; every CO2 rank its own part.

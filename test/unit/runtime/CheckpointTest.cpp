@@ -514,6 +514,24 @@ TEST_F(CheckpointTest, RefusesToReplaceSomethingElse) {
   EXPECT_TRUE(fs::exists(tmp.file("photos/cat.jpg")));
 }
 
+TEST_F(CheckpointTest, RefusesBeforeTrainingAPlaceNoSaveCanBeWritten) {
+  // Under a regular file, and in a file system that takes no directories:
+  // both fail at the first save, so the trainer asks before training.
+  writeText(tmp.file("notes.txt"), "x");
+  EXPECT_TRUE(throwsError(
+      [&] { checkCanSaveTo(tmp.file("notes.txt/run/ckpt"), 0); },
+      {"cannot save checkpoints to", "notes.txt", "Not a directory"}));
+  EXPECT_TRUE(throwsError([&] { checkCanSaveTo("/proc/loom-ckpt", 0); },
+                          {"cannot create a directory in /proc"}));
+  // A place that will do is left as it was: nothing created, no probe left.
+  checkCanSaveTo(tmp.file("runs/a/ckpt"), 3);
+  EXPECT_FALSE(fs::exists(tmp.file("runs")));
+  for (const auto &entry : fs::directory_iterator(tmp.path()))
+    EXPECT_EQ(entry.path().filename().string().rfind(".loom-save-probe", 0),
+              std::string::npos)
+        << entry.path();
+}
+
 TEST_F(CheckpointTest, RecordsTheRankCount) {
   auto saved = load();
   TrainerState state = someState();

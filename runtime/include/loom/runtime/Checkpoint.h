@@ -96,6 +96,10 @@ void saveCheckpoint(const std::string &path,
 /// Throws Error if saveCheckpoint(path) would have to replace something that
 /// is not a checkpoint; lets the trainer refuse a bad --save before training.
 void checkSaveTarget(const std::string &path);
+/// checkSaveTarget, and also throws Error if no directory can be created
+/// where the save would create PATH.tmp (a read-only or missing place);
+/// `rank` keeps the probes of ranks sharing a file system apart.
+void checkCanSaveTo(const std::string &path, int rank);
 
 /// The two halves of saveCheckpoint, exposed so tests can simulate a save
 /// that dies before the swap.
