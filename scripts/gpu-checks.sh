@@ -51,6 +51,8 @@ prepare() {
   compile --model=$GPT --precision=bf16 --target=cuda -o "$dir/art/bf16-cuda"
   compile --model=gpt:vocab=32,seq=16,dim=16,heads=2,layers=1,batch=8 --dtype=f64 --target=cuda \
     -o "$dir/art/gradcheck"
+  compile test/e2e/gpu/Inputs/constants.mlir -o "$dir/art/constants-cpu"
+  compile test/e2e/gpu/Inputs/constants.mlir --target=cuda -o "$dir/art/constants-cuda"
   compile --model=$BIG --target=cuda -o "$dir/art/big-f32-cuda"
   compile --model=$BIG --precision=bf16 --target=cuda -o "$dir/art/big-bf16-cuda"
   tar -C "$(dirname "$dir")" -cJf "$pack" "$(basename "$dir")" || die "cannot write $pack"
@@ -148,6 +150,15 @@ run() {
       grep '20 steps, losses within 0.01'
   }
   check gpt-bf16-matches-cpu bf16_matches_cpu
+
+  # test/e2e/gpu/constants-match-cpu.test
+  constants_match_cpu() {
+    "$run" "$dir/art/constants-cpu" --steps 20 --data synthetic --seed 1 --metrics "$tmp/kcpu.jsonl" &&
+      "$run" "$dir/art/constants-cuda" --steps 20 --data synthetic --seed 1 --metrics "$tmp/kcuda.jsonl" &&
+      "$python" $inputs/compare_losses.py "$tmp/kcpu.jsonl" "$tmp/kcuda.jsonl" --rtol 1e-3 |
+      grep '20 steps, losses within 0.001'
+  }
+  check constants-match-cpu constants_match_cpu
 
   # test/e2e/gpu/gradcheck.test
   gradcheck() {

@@ -14,6 +14,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Transforms/RegionUtils.h"
@@ -28,14 +29,15 @@ namespace mlir::loom {
 namespace {
 
 /// Whether `op` or an op nested in it reads or writes a buffer. Allocation,
-/// views and runtime calls (which enqueue device work themselves) do not.
+/// views, runtime calls and copies (which enqueue device work themselves)
+/// do not.
 bool accessesMemory(Operation *op) {
   // Kernels run on the device already, including those a host loop
   // launches once per iteration.
   WalkResult result = op->walk<WalkOrder::PreOrder>([](Operation *inner) {
     if (isa<gpu::LaunchOp>(inner))
       return WalkResult::skip();
-    if (isa<func::CallOp>(inner))
+    if (isa<func::CallOp, gpu::MemcpyOp, gpu::MemsetOp>(inner))
       return WalkResult::advance();
     auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
     if (!effects)
@@ -93,14 +95,16 @@ struct GpuHostToDevicePass
       for (Block &block : fn.getBody()) {
         for (auto launch : llvm::to_vector(block.getOps<gpu::LaunchOp>()))
           sinkInto(launch);
+        snapshots.clear(); // loads may be erased or moved now
         eraseDeadHostOps(block);
         if (failed(wrapHostAccesses(block)))
           return signalPassFailure();
         for (auto launch : llvm::to_vector(block.getOps<gpu::LaunchOp>()))
           sinkInto(launch);
+        snapshots.clear(); // loads may be erased or moved now
         eraseDeadHostOps(block);
       }
-      if (failed(verifyNoHostAccess(fn)))
+      if (failed(copyGlobalsToDevice(fn)) || failed(verifyNoHostAccess(fn)))
         return signalPassFailure();
     }
   }
@@ -139,18 +143,127 @@ struct GpuHostToDevicePass
     return success();
   }
 
+  /// A constant global (a non-splat `arith.constant`, bufferized) lives in
+  /// the host's read-only data. A kernel that uses it, or a load of it,
+  /// directly gets its own copy when outlined (sinkInto has moved those
+  /// in by now), but a view of it or its address given to cuBLAS would
+  /// hand the GPU a host pointer; those uses read a device copy made at the
+  /// get_global instead (once per call: constants are small, and a device
+  /// global's address is not reachable from the host ABI).
+  LogicalResult copyGlobalsToDevice(func::FuncOp fn) {
+    SmallVector<memref::GetGlobalOp> globals;
+    fn.walk([&](memref::GetGlobalOp op) {
+      if (!op->getParentOfType<gpu::LaunchOp>())
+        globals.push_back(op);
+    });
+    SymbolTableCollection symbols;
+    for (memref::GetGlobalOp get : globals) {
+      auto onHost = [&](OpOperand &use) {
+        return !use.getOwner()->getParentOfType<gpu::LaunchOp>();
+      };
+      if (llvm::none_of(get->getUses(), onHost))
+        continue;
+      auto global = symbols.lookupNearestSymbolFrom<memref::GlobalOp>(
+          get, get.getNameAttr());
+      if (!global || !global.getConstant())
+        return get.emitError("a mutable global cannot be used from the "
+                             "host of a cuda artifact (only constant "
+                             "globals are copied to the device)");
+      OpBuilder b(get->getNextNode());
+      Location loc = get.getLoc();
+      Value copy = gpu::AllocOp::create(b, loc, get.getType(),
+                                        /*asyncToken=*/Type(), ValueRange{},
+                                        ValueRange{}, ValueRange{},
+                                        /*hostShared=*/false)
+                       .getMemref();
+      auto memcpy = gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(),
+                                          ValueRange{}, copy, get.getResult());
+      get.getResult().replaceUsesWithIf(copy, [&](OpOperand &use) {
+        return use.getOwner() != memcpy && onHost(use);
+      });
+      b.setInsertionPoint(get->getBlock()->getTerminator());
+      gpu::DeallocOp::create(b, loc, TypeRange{}, ValueRange{}, copy);
+      ++numGlobalCopies;
+    }
+    return success();
+  }
+
+  /// snapshot()'s buffers, while the loads they copy stay where they are.
+  llvm::DenseMap<Operation *, Value> snapshots;
+
   /// Whether `op`, defined above `launch` in its block, can be copied into
   /// it: a pure scalar op, a constant global's address, or a load of a
-  /// buffer nothing between the load and the launch may write.
+  /// buffer nothing between the load and the launch may write, nor another
+  /// thread of the launch.
   bool canSink(Operation *op, gpu::LaunchOp launch) {
     if (!op || op->getBlock() != launch->getBlock() ||
         !op->isBeforeInBlock(launch))
       return false;
     if (isPureScalar(op) || isa<memref::GetGlobalOp>(op))
       return true;
-    if (auto load = dyn_cast<memref::LoadOp>(op))
-      return !mayWriteBetween(rootBuffer(load.getMemRef()), load, launch);
+    if (auto load = dyn_cast<memref::LoadOp>(op)) {
+      Value root = rootBuffer(load.getMemRef());
+      return !mayWriteBetween(root, load, launch) &&
+             !racesWithLaunch(root, launch);
+    }
     return false;
+  }
+
+  /// Whether a copy of a load of `root` at the start of `launch` could read
+  /// what another thread of it wrote: it writes `root` (an op there writes
+  /// a view of it, or uses one with effects it does not describe) and runs
+  /// more than one thread. A one-thread launch reads before it writes, as
+  /// the host would have.
+  static bool racesWithLaunch(Value root, gpu::LaunchOp launch) {
+    Value sizes[] = {launch.getGridSizeX(),  launch.getGridSizeY(),
+                     launch.getGridSizeZ(),  launch.getBlockSizeX(),
+                     launch.getBlockSizeY(), launch.getBlockSizeZ()};
+    if (llvm::all_of(sizes,
+                     [](Value size) { return matchPattern(size, m_One()); }))
+      return false;
+    WalkResult result = launch.getBody().walk([&](Operation *op) {
+      if (isa<ViewLikeOpInterface>(op))
+        return WalkResult::advance();
+      auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+      for (Value operand : op->getOperands()) {
+        if (!isa<BaseMemRefType>(operand.getType()) ||
+            rootBuffer(operand) != root)
+          continue;
+        if (!effects || effects.getEffectOnValue<MemoryEffects::Write>(operand))
+          return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return result.wasInterrupted();
+  }
+
+  /// A 0-d device buffer that a one-thread launch in place of `load` fills
+  /// with what it reads, freed at the end of the block: the value as the
+  /// host would have read it, for kernels `load` cannot move into (a write
+  /// to its buffer comes between, or the kernel itself writes it with
+  /// other threads). One per load.
+  Value snapshot(memref::LoadOp load) {
+    if (Value done = snapshots.lookup(load))
+      return done;
+    Location loc = load.getLoc();
+    OpBuilder b(load);
+    Value copy =
+        gpu::AllocOp::create(b, loc, MemRefType::get({}, load.getType()),
+                             /*asyncToken=*/Type(), ValueRange{}, ValueRange{},
+                             ValueRange{}, /*hostShared=*/false)
+            .getMemref();
+    Value one = arith::ConstantIndexOp::create(b, loc, 1);
+    auto fill = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+    OpBuilder in = OpBuilder::atBlockEnd(&fill.getBody().front());
+    Operation *read = in.clone(*load);
+    memref::StoreOp::create(in, loc, read->getResult(0), copy);
+    gpu::TerminatorOp::create(in, loc);
+    sinkInto(fill); // the load's indices
+    b.setInsertionPoint(load->getBlock()->getTerminator());
+    gpu::DeallocOp::create(b, loc, TypeRange{}, ValueRange{}, copy);
+    ++numSnapshots;
+    snapshots[load] = copy;
+    return copy;
   }
 
   /// Copies into `launch` the sinkable producers of the values it uses from
@@ -164,6 +277,14 @@ struct GpuHostToDevicePass
       if (Value done = mapping.lookupOrNull(v))
         return done;
       Operation *def = v.getDefiningOp();
+      auto load = dyn_cast_or_null<memref::LoadOp>(def);
+      if (load && load->getBlock() == launch->getBlock() &&
+          load->isBeforeInBlock(launch) && !canSink(load, launch)) {
+        Value copy = snapshot(load);
+        mapping.map(v, memref::LoadOp::create(b, load.getLoc(), copy));
+        ++numSunk;
+        return mapping.lookup(v);
+      }
       if (!canSink(def, launch))
         return v;
       for (Value operand : def->getOperands())

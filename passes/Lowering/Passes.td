@@ -195,7 +195,9 @@ def SplitReductionsPass : Pass<"loom-split-reductions", "mlir::func::FuncOp"> {
       loops much longer than the other.
 
     Ops whose body reads `linalg.index`, with dynamic shapes, or whose
-    combiner upstream does not recognise are left alone. The sums are
+    combiner upstream does not recognise are left alone, and so are
+    `linalg.matmul` and `linalg.batch_matmul`, however few their outputs:
+    those become cuBLAS calls (`loom-lower-gemm-to-runtime`). The sums are
     reassociated, so results differ from the one-loop order by rounding.
 
     Example: `linalg.reduce ins(tensor<4096x256xf32>) outs(tensor<256xf32>)
@@ -441,10 +443,16 @@ def GpuHostToDevicePass : Pass<"loom-gpu-host-to-device", "mlir::ModuleOp"> {
     optimizer reads (the step, the learning rate). This pass
     - turns `memref.alloc`/`dealloc` into `gpu.alloc`/`gpu.dealloc` (the
       runtime's device pool);
+    - gives a constant global that the host uses other than in a kernel
+      (a view of it, its address for cuBLAS) a device copy, made where it
+      is fetched (`gpu.memcpy`) and freed at the end of the function;
     - copies into each `gpu.launch` the scalar loads and the pure
       computations on them whose results the kernel uses (so the step is
       read on the device, after the kernels before it wrote it), unless a
-      host op between could write the loaded buffer;
+      host op between could write the loaded buffer; where the launch
+      itself writes the loaded buffer with more than one thread, a
+      one-thread launch first copies the value into a 0-d buffer that the
+      kernel reads instead, so that no thread sees another's write;
     - wraps every remaining run of host ops that reads or writes memory in
       a one-thread `gpu.launch`: correct, not fast (a full reduction runs
       on one GPU thread);
@@ -456,6 +464,10 @@ def GpuHostToDevicePass : Pass<"loom-gpu-host-to-device", "mlir::ModuleOp"> {
     Statistic<"numWrapped", "num-wrapped",
               "One-thread launches made of host code">,
     Statistic<"numSunk", "num-sunk", "Ops copied into launches">,
+    Statistic<"numSnapshots", "num-snapshots",
+              "Loads read before a launch that writes their buffer">,
+    Statistic<"numGlobalCopies", "num-global-copies",
+              "Constant globals copied to the device for host uses">,
   ];
 }
 
@@ -475,6 +487,29 @@ def MergeGpuModulesPass : Pass<"loom-merge-gpu-modules", "mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numMerged", "num-merged", "Kernels moved into the merged module">,
   ];
+}
+
+def PreciseGpuSqrtPass : Pass<"loom-precise-gpu-sqrt", "mlir::gpu::GPUModuleOp"> {
+  let summary = "Correctly rounded sqrt and rsqrt in GPU kernels.";
+  let description = [{
+    Runs on each `gpu.module` before `convert-gpu-to-nvvm`, which would
+    call libdevice's `__nv_sqrtf`/`__nv_rsqrtf` for `math.sqrt`/`math.rsqrt`.
+    Without the `__CUDA_PREC_SQRT` reflection those are `sqrt.approx.f32`
+    and `rsqrt.approx.f32`, 1-2 ulp off: Adam's denominators, gradient
+    norms and layer norms would differ from the CPU path's, and from nvcc's
+    default (`-prec-sqrt=true`, what PyTorch's kernels use). This pass
+    rewrites f32 and f64 `math.sqrt` into a call of the intrinsic
+    `llvm.nvvm.sqrt.rn.{f,d}` (`sqrt.rn`; `llvm.intr.sqrt` would be turned
+    back into the libdevice call) and `math.rsqrt` into one over that
+    (`div.rn` of `sqrt.rn`), as the CPU path computes both
+    (`convert-math-to-llvm`). Other types are left alone.
+
+    Example: `%r = math.rsqrt %x : f32` becomes `%s = llvm.call_intrinsic
+    "llvm.nvvm.sqrt.rn.f"(%x) : (f32) -> f32`, `%r = arith.divf %one, %s :
+    f32`.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def EmitEntryWrappersPass : Pass<"loom-emit-entry-wrappers", "mlir::ModuleOp"> {

@@ -64,6 +64,10 @@ struct SplitReductionsPass
   void runOnOperation() override {
     SmallVector<linalg::LinalgOp> candidates;
     getOperation().walk([&](linalg::LinalgOp op) {
+      // GEMMs go to cuBLAS (loom-lower-gemm-to-runtime), which splits K
+      // itself where that pays; split here they would be plain loops.
+      if (isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+        return;
       if (op.hasPureTensorSemantics() && op.getNumReductionLoops() > 0 &&
           op.getNumDpsInits() == 1 && op->getNumResults() == 1 &&
           !op.hasIndexSemantics())

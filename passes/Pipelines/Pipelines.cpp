@@ -203,7 +203,7 @@ void mlir::loom::buildGpuToLLVMPipeline(OpPassManager &pm,
           "chip=" +
               o.chip.getValue() +
               (o.features.empty() ? "" : " features=" + o.features.getValue()) +
-              " O=3},gpu.module(convert-gpu-to-nvvm{"
+              " O=3},gpu.module(loom-precise-gpu-sqrt,convert-gpu-to-nvvm{"
               "use-bare-ptr-memref-call-conv=1},canonicalize,cse,"
               "reconcile-unrealized-casts),"
               "lower-affine,convert-scf-to-cf,canonicalize,"

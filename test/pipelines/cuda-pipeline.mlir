@@ -4,6 +4,14 @@
 // RUN: loom-opt %s --loom-train-pipeline \
 // RUN:   | loom-opt --loom-cuda-pipeline="format=isa bf16=1" \
 // RUN:   | FileCheck %s --check-prefix=BF16 --implicit-check-not='llvm.call @loom_rt_gpu_gemm_f32'
+// RUN: loom-opt %s --loom-train-pipeline \
+// RUN:   | loom-opt --loom-cuda-pipeline="format=isa" \
+// RUN:   | FileCheck %s --check-prefix=SQRT --implicit-check-not=sqrt.approx
+
+// Adam's square root is the correctly rounded PTX instruction, as on the
+// CPU and in nvcc's default, not libdevice's approximation
+// (--loom-precise-gpu-sqrt).
+// SQRT: gpu.binary @loom_kernels{{.*}}.visible .entry train_step_kernel{{.*}}sqrt.rn.f32
 
 // With bf16 (mixed precision) every GEMM calls cuBLAS's bf16 GEMM and the
 // kernels round its operands with the GPU's own conversion instruction.

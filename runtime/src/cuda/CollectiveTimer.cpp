@@ -71,9 +71,10 @@ CollectiveTimer::overdue(double limitSeconds, Clock::time_point now) {
     double age = std::chrono::duration<double>(now - entry.issued).count();
     if (age < limitSeconds)
       break; // the later ones were issued later still
-    float ms = 0;
+    // cuEventQuery, not cuEventElapsedTime: the driver says only the
+    // former reliably reports pending work (and its errors).
     if (entry.start && entry.end &&
-        events.elapsed(ms, entry.start, entry.end) == CUDA_ERROR_NOT_READY)
+        events.query(entry.end) == CUDA_ERROR_NOT_READY)
       return Overdue{entry.ticket, entry.name, entry.bytes, age,
                      events.query(entry.start) != CUDA_ERROR_NOT_READY};
   }

@@ -9,6 +9,7 @@
 #include "CudaDriver.h"
 #include "loom/runtime/Error.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <dlfcn.h>
 
@@ -56,10 +57,15 @@ Driver loadDriver() {
          "toolkit)",
          versionText(driver.version).c_str(),
          versionText(CUDA_VERSION).c_str());
+  // cuGetProcAddress refuses (CUDA_ERROR_INVALID_VALUE) a version newer
+  // than the driver's, so a plugin built with CUDA 13.1 on a 13.0 driver
+  // asks for the 13.0 variants: the table's newest (cuEventElapsedTime_v2)
+  // is from 12.8, so those are the ABI the header declares.
+  const int wanted = std::min<int>(CUDA_VERSION, driver.version);
   auto resolve = [&](const char *name, void **slot) {
     CUdriverProcAddressQueryResult status = CU_GET_PROC_ADDRESS_SUCCESS;
     CUresult result =
-        getProc(name, slot, CUDA_VERSION, CU_GET_PROC_ADDRESS_DEFAULT, &status);
+        getProc(name, slot, wanted, CU_GET_PROC_ADDRESS_DEFAULT, &status);
     if (result != CUDA_SUCCESS || status != CU_GET_PROC_ADDRESS_SUCCESS ||
         !*slot)
       fail("the NVIDIA driver (CUDA %s) does not provide %s for CUDA %s; "

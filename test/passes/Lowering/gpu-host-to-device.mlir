@@ -88,13 +88,27 @@ func.func @free_between_host_accesses(%x: memref<f32>, %out: memref<f32>) {
 
 // -----
 
-// Tests that a load is not moved past a kernel that may write its buffer:
-// the value the host read would differ from the one the kernel would read.
-// Such a read cannot be kept on the host either, which is an error.
+// Tests that a load is not moved past a kernel that may write its buffer
+// (the kernel would read the new value, not the one the host read): a
+// one-thread launch where the load was copies the value into a 0-d buffer,
+// which the kernel reads, and which is freed at the end.
+// CHECK-LABEL: func.func @dont_sink_past_write(
+// CHECK-SAME: %[[LR:.+]]: memref<f32>, %[[P:.+]]: memref<256xf32>
+// CHECK: %[[COPY:.+]] = gpu.alloc () : memref<f32>
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[V:.+]] = memref.load %[[LR]][] : memref<f32>
+// CHECK-NEXT: memref.store %[[V]], %[[COPY]][] : memref<f32>
+// CHECK-NEXT: gpu.terminator
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.+}}, %[[LR]][] : memref<f32>
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[S:.+]] = memref.load %[[COPY]][] : memref<f32>
+// CHECK-NEXT: memref.store %[[S]], %[[P]][%{{.+}}] : memref<256xf32>
+// CHECK: gpu.dealloc %[[COPY]]
+// CHECK-NEXT: return
 func.func @dont_sink_past_write(%lr: memref<f32>, %p: memref<256xf32>) {
   %c1 = arith.constant 1 : index
   %c256 = arith.constant 256 : index
-  // expected-error@+1 {{reads or writes a device buffer on the host}}
   %s = memref.load %lr[] : memref<f32>
   gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
     %two = arith.constant 2.0 : f32
@@ -105,6 +119,124 @@ func.func @dont_sink_past_write(%lr: memref<f32>, %p: memref<256xf32>) {
     memref.store %s, %p[%tx] : memref<256xf32>
     gpu.terminator
   }
+  return
+}
+
+// -----
+
+// Tests that a load is not moved into a kernel of many threads that writes
+// its buffer (thread 0 updates the scalar the others scale by: a copied
+// load would race with that store). It is read by a one-thread launch
+// first, as above. The kernel after it, which only reads the scalar, gets
+// the load itself.
+// CHECK-LABEL: func.func @dont_sink_into_a_writer(
+// CHECK-SAME: %[[S:.+]]: memref<f32>, %[[B:.+]]: memref<256xf32>
+// CHECK: %[[COPY:.+]] = gpu.alloc () : memref<f32>
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[V:.+]] = memref.load %[[S]][] : memref<f32>
+// CHECK-NEXT: memref.store %[[V]], %[[COPY]][] : memref<f32>
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[OLD:.+]] = memref.load %[[COPY]][] : memref<f32>
+// CHECK: arith.mulf %{{.+}}, %[[OLD]] : f32
+// CHECK: memref.store %{{.+}}, %[[S]][] : memref<f32>
+// CHECK: gpu.dealloc %[[COPY]]
+// CHECK-NEXT: return
+func.func @dont_sink_into_a_writer(%s: memref<f32>, %b: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %v = memref.load %s[] : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %x = memref.load %b[%tx] : memref<256xf32>
+    %y = arith.mulf %x, %v : f32
+    memref.store %y, %b[%tx] : memref<256xf32>
+    %first = arith.cmpi eq, %tx, %c0 : index
+    scf.if %first {
+      %z = arith.addf %v, %v : f32
+      memref.store %z, %s[] : memref<f32>
+    }
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Tests that a one-thread kernel that writes the buffer still gets the
+// load itself: its only thread reads before it writes, as the host did.
+// CHECK-LABEL: func.func @sink_into_a_one_thread_writer(
+// CHECK-NOT: gpu.alloc
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[V:.+]] = memref.load %arg0[] : memref<f32>
+// CHECK-NEXT: %[[W:.+]] = arith.addf %[[V]], %[[V]] : f32
+// CHECK-NEXT: memref.store %[[W]], %arg0[] : memref<f32>
+func.func @sink_into_a_one_thread_writer(%s: memref<f32>) {
+  %c1 = arith.constant 1 : index
+  %v = memref.load %s[] : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c1, %sy = %c1, %sz = %c1) {
+    %w = arith.addf %v, %v : f32
+    memref.store %w, %s[] : memref<f32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Tests that a constant global the host uses other than in a kernel (a
+// view a kernel reads, its address for cuBLAS) is copied to the device
+// where it is fetched, every such use reads the copy, and the copy is
+// freed at the end; a kernel that uses the global itself keeps it (it
+// becomes a device global when outlined).
+// CHECK-LABEL: func.func @constant_on_the_host(
+// CHECK: %[[G:.+]] = memref.get_global @table : memref<64xf32>
+// CHECK-NEXT: %[[D:.+]] = gpu.alloc () : memref<64xf32>
+// CHECK-NEXT: gpu.memcpy %[[D]], %[[G]] : memref<64xf32>, memref<64xf32>
+// CHECK: %[[E:.+]] = memref.expand_shape %[[D]]
+// CHECK: gpu.launch
+// CHECK: memref.load %[[E]]
+// CHECK: memref.extract_aligned_pointer_as_index %[[D]]
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[IN:.+]] = memref.get_global @table : memref<64xf32>
+// CHECK: memref.load %[[IN]]
+// CHECK: gpu.dealloc %[[D]]
+// CHECK-NEXT: return
+memref.global "private" constant @table : memref<64xf32> = dense<2.0>
+func.func private @gemm(index)
+func.func @constant_on_the_host(%a: memref<8x8xf32>, %out: memref<64xf32>) {
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %g = memref.get_global @table : memref<64xf32>
+  %e = memref.expand_shape %g [[0, 1]] output_shape [8, 8] : memref<64xf32> into memref<8x8xf32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %c8 = arith.constant 8 : index
+    %i = arith.divui %tx, %c8 : index
+    %j = arith.remui %tx, %c8 : index
+    %x = memref.load %e[%i, %j] : memref<8x8xf32>
+    memref.store %x, %a[%i, %j] : memref<8x8xf32>
+    gpu.terminator
+  }
+  %p = memref.extract_aligned_pointer_as_index %g : memref<64xf32> -> index
+  func.call @gemm(%p) : (index) -> ()
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c64, %sy = %c1, %sz = %c1) {
+    %x = memref.load %g[%tx] : memref<64xf32>
+    memref.store %x, %out[%tx] : memref<64xf32>
+    gpu.terminator
+  }
+  return
+}
+
+// -----
+
+// Tests that a mutable global the host uses is refused: a device copy
+// made per call would lose what a step writes into it.
+memref.global "private" @counter : memref<4xf32> = dense<0.0>
+func.func private @use(index)
+func.func @mutable_on_the_host() {
+  // expected-error@+1 {{a mutable global cannot be used from the host of a cuda artifact (only constant globals are copied to the device)}}
+  %g = memref.get_global @counter : memref<4xf32>
+  %p = memref.extract_aligned_pointer_as_index %g : memref<4xf32> -> index
+  func.call @use(%p) : (index) -> ()
   return
 }
 

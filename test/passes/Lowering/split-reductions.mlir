@@ -121,3 +121,18 @@ func.func @left_alone(%rows: tensor<16384x256xf32>, %rowsOut: tensor<16384xf32>,
   }
   return %0, %1, %2, %3, %4 : tensor<16384xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<256xf32>
 }
+
+// Tests that GEMMs are left alone however few their outputs (a 64x64
+// weight gradient reducing 512 rows, a batched 8x8 one): they become cuBLAS
+// calls later, which would be plain loops once split.
+// CHECK-LABEL: func.func @gemms(
+// CHECK-NEXT: %[[MM:.+]] = linalg.matmul ins(%{{.+}}, %{{.+}} : tensor<64x512xf32>, tensor<512x64xf32>) outs(%{{.+}} : tensor<64x64xf32>)
+// CHECK-NEXT: %[[BMM:.+]] = linalg.batch_matmul ins(%{{.+}}, %{{.+}} : tensor<2x8x1024xf32>, tensor<2x1024x8xf32>) outs(%{{.+}} : tensor<2x8x8xf32>)
+// CHECK-NEXT: return %[[MM]], %[[BMM]]
+func.func @gemms(%a: tensor<64x512xf32>, %b: tensor<512x64xf32>, %c: tensor<64x64xf32>,
+                 %x: tensor<2x8x1024xf32>, %y: tensor<2x1024x8xf32>, %z: tensor<2x8x8xf32>)
+    -> (tensor<64x64xf32>, tensor<2x8x8xf32>) {
+  %0 = linalg.matmul ins(%a, %b : tensor<64x512xf32>, tensor<512x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %1 = linalg.batch_matmul ins(%x, %y : tensor<2x8x1024xf32>, tensor<2x1024x8xf32>) outs(%z : tensor<2x8x8xf32>) -> tensor<2x8x8xf32>
+  return %0, %1 : tensor<64x64xf32>, tensor<2x8x8xf32>
+}

@@ -5,7 +5,8 @@
  * reports. It has what the plugin looks up: cuDriverGetVersion (the CUDA
  * version in $LOOM_FAKE_CUDA_VERSION, default 13000) and cuGetProcAddress_v2,
  * which hands out functions whose cuInit fails with CUDA_ERROR_NO_DEVICE
- * and everything else with CUDA_ERROR_NOT_SUPPORTED.
+ * and everything else with CUDA_ERROR_NOT_SUPPORTED (and, as the real one,
+ * refuses a version newer than the driver's).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -15,6 +16,7 @@
 typedef int CUresult;
 enum {
   kSuccess = 0,
+  kInvalidValue = 1,
   kNoDevice = 100,
   kNotSupported = 801,
 };
@@ -47,8 +49,12 @@ static CUresult unsupported(void) { return kNotSupported; }
 __attribute__((visibility("default"))) CUresult
 cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVersion,
                     unsigned long long flags, int *status) {
-  (void)cudaVersion;
   (void)flags;
+  /* As the real driver: no version newer than its own. */
+  int version = 0;
+  cuDriverGetVersion(&version);
+  if (cudaVersion > version)
+    return kInvalidValue;
   if (strcmp(symbol, "cuInit") == 0)
     *pfn = (void *)fakeInit;
   else if (strcmp(symbol, "cuGetErrorName") == 0)
