@@ -140,6 +140,14 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   if (cuda && options.emulateGpuLoops)
     return error("--emulate-gpu-loops is for --target=cpu: it runs the GPU's "
                  "loop nests on the CPU");
+  if (!options.emulateGpuKernels.empty() &&
+      options.emulateGpuKernels != "forward" &&
+      options.emulateGpuKernels != "reverse")
+    return error("--emulate-gpu-kernels must be forward or reverse, got '" +
+                 options.emulateGpuKernels + "'");
+  if (!options.emulateGpuKernels.empty() && (cuda || options.emulateGpuLoops))
+    return error("--emulate-gpu-kernels is for --target=cpu without "
+                 "--emulate-gpu-loops: it runs the GPU's kernels on the CPU");
   if (cuda && !StringRef(options.cudaChip).starts_with("sm_"))
     return error("--cuda-chip must name an architecture like sm_90, got '" +
                  options.cudaChip + "'");
@@ -292,6 +300,12 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
       buildBufferizeForDevicePipeline(pm);
       buildGpuKernelsPipeline(pm, gpu);
       buildGpuToLLVMPipeline(pm, gpu);
+    } else if (!options.emulateGpuKernels.empty()) {
+      PrecisionOptions cpu;
+      cpu.bf16 = bf16;
+      cpu.lateFrees = options.lateFrees;
+      cpu.planBuffers = options.planBuffers;
+      buildEmulatedGpuPipeline(pm, cpu, options.emulateGpuKernels == "reverse");
     } else {
       buildBufferizePipeline(pm, options.emulateGpuLoops);
       PrecisionOptions cpu;

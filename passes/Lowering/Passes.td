@@ -411,6 +411,43 @@ def ReverseParallelLoopsPass
   let dependentDialects = ["::mlir::arith::ArithDialect"];
 }
 
+def EmulateGpuLaunchesPass
+    : Pass<"loom-emulate-gpu-launches", "mlir::func::FuncOp"> {
+  let summary = "Runs gpu.launch kernels on the CPU (testing).";
+  let description = [{
+    For `loomc --emulate-gpu-kernels`, which compiles a CPU artifact
+    through the GPU's kernel stage (`--loom-gpu-kernels-pipeline`, with
+    the CPU's GEMMs), so that what that stage produces runs, and is
+    compared, without a GPU: the kernels' block and thread index
+    arithmetic, guards and fused block ranges, and the host code
+    `--loom-gpu-host-to-device` leaves (one-thread kernels, loads moved
+    into kernels, snapshots, device copies of constants). Each
+    `gpu.launch` becomes loops over its blocks and then its threads (z, y,
+    x) around a copy of its body, with the launch's size arguments
+    replaced by its operands; `gpu.alloc`, `gpu.dealloc` and `gpu.memcpy`
+    become `memref.alloc`, `memref.dealloc` and `memref.copy`.
+
+    Threads run one after another, so a kernel whose threads depend on
+    each other gives wrong numbers in one order or the other: with
+    `reverse` each loop runs from its last index down (a thread reading
+    what a later-numbered one writes), without it in order (a thread
+    reading what thread 0 writes, as a load moved into a kernel that
+    writes its buffer would). Kernels that synchronise their threads
+    (`gpu.barrier`, shuffles) or have workgroup memory are refused: Loom's
+    do neither.
+  }];
+  let options = [
+    Option<"reverse", "reverse", "bool", /*default=*/"false",
+           "Run blocks and threads from the last down">,
+  ];
+  let dependentDialects = ["::mlir::scf::SCFDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numEmulated", "num-emulated", "Launches turned into loops">,
+  ];
+}
+
 def CollapseParallelLoopsPass
     : Pass<"loom-collapse-parallel-loops", "mlir::func::FuncOp"> {
   let summary = "Collapses each outermost scf.parallel into one dimension.";

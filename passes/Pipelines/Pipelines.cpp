@@ -178,10 +178,11 @@ std::string mlir::loom::gpuLoopNests(int64_t blockSize) {
          " no-min-max-bounds=1}";
 }
 
-void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
-                                         const CudaPipelineOptions &o) {
+/// buildGpuKernelsPipeline, with the GEMMs calling `<gemmPrefix>_<type>`.
+static void addGpuKernels(OpPassManager &pm, const CudaPipelineOptions &o,
+                          StringRef gemmPrefix) {
   LowerGemmToRuntimePassOptions gemm;
-  gemm.prefix = "loom_rt_gpu_gemm";
+  gemm.prefix = gemmPrefix.str();
   pm.addPass(createLowerGemmToRuntimePass(gemm));
   // Polynomials instead of libdevice calls for exp/log/tanh.
   pm.addPass(createApproximateMathPass());
@@ -192,6 +193,29 @@ void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
                       "canonicalize,cse");
   pm.addPass(createGpuHostToDevicePass());
   addUpstream(pm, "canonicalize,cse");
+}
+
+void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
+                                         const CudaPipelineOptions &o) {
+  addGpuKernels(pm, o, "loom_rt_gpu_gemm");
+}
+
+void mlir::loom::buildEmulatedGpuPipeline(OpPassManager &pm,
+                                          const PrecisionOptions &o,
+                                          bool reverse) {
+  buildBufferizeForDevicePipeline(pm);
+  CudaPipelineOptions gpu;
+  gpu.bf16 = o.bf16;
+  gpu.lateFrees = o.lateFrees;
+  addGpuKernels(pm, gpu, LowerGemmToRuntimePassOptions().prefix);
+  EmulateGpuLaunchesPassOptions emulate;
+  emulate.reverse = reverse;
+  pm.addNestedPass<func::FuncOp>(createEmulateGpuLaunchesPass(emulate));
+  PrecisionOptions cpu;
+  cpu.bf16 = o.bf16;
+  cpu.lateFrees = o.lateFrees;
+  cpu.planBuffers = o.planBuffers;
+  buildLowerToLLVMPipeline(pm, cpu);
 }
 
 void mlir::loom::buildGpuToLLVMPipeline(OpPassManager &pm,

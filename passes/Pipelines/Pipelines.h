@@ -175,6 +175,14 @@ std::string cudaFeatures(llvm::StringRef chip);
 void buildGpuKernelsPipeline(OpPassManager &pm,
                              const CudaPipelineOptions &options);
 
+/// linalg -> llvm for the CPU through the GPU's kernel stage, for testing
+/// it without a GPU (loomc --emulate-gpu-kernels): buffers as for a GPU,
+/// buildGpuKernelsPipeline with the CPU's GEMMs, every launch as loops
+/// over its blocks and threads (--loom-emulate-gpu-launches, from the last
+/// down with `reverse`), then as buildLowerToLLVMPipeline.
+void buildEmulatedGpuPipeline(OpPassManager &pm, const PrecisionOptions &o,
+                              bool reverse);
+
 /// kernels -> llvm: outline, NVVM, host code to LLVM with mgpu* runtime
 /// calls, kernels to a cubin embedded in the module, C wrappers.
 void buildGpuToLLVMPipeline(OpPassManager &pm,

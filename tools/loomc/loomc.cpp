@@ -123,6 +123,15 @@ static cl::opt<bool> emulateGpuLoops(
              "then run them sequentially on the CPU"),
     cl::init(false), cl::Hidden, cl::cat(cat));
 
+static cl::opt<std::string> emulateGpuKernels(
+    "emulate-gpu-kernels",
+    cl::desc("With --target=cpu, for testing the GPU lowering: compile "
+             "through the GPU's kernel stage (kernels, host code left by "
+             "--loom-gpu-host-to-device) with the CPU's GEMMs, and run each "
+             "kernel launch as loops over its blocks and threads, in order "
+             "(forward) or from the last thread down (reverse)"),
+    cl::value_desc("forward|reverse"), cl::init(""), cl::Hidden, cl::cat(cat));
+
 static cl::opt<bool> lateFrees(
     "late-frees",
     cl::desc("For comparison and debugging: free each temporary at the end "
@@ -209,6 +218,7 @@ int main(int argc, char **argv) {
   options.linkSpec = link;
   options.target = target;
   options.emulateGpuLoops = emulateGpuLoops;
+  options.emulateGpuKernels = emulateGpuKernels;
   options.lateFrees = lateFrees;
   options.planBuffers = planBuffers;
   options.cudaChip = cudaChip;

@@ -73,6 +73,10 @@ struct CompileOptions {
   std::string cudaChip = "sm_90";
   /// CPU target, for tests: the GPU's loop nests, run sequentially.
   bool emulateGpuLoops = false;
+  /// CPU target, for tests: the GPU's kernels and host code, each launch
+  /// run as loops over its blocks and threads: "" (off), "forward" or
+  /// "reverse" (from the last thread down).
+  std::string emulateGpuKernels;
   /// For comparison: temporaries freed at the end of the step.
   bool lateFrees = false;
   /// CPU target: temporaries at planned offsets of one arena
