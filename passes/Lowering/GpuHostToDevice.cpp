@@ -13,6 +13,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/IR/Dominance.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -95,12 +96,15 @@ struct GpuHostToDevicePass
       for (Block &block : fn.getBody()) {
         for (auto launch : llvm::to_vector(block.getOps<gpu::LaunchOp>()))
           sinkInto(launch);
-        snapshots.clear(); // loads may be erased or moved now
         eraseDeadHostOps(block);
         if (failed(wrapHostAccesses(block)))
           return signalPassFailure();
+        // Snapshots only now: made before the wrapping, their launches
+        // would split the runs of host code it wraps.
+        allowSnapshots = true;
         for (auto launch : llvm::to_vector(block.getOps<gpu::LaunchOp>()))
           sinkInto(launch);
+        allowSnapshots = false;
         snapshots.clear(); // loads may be erased or moved now
         eraseDeadHostOps(block);
       }
@@ -144,24 +148,25 @@ struct GpuHostToDevicePass
   }
 
   /// A constant global (a non-splat `arith.constant`, bufferized) lives in
-  /// the host's read-only data. A kernel that uses it, or a load of it,
-  /// directly gets its own copy when outlined (sinkInto has moved those
-  /// in by now), but a view of it or its address given to cuBLAS would
-  /// hand the GPU a host pointer; those uses read a device copy made at the
-  /// get_global instead (once per call: constants are small, and a device
-  /// global's address is not reachable from the host ABI).
+  /// the host's read-only data. A kernel that uses it, or a load of it, in
+  /// its own block gets its own copy when outlined (sinkInto has moved
+  /// those in by now); every other use (a view, its address given to
+  /// cuBLAS, a kernel in a nested region) reads a device copy made at the
+  /// get_global and freed at the end of its block (once per call:
+  /// constants are small, and a device global's address is not reachable
+  /// from the host ABI). So do the kernels' own get_globals of it that the
+  /// copy dominates: the canonicalize and CSE after this pass would
+  /// otherwise merge them into the host's, whose address they would read.
   LogicalResult copyGlobalsToDevice(func::FuncOp fn) {
-    SmallVector<memref::GetGlobalOp> globals;
+    SmallVector<memref::GetGlobalOp> onHost, inKernels;
     fn.walk([&](memref::GetGlobalOp op) {
-      if (!op->getParentOfType<gpu::LaunchOp>())
-        globals.push_back(op);
+      (op->getParentOfType<gpu::LaunchOp>() ? inKernels : onHost)
+          .push_back(op);
     });
     SymbolTableCollection symbols;
-    for (memref::GetGlobalOp get : globals) {
-      auto onHost = [&](OpOperand &use) {
-        return !use.getOwner()->getParentOfType<gpu::LaunchOp>();
-      };
-      if (llvm::none_of(get->getUses(), onHost))
+    DominanceInfo dominance(fn);
+    for (memref::GetGlobalOp get : onHost) {
+      if (get->use_empty())
         continue;
       auto global = symbols.lookupNearestSymbolFrom<memref::GlobalOp>(
           get, get.getNameAttr());
@@ -169,6 +174,13 @@ struct GpuHostToDevicePass
         return get.emitError("a mutable global cannot be used from the "
                              "host of a cuda artifact (only constant "
                              "globals are copied to the device)");
+      Block *block = get->getBlock();
+      for (Operation *user : get->getUsers())
+        if (Operation *at = block->findAncestorOpInBlock(*user);
+            !at || at == block->getTerminator())
+          return user->emitError("uses a constant outside the block that "
+                                 "fetches it; its device copy cannot be "
+                                 "freed there");
       OpBuilder b(get->getNextNode());
       Location loc = get.getLoc();
       Value copy = gpu::AllocOp::create(b, loc, get.getType(),
@@ -178,10 +190,15 @@ struct GpuHostToDevicePass
                        .getMemref();
       auto memcpy = gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(),
                                           ValueRange{}, copy, get.getResult());
-      get.getResult().replaceUsesWithIf(copy, [&](OpOperand &use) {
-        return use.getOwner() != memcpy && onHost(use);
-      });
-      b.setInsertionPoint(get->getBlock()->getTerminator());
+      get.getResult().replaceAllUsesExcept(copy, memcpy);
+      for (memref::GetGlobalOp &inner : inKernels)
+        if (inner && inner.getNameAttr() == get.getNameAttr() &&
+            dominance.properlyDominates(memcpy.getOperation(), inner)) {
+          inner.getResult().replaceAllUsesWith(copy);
+          inner.erase();
+          inner = nullptr;
+        }
+      b.setInsertionPoint(block->getTerminator());
       gpu::DeallocOp::create(b, loc, TypeRange{}, ValueRange{}, copy);
       ++numGlobalCopies;
     }
@@ -190,6 +207,8 @@ struct GpuHostToDevicePass
 
   /// snapshot()'s buffers, while the loads they copy stay where they are.
   llvm::DenseMap<Operation *, Value> snapshots;
+  /// Whether sinkInto may make snapshots (after wrapHostAccesses).
+  bool allowSnapshots = false;
 
   /// Whether `op`, defined above `launch` in its block, can be copied into
   /// it: a pure scalar op, a constant global's address, or a load of a
@@ -278,7 +297,7 @@ struct GpuHostToDevicePass
         return done;
       Operation *def = v.getDefiningOp();
       auto load = dyn_cast_or_null<memref::LoadOp>(def);
-      if (load && load->getBlock() == launch->getBlock() &&
+      if (allowSnapshots && load && load->getBlock() == launch->getBlock() &&
           load->isBeforeInBlock(launch) && !canSink(load, launch)) {
         Value copy = snapshot(load);
         mapping.map(v, memref::LoadOp::create(b, load.getLoc(), copy));
@@ -341,16 +360,40 @@ struct GpuHostToDevicePass
     return flush();
   }
 
+  /// Whether the host keeps `op` (and a copy goes into the launch): a pure
+  /// op or a load.
+  static bool keepable(Operation *op) {
+    return isPureScalar(op) || isa<memref::LoadOp>(op);
+  }
+
   LogicalResult wrap(ArrayRef<Operation *> run) {
     Block *block = run.front()->getBlock();
     llvm::SmallPtrSet<Operation *, 16> inRun(run.begin(), run.end());
-    // Which pure ops the host still needs after the run (decided before
-    // anything moves).
+    // Which pure ops and loads the host still needs after the run, and
+    // those they are computed from (decided before anything moves).
     llvm::SmallPtrSet<Operation *, 16> neededOutside;
+    SmallVector<Operation *> work;
     for (Operation *op : run)
       for (Operation *user : op->getUsers())
-        if (!inRun.contains(block->findAncestorOpInBlock(*user)))
-          neededOutside.insert(op);
+        if (!inRun.contains(block->findAncestorOpInBlock(*user)) &&
+            neededOutside.insert(op).second)
+          work.push_back(op);
+    while (!work.empty()) {
+      Operation *op = work.pop_back_val();
+      if (!keepable(op))
+        continue;
+      for (Value operand : op->getOperands())
+        if (Operation *def = operand.getDefiningOp();
+            def && inRun.contains(def) && keepable(def) &&
+            neededOutside.insert(def).second)
+          work.push_back(def);
+    }
+    // Nothing to do on the device (the run's loads are all for kernels,
+    // which they move into later): no launch.
+    if (llvm::all_of(run, [&](Operation *op) {
+          return keepable(op) && neededOutside.contains(op);
+        }))
+      return success();
     OpBuilder b(run.front());
     Location loc = run.front()->getLoc();
     Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -358,21 +401,34 @@ struct GpuHostToDevicePass
     Block &body = launch.getBody().front();
     b.setInsertionPointToEnd(&body);
     auto terminator = gpu::TerminatorOp::create(b, loc);
+    SmallVector<std::pair<Operation *, Operation *>> kept; // host, launch
+    SmallVector<std::pair<memref::LoadOp, Value>> overwritten;
     for (Operation *op : run) {
       // A pure op or a load the host still needs stays there, and a copy
       // goes in (a load left on the host is sunk into its kernels later).
-      if ((isPureScalar(op) || isa<memref::LoadOp>(op)) &&
-          neededOutside.contains(op)) {
+      if (keepable(op) && neededOutside.contains(op)) {
         b.setInsertionPoint(terminator);
         Operation *clone = b.clone(*op);
-        for (auto [from, to] : llvm::zip(op->getResults(), clone->getResults()))
-          from.replaceUsesWithIf(to, [&](OpOperand &use) {
-            return launch->isAncestor(use.getOwner());
-          });
+        kept.emplace_back(op, clone);
+        // The host's load now comes after the launch: if the run writes
+        // its buffer after it, the launch keeps the value it read instead.
+        if (auto load = dyn_cast<memref::LoadOp>(op);
+            load && mayWriteBetween(rootBuffer(load.getMemRef()), load,
+                                    run.back()->getNextNode()))
+          overwritten.emplace_back(load, clone->getResult(0));
         continue;
       }
       op->moveBefore(terminator);
     }
+    // Once everything is in (a user may follow what it uses), the launch's
+    // ops use the copies.
+    for (auto [op, clone] : kept)
+      for (auto [from, to] : llvm::zip(op->getResults(), clone->getResults()))
+        from.replaceUsesWithIf(to, [&](OpOperand &use) {
+          return launch->isAncestor(use.getOwner());
+        });
+    for (auto [load, inside] : overwritten)
+      keepValue(load, inside, launch);
     // Nothing computed inside may be used outside.
     for (Operation &op : body)
       for (Value result : op.getResults())
@@ -383,6 +439,27 @@ struct GpuHostToDevicePass
                                    "host");
     ++numWrapped;
     return success();
+  }
+
+  /// Stores `inside` (the launch's copy of `load`) into a 0-d buffer and
+  /// has the host's uses of `load` read that after `launch`.
+  void keepValue(memref::LoadOp load, Value inside, gpu::LaunchOp launch) {
+    Location loc = load.getLoc();
+    OpBuilder b(launch);
+    Value kept =
+        gpu::AllocOp::create(b, loc, MemRefType::get({}, load.getType()),
+                             /*asyncToken=*/Type(), ValueRange{}, ValueRange{},
+                             ValueRange{}, /*hostShared=*/false)
+            .getMemref();
+    b.setInsertionPointAfterValue(inside);
+    memref::StoreOp::create(b, loc, inside, kept);
+    b.setInsertionPointAfter(launch);
+    Value read = memref::LoadOp::create(b, loc, kept);
+    load.getResult().replaceAllUsesWith(read);
+    load.erase();
+    b.setInsertionPoint(launch->getBlock()->getTerminator());
+    gpu::DeallocOp::create(b, loc, TypeRange{}, ValueRange{}, kept);
+    ++numSnapshots;
   }
 
   void eraseDeadHostOps(Block &block) {

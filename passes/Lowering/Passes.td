@@ -481,18 +481,25 @@ def GpuHostToDevicePass : Pass<"loom-gpu-host-to-device", "mlir::ModuleOp"> {
     - turns `memref.alloc`/`dealloc` into `gpu.alloc`/`gpu.dealloc` (the
       runtime's device pool);
     - gives a constant global that the host uses other than in a kernel
-      (a view of it, its address for cuBLAS) a device copy, made where it
-      is fetched (`gpu.memcpy`) and freed at the end of the function;
+      in its own block (a view of it, its address for cuBLAS, a kernel in a
+      nested loop) a device copy, made where it is fetched (`gpu.memcpy`)
+      and freed at the end of that block, which the kernels it dominates
+      use too (a global used only by kernels becomes a device global of
+      the kernel module instead); a mutable global, or a constant used
+      outside its block, is an error;
     - copies into each `gpu.launch` the scalar loads and the pure
       computations on them whose results the kernel uses (so the step is
       read on the device, after the kernels before it wrote it), unless a
-      host op between could write the loaded buffer; where the launch
-      itself writes the loaded buffer with more than one thread, a
-      one-thread launch first copies the value into a 0-d buffer that the
-      kernel reads instead, so that no thread sees another's write;
+      host op between could write the loaded buffer; where one could, or
+      the launch itself writes the loaded buffer with more than one
+      thread, a one-thread launch where the load was copies the value into
+      a 0-d buffer that the kernel reads instead;
     - wraps every remaining run of host ops that reads or writes memory in
       a one-thread `gpu.launch`: correct, not fast (a full reduction runs
-      on one GPU thread);
+      on one GPU thread). Loads and pure ops whose values are needed after
+      the run (by kernels, into which they move later) stay on the host as
+      well, with a copy inside; a load the run then overwrites leaves its
+      value in a 0-d buffer for them;
     - fails, naming the op, if the host still accesses a buffer.
   }];
   let dependentDialects = ["::mlir::gpu::GPUDialect",

@@ -25,7 +25,6 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
-#include <sys/stat.h>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -292,7 +291,7 @@ void checkSaveTarget(const std::string &path) {
          target.c_str());
 }
 
-void checkCanSaveTo(const std::string &path, int rank) {
+void checkCanSaveTo(const std::string &path) {
   checkSaveTarget(path);
   // A save creates PATH.tmp and its missing parents, so the nearest existing
   // ancestor of PATH must take a new directory. Probing it now, with a
@@ -300,14 +299,17 @@ void checkCanSaveTo(const std::string &path, int rank) {
   // into an error before training rather than at the first save hours in.
   std::error_code error;
   fs::path dir = fs::absolute(trimSlashes(path), error).parent_path();
-  while (!fs::exists(dir, error) && dir.has_relative_path())
+  // (An ancestor that cannot be looked into ends the climb: the probe
+  // there says why.)
+  while (!fs::exists(dir, error) && !error && dir.has_relative_path())
     dir = dir.parent_path();
-  // Rank and pid keep ranks on nodes that share the file system apart.
-  fs::path probe = dir / (".loom-save-probe-" + std::to_string(rank) + "-" +
-                          std::to_string(getpid()));
-  if (::mkdir(probe.c_str(), 0700) != 0)
+  // mkdtemp's unique name keeps apart the ranks and jobs that share it.
+  std::string probe = (dir / ".loom-save-probe-XXXXXX").string();
+  if (!::mkdtemp(probe.data())) {
+    const int why = errno;
     fail("cannot save checkpoints to %s: cannot create a directory in %s: %s",
-         trimSlashes(path).c_str(), dir.c_str(), std::strerror(errno));
+         trimSlashes(path).c_str(), dir.c_str(), std::strerror(why));
+  }
   ::rmdir(probe.c_str());
 }
 

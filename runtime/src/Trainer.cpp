@@ -203,12 +203,17 @@ void Trainer::prepare(Setup &setup) {
   checkJobMatchesMesh(manifest.mesh, comm.size(), options.externalLauncher);
   if (options.saveEvery > 0 && options.savePath.empty())
     fail("--save-every needs --save PATH");
-  if (!options.savePath.empty())
-    checkCanSaveTo(options.savePath, comm.rank());
+  // Rank 0 writes a replicated checkpoint; every CO2 rank its own part.
+  const bool writesCheckpoints = root || manifest.co2.localSteps > 0;
+  if (!options.savePath.empty()) {
+    if (writesCheckpoints)
+      checkCanSaveTo(options.savePath);
+    else
+      checkSaveTarget(options.savePath);
+  }
   if (options.saveAsync && options.savePath.empty())
     fail("--save-async needs --save PATH");
-  // Rank 0 writes a replicated checkpoint; every CO2 rank its own part.
-  if (options.saveAsync && (comm.isRoot() || manifest.co2.localSteps > 0))
+  if (options.saveAsync && writesCheckpoints)
     background = std::make_unique<BackgroundSave>();
   if (!artifact.hasEntry("train_step"))
     fail("artifact %s has no train_step entry (was it compiled without an "

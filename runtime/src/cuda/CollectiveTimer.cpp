@@ -72,7 +72,8 @@ CollectiveTimer::overdue(double limitSeconds, Clock::time_point now) {
     if (age < limitSeconds)
       break; // the later ones were issued later still
     // cuEventQuery, not cuEventElapsedTime: the driver says only the
-    // former reliably reports pending work (and its errors).
+    // former reliably reports pending work. (An error here is the next
+    // wait's to report.)
     if (entry.start && entry.end &&
         events.query(entry.end) == CUDA_ERROR_NOT_READY)
       return Overdue{entry.ticket, entry.name, entry.bytes, age,

@@ -71,7 +71,7 @@ Driver loadDriver() {
       fail("the NVIDIA driver (CUDA %s) does not provide %s for CUDA %s; "
            "update the driver",
            versionText(driver.version).c_str(), name,
-           versionText(CUDA_VERSION).c_str());
+           versionText(wanted).c_str());
   };
 #define LOOM_CUDA_RESOLVE(name)                                                \
   resolve(#name, reinterpret_cast<void **>(&driver.name));

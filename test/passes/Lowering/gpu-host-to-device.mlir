@@ -186,8 +186,9 @@ func.func @sink_into_a_one_thread_writer(%s: memref<f32>) {
 // Tests that a constant global the host uses other than in a kernel (a
 // view a kernel reads, its address for cuBLAS) is copied to the device
 // where it is fetched, every such use reads the copy, and the copy is
-// freed at the end; a kernel that uses the global itself keeps it (it
-// becomes a device global when outlined).
+// freed at the end; a kernel that used the global itself reads the copy
+// too (the CSE after the pass would merge its get_global into the host's,
+// handing it the host's address).
 // CHECK-LABEL: func.func @constant_on_the_host(
 // CHECK: %[[G:.+]] = memref.get_global @table : memref<64xf32>
 // CHECK-NEXT: %[[D:.+]] = gpu.alloc () : memref<64xf32>
@@ -197,8 +198,8 @@ func.func @sink_into_a_one_thread_writer(%s: memref<f32>) {
 // CHECK: memref.load %[[E]]
 // CHECK: memref.extract_aligned_pointer_as_index %[[D]]
 // CHECK: gpu.launch
-// CHECK-NEXT: %[[IN:.+]] = memref.get_global @table : memref<64xf32>
-// CHECK: memref.load %[[IN]]
+// CHECK-NOT: memref.get_global
+// CHECK: memref.load %[[D]]
 // CHECK: gpu.dealloc %[[D]]
 // CHECK-NEXT: return
 memref.global "private" constant @table : memref<64xf32> = dense<2.0>
@@ -228,6 +229,45 @@ func.func @constant_on_the_host(%a: memref<8x8xf32>, %out: memref<64xf32>) {
 
 // -----
 
+// Tests that a kernel in a host loop gets the device copy of a constant
+// fetched outside the loop (sinkInto only moves ops from its own block).
+// CHECK-LABEL: func.func @constant_into_a_loop(
+// CHECK: %[[G:.+]] = memref.get_global @cst : memref<4xf32>
+// CHECK-NEXT: %[[D:.+]] = gpu.alloc () : memref<4xf32>
+// CHECK-NEXT: gpu.memcpy %[[D]], %[[G]]
+// CHECK: scf.for
+// CHECK: gpu.launch
+// CHECK: memref.load %[[D]]
+// CHECK: gpu.dealloc %[[D]]
+memref.global "private" constant @cst : memref<4xf32> = dense<[1.0, 2.0, 3.0, 4.0]>
+func.func @constant_into_a_loop(%out: memref<4xf32>, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %g = memref.get_global @cst : memref<4xf32>
+  scf.for %i = %c0 to %n step %c1 {
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c4, %sy = %c1, %sz = %c1) {
+      %v = memref.load %g[%tx] : memref<4xf32>
+      memref.store %v, %out[%tx] : memref<4xf32>
+      gpu.terminator
+    }
+  }
+  return
+}
+
+// -----
+
+// Tests that a constant that leaves the block fetching it is refused: its
+// device copy would be freed before that use.
+memref.global "private" constant @leaving : memref<4xf32> = dense<1.0>
+func.func @constant_leaves_its_block() -> memref<4xf32> {
+  %g = memref.get_global @leaving : memref<4xf32>
+  // expected-error@+1 {{uses a constant outside the block that fetches it; its device copy cannot be freed there}}
+  return %g : memref<4xf32>
+}
+
+// -----
+
 // Tests that a mutable global the host uses is refused: a device copy
 // made per call would lose what a step writes into it.
 memref.global "private" @counter : memref<4xf32> = dense<0.0>
@@ -237,6 +277,75 @@ func.func @mutable_on_the_host() {
   %g = memref.get_global @counter : memref<4xf32>
   %p = memref.extract_aligned_pointer_as_index %g : memref<4xf32> -> index
   func.call @use(%p) : (index) -> ()
+  return
+}
+
+// -----
+
+// Tests that a load the host keeps (its value is needed after the run of
+// host code it is in) still gives the value it read when the run writes
+// its buffer after it: the one-thread launch stores what it read into a
+// 0-d buffer, which the later code reads, not the overwritten buffer.
+// CHECK-LABEL: func.func @kept_load_then_written(
+// CHECK-SAME: %[[A:.+]]: memref<f32>, %[[OUT:.+]]: memref<f32>
+// CHECK: %[[KEPT:.+]] = gpu.alloc () : memref<f32>
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[V:.+]] = memref.load %[[A]][] : memref<f32>
+// CHECK-NEXT: memref.store %[[V]], %[[KEPT]][] : memref<f32>
+// CHECK: memref.store %{{.+}}, %[[A]][] : memref<f32>
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[OLD:.+]] = memref.load %[[KEPT]][] : memref<f32>
+// CHECK-NEXT: memref.store %[[OLD]], %[[OUT]][] : memref<f32>
+// CHECK: gpu.dealloc %[[KEPT]]
+func.func @kept_load_then_written(%a: memref<f32>, %out: memref<f32>) {
+  %v = memref.load %a[] : memref<f32>
+  %w = arith.constant 5.0 : f32
+  memref.store %w, %a[] : memref<f32>
+  %t = memref.alloc() : memref<f32>
+  memref.store %v, %out[] : memref<f32>
+  memref.dealloc %t : memref<f32>
+  return
+}
+
+// -----
+
+// Tests that a run of host code whose value a racing kernel needs stays
+// one launch: the host keeps what that value is computed from as well (it
+// all moves into the kernel later), and the kernel, which writes the
+// loaded buffer with other threads, reads a snapshot taken where the load
+// was, after the run wrote it.
+// CHECK-LABEL: func.func @run_feeding_a_racing_kernel(
+// CHECK-SAME: %[[X:.+]]: memref<f32>, %[[A:.+]]: memref<f32>, %[[Y:.+]]: memref<f32>, %[[P:.+]]: memref<256xf32>
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.+}}, %[[A]][] : memref<f32>
+// CHECK: memref.store %{{.+}}, %[[Y]][] : memref<f32>
+// CHECK: gpu.terminator
+// CHECK: %[[SNAP:.+]] = gpu.alloc () : memref<f32>
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[V:.+]] = memref.load %[[A]][] : memref<f32>
+// CHECK-NEXT: memref.store %[[V]], %[[SNAP]][] : memref<f32>
+// CHECK: gpu.launch
+// CHECK-NEXT: %[[S:.+]] = memref.load %[[SNAP]][] : memref<f32>
+// CHECK: memref.store %[[S]], %[[P]][%{{.+}}] : memref<256xf32>
+func.func @run_feeding_a_racing_kernel(%x: memref<f32>, %a: memref<f32>, %y: memref<f32>, %p: memref<256xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %zero = arith.constant 0.0 : f32
+  %v0 = memref.load %x[] : memref<f32>
+  %b = arith.addf %v0, %v0 : f32
+  memref.store %b, %a[] : memref<f32>
+  %v = memref.load %a[] : memref<f32>
+  %c = arith.addf %b, %v : f32
+  memref.store %c, %y[] : memref<f32>
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1) threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    memref.store %v, %p[%tx] : memref<256xf32>
+    %first = arith.cmpi eq, %tx, %c0 : index
+    scf.if %first {
+      memref.store %zero, %a[] : memref<f32>
+    }
+    gpu.terminator
+  }
   return
 }
 

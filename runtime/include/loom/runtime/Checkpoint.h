@@ -97,9 +97,8 @@ void saveCheckpoint(const std::string &path,
 /// is not a checkpoint; lets the trainer refuse a bad --save before training.
 void checkSaveTarget(const std::string &path);
 /// checkSaveTarget, and also throws Error if no directory can be created
-/// where the save would create PATH.tmp (a read-only or missing place);
-/// `rank` keeps the probes of ranks sharing a file system apart.
-void checkCanSaveTo(const std::string &path, int rank);
+/// where the save would create PATH.tmp (a read-only or missing place).
+void checkCanSaveTo(const std::string &path);
 
 /// The two halves of saveCheckpoint, exposed so tests can simulate a save
 /// that dies before the swap.
