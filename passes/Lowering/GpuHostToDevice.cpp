@@ -160,8 +160,7 @@ struct GpuHostToDevicePass
   LogicalResult copyGlobalsToDevice(func::FuncOp fn) {
     SmallVector<memref::GetGlobalOp> onHost, inKernels;
     fn.walk([&](memref::GetGlobalOp op) {
-      (op->getParentOfType<gpu::LaunchOp>() ? inKernels : onHost)
-          .push_back(op);
+      (op->getParentOfType<gpu::LaunchOp>() ? inKernels : onHost).push_back(op);
     });
     SymbolTableCollection symbols;
     DominanceInfo dominance(fn);
