@@ -82,6 +82,29 @@ bool isPureScalar(Operation *op) {
                       [](Type t) { return t.isIntOrIndexOrFloat(); });
 }
 
+/// A device buffer of static `type` (the runtime's pool).
+Value deviceBuffer(OpBuilder &b, Location loc, MemRefType type) {
+  return gpu::AllocOp::create(b, loc, type, /*asyncToken=*/Type(), ValueRange{},
+                              ValueRange{}, ValueRange{},
+                              /*hostShared=*/false)
+      .getMemref();
+}
+
+/// Frees `buffer` at the end of `block` (before its terminator).
+void freeAtEnd(Value buffer, Block *block) {
+  OpBuilder b(block->getTerminator());
+  gpu::DeallocOp::create(b, buffer.getLoc(), TypeRange{}, ValueRange{}, buffer);
+}
+
+/// A launch of one thread, its body empty but for the terminator.
+gpu::LaunchOp oneThreadLaunch(OpBuilder &b, Location loc) {
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+  OpBuilder in = OpBuilder::atBlockEnd(&launch.getBody().front());
+  gpu::TerminatorOp::create(in, loc);
+  return launch;
+}
+
 struct GpuHostToDevicePass
     : impl::GpuHostToDevicePassBase<GpuHostToDevicePass> {
   using Base::Base;
@@ -182,11 +205,7 @@ struct GpuHostToDevicePass
                                  "freed there");
       OpBuilder b(get->getNextNode());
       Location loc = get.getLoc();
-      Value copy = gpu::AllocOp::create(b, loc, get.getType(),
-                                        /*asyncToken=*/Type(), ValueRange{},
-                                        ValueRange{}, ValueRange{},
-                                        /*hostShared=*/false)
-                       .getMemref();
+      Value copy = deviceBuffer(b, loc, get.getType());
       auto memcpy = gpu::MemcpyOp::create(b, loc, /*asyncToken=*/Type(),
                                           ValueRange{}, copy, get.getResult());
       get.getResult().replaceAllUsesExcept(copy, memcpy);
@@ -197,8 +216,7 @@ struct GpuHostToDevicePass
           inner.erase();
           inner = nullptr;
         }
-      b.setInsertionPoint(block->getTerminator());
-      gpu::DeallocOp::create(b, loc, TypeRange{}, ValueRange{}, copy);
+      freeAtEnd(copy, block);
       ++numGlobalCopies;
     }
     return success();
@@ -265,20 +283,13 @@ struct GpuHostToDevicePass
       return done;
     Location loc = load.getLoc();
     OpBuilder b(load);
-    Value copy =
-        gpu::AllocOp::create(b, loc, MemRefType::get({}, load.getType()),
-                             /*asyncToken=*/Type(), ValueRange{}, ValueRange{},
-                             ValueRange{}, /*hostShared=*/false)
-            .getMemref();
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    auto fill = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
-    OpBuilder in = OpBuilder::atBlockEnd(&fill.getBody().front());
+    Value copy = deviceBuffer(b, loc, MemRefType::get({}, load.getType()));
+    auto fill = oneThreadLaunch(b, loc);
+    OpBuilder in(fill.getBody().front().getTerminator());
     Operation *read = in.clone(*load);
     memref::StoreOp::create(in, loc, read->getResult(0), copy);
-    gpu::TerminatorOp::create(in, loc);
     sinkInto(fill); // the load's indices
-    b.setInsertionPoint(load->getBlock()->getTerminator());
-    gpu::DeallocOp::create(b, loc, TypeRange{}, ValueRange{}, copy);
+    freeAtEnd(copy, load->getBlock());
     ++numSnapshots;
     snapshots[load] = copy;
     return copy;
@@ -394,12 +405,9 @@ struct GpuHostToDevicePass
         }))
       return success();
     OpBuilder b(run.front());
-    Location loc = run.front()->getLoc();
-    Value one = arith::ConstantIndexOp::create(b, loc, 1);
-    auto launch = gpu::LaunchOp::create(b, loc, one, one, one, one, one, one);
+    auto launch = oneThreadLaunch(b, run.front()->getLoc());
     Block &body = launch.getBody().front();
-    b.setInsertionPointToEnd(&body);
-    auto terminator = gpu::TerminatorOp::create(b, loc);
+    Operation *terminator = body.getTerminator();
     SmallVector<std::pair<Operation *, Operation *>> kept; // host, launch
     SmallVector<std::pair<memref::LoadOp, Value>> overwritten;
     for (Operation *op : run) {
@@ -445,19 +453,14 @@ struct GpuHostToDevicePass
   void keepValue(memref::LoadOp load, Value inside, gpu::LaunchOp launch) {
     Location loc = load.getLoc();
     OpBuilder b(launch);
-    Value kept =
-        gpu::AllocOp::create(b, loc, MemRefType::get({}, load.getType()),
-                             /*asyncToken=*/Type(), ValueRange{}, ValueRange{},
-                             ValueRange{}, /*hostShared=*/false)
-            .getMemref();
+    Value kept = deviceBuffer(b, loc, MemRefType::get({}, load.getType()));
     b.setInsertionPointAfterValue(inside);
     memref::StoreOp::create(b, loc, inside, kept);
     b.setInsertionPointAfter(launch);
     Value read = memref::LoadOp::create(b, loc, kept);
     load.getResult().replaceAllUsesWith(read);
     load.erase();
-    b.setInsertionPoint(launch->getBlock()->getTerminator());
-    gpu::DeallocOp::create(b, loc, TypeRange{}, ValueRange{}, kept);
+    freeAtEnd(kept, launch->getBlock());
     ++numSnapshots;
   }
 
