@@ -300,20 +300,19 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
       buildBufferizeForDevicePipeline(pm);
       buildGpuKernelsPipeline(pm, gpu);
       buildGpuToLLVMPipeline(pm, gpu);
-    } else if (!options.emulateGpuKernels.empty()) {
-      PrecisionOptions cpu;
-      cpu.bf16 = bf16;
-      cpu.lateFrees = options.lateFrees;
-      cpu.planBuffers = options.planBuffers;
-      buildEmulatedGpuPipeline(pm, cpu, options.emulateGpuKernels == "reverse");
     } else {
-      buildBufferizePipeline(pm, options.emulateGpuLoops);
       PrecisionOptions cpu;
       cpu.bf16 = bf16;
       cpu.gpuLoops = options.emulateGpuLoops;
       cpu.lateFrees = options.lateFrees;
       cpu.planBuffers = options.planBuffers;
-      buildLowerToLLVMPipeline(pm, cpu);
+      if (!options.emulateGpuKernels.empty()) {
+        buildEmulatedGpuPipeline(pm, cpu,
+                                 options.emulateGpuKernels == "reverse");
+      } else {
+        buildBufferizePipeline(pm, options.emulateGpuLoops);
+        buildLowerToLLVMPipeline(pm, cpu);
+      }
     }
     if (failed(
             runStage(pm, *module, root, "lower-to-llvm", options, diagnostics)))

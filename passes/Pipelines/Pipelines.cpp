@@ -211,11 +211,10 @@ void mlir::loom::buildEmulatedGpuPipeline(OpPassManager &pm,
   EmulateGpuLaunchesPassOptions emulate;
   emulate.reverse = reverse;
   pm.addNestedPass<func::FuncOp>(createEmulateGpuLaunchesPass(emulate));
-  PrecisionOptions cpu;
-  cpu.bf16 = o.bf16;
-  cpu.lateFrees = o.lateFrees;
-  cpu.planBuffers = o.planBuffers;
-  buildLowerToLLVMPipeline(pm, cpu);
+  if (o.gpuLoops)
+    llvm::report_fatal_error("loom: the emulated GPU pipeline builds the "
+                             "GPU's loop nests itself (no gpuLoops)");
+  buildLowerToLLVMPipeline(pm, o);
 }
 
 void mlir::loom::buildGpuToLLVMPipeline(OpPassManager &pm,

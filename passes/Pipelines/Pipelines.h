@@ -179,7 +179,8 @@ void buildGpuKernelsPipeline(OpPassManager &pm,
 /// it without a GPU (loomc --emulate-gpu-kernels): buffers as for a GPU,
 /// buildGpuKernelsPipeline with the CPU's GEMMs, every launch as loops
 /// over its blocks and threads (--loom-emulate-gpu-launches, from the last
-/// down with `reverse`), then as buildLowerToLLVMPipeline.
+/// down with `reverse`), then as buildLowerToLLVMPipeline (`o.gpuLoops`
+/// must be false: the kernel stage builds the loop nests).
 void buildEmulatedGpuPipeline(OpPassManager &pm, const PrecisionOptions &o,
                               bool reverse);
 
