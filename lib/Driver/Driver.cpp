@@ -19,11 +19,17 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Support/Timing.h"
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/TargetSelect.h"
 #include "llvm/Support/ToolOutputFile.h"
+#include "llvm/TargetParser/Triple.h"
 
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 using namespace mlir::loom;
@@ -74,6 +80,80 @@ std::string mlir::loom::driver::withoutCompileTimes(std::string ir) {
   return ir;
 }
 
+/// The most data-parallel ranks: the runtime refuses a mesh of more.
+static constexpr int64_t kMaxRanks = int64_t(1) << 20;
+
+static bool given(const CompileOptions &options, StringRef flag) {
+  return llvm::is_contained(options.givenFlags, flag);
+}
+
+/// The optimizer schedule's flags, checked here so that a bad value is
+/// named by its flag rather than reported by a pass at an unknown location.
+static LogicalResult checkScheduleFlags(
+    const CompileOptions &options, double lr,
+    llvm::function_ref<LogicalResult(const llvm::Twine &)> error) {
+  auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", v);
+    return std::string(text);
+  };
+  if (!std::isfinite(options.clipNorm) || options.clipNorm < 0)
+    return error("--clip-norm must be a non-negative number (0: off), got " +
+                 number(options.clipNorm));
+  if (!std::isfinite(options.minLr) || options.minLr < 0 || options.minLr > lr)
+    return error("--min-lr must be between 0 and the optimizer's lr (" +
+                 number(lr) + "), got " + number(options.minLr));
+  if (options.warmupSteps < 0)
+    return error("--warmup-steps must be non-negative, got " +
+                 llvm::Twine(options.warmupSteps));
+  if (options.decaySteps < 0)
+    return error("--decay-steps must be non-negative, got " +
+                 llvm::Twine(options.decaySteps));
+  if (!std::isfinite(options.bucketMiB) || options.bucketMiB < 0)
+    return error("--bucket-mib must be positive (0: chosen from the cost "
+                 "model), got " +
+                 number(options.bucketMiB));
+  return success();
+}
+
+/// Checks --cuda-chip against the architectures LLVM's NVPTX backend
+/// knows, before the compile: an unknown one otherwise surfaced at the very
+/// end, as repeated "not a recognized processor" warnings and a ptxas log.
+static LogicalResult
+checkCudaChip(StringRef chip,
+              llvm::function_ref<LogicalResult(const llvm::Twine &)> error) {
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTargetMC();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string lookupError;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  if (!target)
+    return error("--target=cuda: this LLVM has no NVPTX backend: " +
+                 lookupError);
+  // Created for no particular chip: an unknown one would print a warning.
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (info && info->isCPUStringValid(chip))
+    return success();
+  std::string known;
+  if (info)
+    for (const llvm::SubtargetSubTypeKV &cpu :
+         info->getAllProcessorDescriptions())
+      if (StringRef(cpu.Key).starts_with("sm_"))
+        known += (known.empty() ? "" : ", ") + std::string(cpu.Key);
+  return error("--cuda-chip: '" + chip +
+               "' is not an NVIDIA GPU architecture LLVM knows (" + known +
+               ")");
+}
+
+/// The flags that configure the train stage: an input that is already a
+/// training step was made with its own, and they cannot change it now.
+static constexpr const char *kTrainFlags[] = {
+    "optimizer", "warmup-steps", "decay-steps", "min-lr",
+    "clip-norm", "dp",           "overlap",     "bucket-mib",
+    "co2",       "calibration",  "link"};
+
 LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   llvm::raw_ostream &diagnostics =
       options.diagnostics ? *options.diagnostics : llvm::errs();
@@ -100,10 +180,8 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   auto optimizer = parseOptimizerSpec(options.optimizer);
   if (!optimizer)
     return error(llvm::toString(optimizer.takeError()));
-  if (options.bucketMiB < 0)
-    return error("--bucket-mib must be positive (0: chosen from the cost "
-                 "model), got " +
-                 std::to_string(options.bucketMiB));
+  if (failed(checkScheduleFlags(options, optimizer->lr, error)))
+    return failure();
   std::optional<CO2Spec> co2;
   if (!options.co2.empty()) {
     auto spec = parseCO2Spec(options.co2);
@@ -120,6 +198,19 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   }
   if (options.dp < 1)
     return error("--dp must be at least 1, got " + llvm::Twine(options.dp));
+  if (options.dp > kMaxRanks)
+    return error("--dp must be at most " + llvm::Twine(kMaxRanks) +
+                 " (the runtime's limit on ranks), got " +
+                 llvm::Twine(options.dp));
+  if (options.overlap && options.dp < 2)
+    return error("--overlap needs --dp=N with N > 1: it overlaps the "
+                 "gradient all-reduce of data parallelism with compute");
+  if (given(options, "bucket-mib") && !options.overlap)
+    return error("--bucket-mib applies to --overlap only (the size of the "
+                 "all-reduce buckets it overlaps)");
+  if (given(options, "stage") && !options.emitMlir)
+    return error("--stage applies to --emit=mlir only (which stage's IR to "
+                 "print); an artifact is always compiled to the end");
   if (options.dtype != "f32" && options.dtype != "f64")
     return error("--dtype must be f32 or f64, got '" + options.dtype + "'");
   if (options.precision != "f32" && options.precision != "bf16")
@@ -148,9 +239,8 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   if (!options.emulateGpuKernels.empty() && (cuda || options.emulateGpuLoops))
     return error("--emulate-gpu-kernels is for --target=cpu without "
                  "--emulate-gpu-loops: it runs the GPU's kernels on the CPU");
-  if (cuda && !StringRef(options.cudaChip).starts_with("sm_"))
-    return error("--cuda-chip must name an architecture like sm_90, got '" +
-                 options.cudaChip + "'");
+  if (cuda && failed(checkCudaChip(options.cudaChip, error)))
+    return failure();
   if (cuda && !options.co2.empty())
     return error("--co2 does not support --target=cuda yet (its rounds "
                  "copy host buffers)");
@@ -214,8 +304,26 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
       return failure();
     // The IR decides the element type of a model given as a file.
     for (ParamOp p : module->getOps<ParamOp>()) {
-      opts.dtype = p.getTensorType().getElementType().isF64() ? "f64" : "f32";
+      std::string irType =
+          p.getTensorType().getElementType().isF64() ? "f64" : "f32";
+      if (given(options, "dtype") && options.dtype != irType)
+        return error("--dtype=" + options.dtype + " does not apply to " +
+                     options.inputFile + ": its parameters are " + irType +
+                     " (--dtype chooses the element type of a --model)");
+      opts.dtype = irType;
       break;
+    }
+    if (module->lookupSymbol("loss_and_grad")) {
+      std::string flags;
+      for (const char *flag : kTrainFlags)
+        if (given(options, flag))
+          flags += (flags.empty() ? "--" : ", --") + std::string(flag);
+      if (!flags.empty())
+        return error(options.inputFile +
+                     " is already a training step (it defines "
+                     "@loss_and_grad), made with its own optimizer and "
+                     "parallelism: " +
+                     flags + " cannot change it; compile the model instead");
     }
   }
   if (failed(verify(*module)) || failed(verifyTask(*module)))
@@ -274,7 +382,7 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
     return printModule(*module, options.outputDir);
 
   ManifestBuilder manifest;
-  if (failed(manifest.addModel(*module, opts, *optimizer)))
+  if (failed(manifest.addModel(*module, opts)))
     return failure();
 
   {

@@ -9,9 +9,12 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdio>
@@ -45,8 +48,7 @@ static json::Object tensorJson(StringRef name, ShapedType t) {
 }
 
 LogicalResult ManifestBuilder::addModel(ModuleOp train,
-                                        const CompileOptions &options,
-                                        const OptimizerSpec &opt) {
+                                        const CompileOptions &options) {
   manifest["format_version"] = LOOM_ABI_VERSION;
   manifest["generator"] = "loomc";
   manifest["generator_version"] = LOOM_VERSION_STRING;
@@ -110,17 +112,20 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
             cast<ShapedType>(t)));
   manifest["inputs"] = std::move(inputs);
 
-  manifest["optimizer"] = json::Object{{"kind", opt.kind},
-                                       {"lr", opt.lr},
-                                       {"beta1", opt.beta1},
-                                       {"beta2", opt.beta2},
-                                       {"eps", opt.eps},
-                                       {"weight_decay", opt.wd},
-                                       {"momentum", opt.momentum},
-                                       {"warmup_steps", options.warmupSteps},
-                                       {"decay_steps", options.decaySteps},
-                                       {"min_lr", options.minLr},
-                                       {"clip_norm", options.clipNorm}};
+  // As --loom-add-optimizer recorded it: a training step given as IR was
+  // built with its own optimizer, whatever loomc's flags say.
+  if (auto opt = train->getAttrOfType<DictionaryAttr>(kOptimizerAttr)) {
+    json::Object optimizer;
+    for (NamedAttribute field : opt) {
+      if (auto f = dyn_cast<FloatAttr>(field.getValue()))
+        optimizer[field.getName().strref()] = f.getValueAsDouble();
+      else if (auto i = dyn_cast<IntegerAttr>(field.getValue()))
+        optimizer[field.getName().strref()] = i.getInt();
+      else if (auto str = dyn_cast<StringAttr>(field.getValue()))
+        optimizer[field.getName().strref()] = str.getValue();
+    }
+    manifest["optimizer"] = std::move(optimizer);
+  }
   // Rounded to 9 digits: the unit conversions would print 50 us as
   // 49.999999999999993.
   auto tidy = [](double v) {
@@ -215,6 +220,22 @@ LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
 }
 
 LogicalResult ManifestBuilder::write(StringRef dir) {
+  // The runtime checks the library against this before loading it: a
+  // model.so from another compilation (a partial copy of an artifact)
+  // would otherwise run with this manifest's tensors and corrupt memory.
+  SmallString<256> library(dir);
+  llvm::sys::path::append(library, "model.so");
+  auto bytes = llvm::MemoryBuffer::getFile(library, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+  if (!bytes) {
+    llvm::errs() << "loomc: error: cannot read " << library << ": "
+                 << bytes.getError().message() << "\n";
+    return failure();
+  }
+  std::array<uint8_t, 32> digest =
+      llvm::SHA256::hash(llvm::arrayRefFromStringRef((*bytes)->getBuffer()));
+  manifest["library_sha256"] = llvm::toHex(digest, /*LowerCase=*/true);
+
   SmallString<256> path(dir);
   llvm::sys::path::append(path, "manifest.json");
   std::error_code ec;

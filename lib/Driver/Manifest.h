@@ -16,8 +16,7 @@ struct ManifestBuilder {
   llvm::json::Object manifest;
 
   /// Reads parameters, batch inputs and the task from the train stage.
-  LogicalResult addModel(ModuleOp train, const CompileOptions &options,
-                         const OptimizerSpec &optimizer);
+  LogicalResult addModel(ModuleOp train, const CompileOptions &options);
   /// Reads entries and state tensors from the lowered (memref) module.
   LogicalResult addEntries(ModuleOp lowered);
   /// Writes `dir/manifest.json`.

@@ -6,8 +6,11 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <climits>
+#include <cmath>
 #include <functional>
 
 using namespace mlir::loom::driver;
@@ -36,11 +39,13 @@ Field intField(const char *name, int64_t &slot) {
 Field floatField(const char *name, double &slot, bool positive) {
   return {name,
           [&slot, positive](StringRef v) {
-            if (v.getAsDouble(slot))
+            // "inf" and "1e400" parse; the manifest (JSON) cannot hold them.
+            if (v.getAsDouble(slot) || !std::isfinite(slot))
               return false;
             return positive ? slot > 0 : slot >= 0;
           },
-          positive ? "a positive number" : "a non-negative number"};
+          positive ? "a positive finite number"
+                   : "a non-negative finite number"};
 }
 
 /// Applies `key=value,...` to `fields`.
@@ -50,6 +55,7 @@ llvm::Error applyFields(StringRef flag, StringRef kind, StringRef body,
     return llvm::Error::success();
   llvm::SmallVector<StringRef> parts;
   body.split(parts, ',');
+  llvm::StringSet<> seen;
   for (StringRef part : parts) {
     // Not a structured binding: C++17 lambdas cannot capture one (clang).
     std::pair<StringRef, StringRef> keyValue = part.split('=');
@@ -65,6 +71,10 @@ llvm::Error applyFields(StringRef flag, StringRef kind, StringRef body,
     }
     if (!part.contains('='))
       return fail(flag, "field '" + key + "' needs a value (" + key + "=...)");
+    // Which of two values was meant is anyone's guess (as for duplicate
+    // keys in the runtime's JSON files).
+    if (!seen.insert(key).second)
+      return fail(flag, "field '" + key + "' is given twice");
     if (!field->set(value))
       return fail(flag, "field '" + key + "' must be " + field->expected +
                             ", got '" + value + "'");
@@ -113,6 +123,9 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
                          intField("out", m.out), intField("layers", m.layers),
                          intField("batch", m.batch)}))
       return std::move(err);
+    if (m.out < 2)
+      return fail("--model", "field 'out' must be at least 2: the "
+                             "classifier's loss over one class is always 0");
     if (auto err = checkLayers(m.layers))
       return std::move(err);
     if (auto err = checkTensors(
@@ -135,6 +148,11 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
              intField("dim", g.dim), intField("heads", g.heads),
              intField("layers", g.layers), intField("batch", g.batch)}))
       return std::move(err);
+    if (g.vocab < 2 || g.vocab > INT32_MAX)
+      return fail("--model", "field 'vocab' must be between 2 and " +
+                                 llvm::Twine(INT32_MAX) +
+                                 " (tokens are i32), got " +
+                                 llvm::Twine(g.vocab));
     if (g.dim % g.heads)
       return fail("--model", "field 'heads' (" + llvm::Twine(g.heads) +
                                  ") must divide 'dim' (" + llvm::Twine(g.dim) +
@@ -189,6 +207,10 @@ mlir::loom::driver::parseOptimizerSpec(StringRef text) {
                                  "' (expected adamw:... or sgd:...)");
 }
 
+/// Far more than any run takes between synchronisations; the step
+/// arithmetic of a round stays far from overflowing.
+constexpr int64_t kMaxLocalSteps = 1000000;
+
 llvm::Expected<CO2Spec> mlir::loom::driver::parseCO2Spec(StringRef text) {
   CO2Spec spec;
   if (text == "on")
@@ -200,9 +222,10 @@ llvm::Expected<CO2Spec> mlir::loom::driver::parseCO2Spec(StringRef text) {
                        return true;
                      }
                      return !v.getAsInteger(10, spec.localSteps) &&
-                            spec.localSteps > 0;
+                            spec.localSteps > 0 &&
+                            spec.localSteps <= kMaxLocalSteps;
                    },
-                   "a positive integer or auto"};
+                   "a positive integer up to 1000000, or auto"};
   Field sharded{"sharded",
                 [&spec](StringRef v) {
                   if (v == "1" || v == "true" || v == "on")

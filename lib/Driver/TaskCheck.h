@@ -6,12 +6,15 @@
 
 namespace mlir::loom::driver {
 
-/// Checks a module's `loom.task` against its loss: the runtime feeds labels
-/// (classify) or target tokens (lm) in [0, classes) or [0, vocab), and
-/// `loom.cross_entropy` reads the logit of each label, so a task that names
-/// more classes than the logits have would make compiled code read past
-/// them. Emits a located error and fails on a mismatch; a module without a
-/// task, or whose cross-entropies take no such input, passes.
+/// Checks a module's `loom.task` against its loss, as the runtime will: the
+/// kind is lm, classify or none; the sizes the runtime reads are there;
+/// @loss takes exactly the batch inputs the task's data source produces
+/// (tokens/targets or x/y, by name, shape and type); and its
+/// cross-entropies have as many logits as the task has labels (the runtime
+/// draws labels in [0, classes) or [0, vocab), and `loom.cross_entropy`
+/// reads the logit of each, so more would read past them). Emits a located
+/// error and fails on a mismatch. A module without a task passes with a
+/// warning: loom-run would train it on random inputs.
 LogicalResult verifyTask(ModuleOp module);
 
 } // namespace mlir::loom::driver

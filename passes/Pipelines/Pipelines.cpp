@@ -24,9 +24,10 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm,
                                     const TrainPipelineOptions &o) {
   addUpstream(pm, "inline,canonicalize,cse");
   pm.addPass(createAutodiffPass());
-  if (o.dp < 1)
-    llvm::report_fatal_error("loom-train-pipeline: dp must be at least 1");
-  if (o.dp > 1) {
+  // Bad option values are the passes' to diagnose (an error at the module,
+  // not a crash of the tool): dp < 1 reaches --loom-data-parallel, co2
+  // without it or with overlap reaches --loom-co2.
+  if (o.dp != 1) {
     DataParallelPassOptions dp;
     dp.ranks = o.dp;
     pm.addPass(createDataParallelPass(dp));
@@ -56,9 +57,6 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm,
   opt.clipNorm = o.clipNorm;
   pm.addPass(createAddOptimizerPass(opt));
   if (o.co2) {
-    if (o.dp < 2 || o.overlap)
-      llvm::report_fatal_error("loom-train-pipeline: co2 needs dp > 1 and no "
-                               "overlap");
     CO2PassOptions co2;
     co2.localSteps = o.co2LocalSteps;
     co2.outerLr = o.co2OuterLr;

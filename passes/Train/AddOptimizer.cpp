@@ -132,6 +132,24 @@ struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
                       b.getF64FloatAttr(wd));
     }
     func::ReturnOp::create(b, loc, ValueRange{loss, lr, norm});
+
+    // What the step was built with, for the artifact's manifest: a step
+    // compiled later from this IR must not be described by flags it ignored.
+    module->setAttr(
+        kOptimizerAttr,
+        b.getDictionaryAttr({
+            b.getNamedAttr("kind", b.getStringAttr(optimizer)),
+            b.getNamedAttr("lr", b.getF64FloatAttr(lr_())),
+            b.getNamedAttr("beta1", b.getF64FloatAttr(beta1)),
+            b.getNamedAttr("beta2", b.getF64FloatAttr(beta2)),
+            b.getNamedAttr("eps", b.getF64FloatAttr(eps)),
+            b.getNamedAttr("weight_decay", b.getF64FloatAttr(weightDecay)),
+            b.getNamedAttr("momentum", b.getF64FloatAttr(momentum)),
+            b.getNamedAttr("warmup_steps", b.getI64IntegerAttr(warmupSteps)),
+            b.getNamedAttr("decay_steps", b.getI64IntegerAttr(decaySteps)),
+            b.getNamedAttr("min_lr", b.getF64FloatAttr(minLr)),
+            b.getNamedAttr("clip_norm", b.getF64FloatAttr(clipNorm)),
+        }));
   }
 
   double lr_() { return lr; }

@@ -109,6 +109,17 @@ std::unique_ptr<Artifact> Artifact::load(const std::string &dir,
     fail("%s: library: %s does not exist", manifest.source.c_str(),
          library.c_str());
   artifact->libraryPath = library;
+  // Before its constructors run: a library from another compilation would
+  // be called with this manifest's tensors.
+  if (!manifest.librarySha256.empty()) {
+    std::string digest = sha256FileHex(library);
+    if (digest != manifest.librarySha256)
+      fail("%s does not belong to %s: its SHA-256 is %s, the manifest's "
+           "library_sha256 is %s (the directory mixes files of two "
+           "compilations; recompile the model with loomc)",
+           library.c_str(), manifest.source.c_str(), digest.c_str(),
+           manifest.librarySha256.c_str());
+  }
   // A cuda artifact's global constructors load its kernels (mgpuModuleLoad),
   // so the GPU is opened, and libLoomCuda.so's services made global, before
   // the library is.

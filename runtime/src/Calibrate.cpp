@@ -275,6 +275,7 @@ void checkCalibrationPath(const std::string &path) {
   if (::access(dir.c_str(), W_OK) != 0)
     fail("cannot write calibration file %s: directory %s is not writable (%s)",
          path.c_str(), dir.c_str(), std::strerror(errno));
+  checkCanCreateFileIn(dir, path, "calibration file");
 }
 
 void writeCalibration(const std::string &path,
@@ -302,9 +303,9 @@ void writeCalibration(const std::string &path,
   std::string tmp = path + ".tmp";
   try {
     writeFileDurable(tmp, json.dump(2) + "\n");
-  } catch (const Error &) {
+  } catch (const Error &e) {
     ::unlink(tmp.c_str());
-    throw;
+    fail("cannot write calibration file %s: %s", path.c_str(), e.what());
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string reason = std::strerror(errno);

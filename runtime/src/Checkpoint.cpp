@@ -281,6 +281,57 @@ void commitCheckpoint(const std::string &tmpDir, const std::string &path) {
     removeOrFail(old);
 }
 
+namespace {
+
+/// Whether `name` is a file a checkpoint itself writes into its directory
+/// (or, with `inRankDir`, into a CO2 rank's directory rank-<r>).
+bool isCheckpointFile(const std::string &name, bool inRankDir) {
+  if (inRankDir)
+    return name == kModelFile || name == kOptimizerFile ||
+           name == kRankStateFile || name == kAlikeFile;
+  return name == kModelFile || name == kOptimizerFile || name == kTrainerFile;
+}
+
+/// Whether `name` is rank-<r>, a CO2 rank's directory.
+bool isRankDirName(const std::string &name) {
+  const std::string prefix = rankDir(0).substr(0, rankDir(0).size() - 1);
+  return name.size() > prefix.size() && name.rfind(prefix, 0) == 0 &&
+         name.find_first_not_of("0123456789", prefix.size()) ==
+             std::string::npos;
+}
+
+/// What in checkpoint directory `dir` a checkpoint does not write (paths
+/// relative to `dir`), which replacing it would delete.
+std::vector<std::string> foreignFiles(const std::string &dir) {
+  std::vector<std::string> foreign;
+  // With error codes throughout: a rank may look while rank 0 swaps the
+  // previous save in, and a directory that vanishes has nothing to lose.
+  std::error_code error;
+  for (fs::directory_iterator it(dir, error), end; !error && it != end;
+       it.increment(error)) {
+    const std::string name = it->path().filename().string();
+    if (it->is_directory(error) && !it->is_symlink(error) &&
+        isRankDirName(name)) {
+      std::error_code inner;
+      for (fs::directory_iterator file(it->path(), inner);
+           !inner && file != end; file.increment(inner)) {
+        const std::string fileName = file->path().filename().string();
+        if (!isCheckpointFile(fileName, true) ||
+            !file->is_regular_file(inner) || file->is_symlink(inner))
+          foreign.push_back(name + "/" + fileName);
+      }
+      continue;
+    }
+    if (!isCheckpointFile(name, false) || !it->is_regular_file(error) ||
+        it->is_symlink(error))
+      foreign.push_back(name);
+  }
+  std::sort(foreign.begin(), foreign.end());
+  return foreign;
+}
+
+} // namespace
+
 void checkSaveTarget(const std::string &path) {
   std::string target = trimSlashes(path);
   std::error_code error;
@@ -289,6 +340,23 @@ void checkSaveTarget(const std::string &path) {
     fail("cannot save a checkpoint to %s: it exists and is not a Loom "
          "checkpoint directory",
          target.c_str());
+  // Nor what someone put into a checkpoint: the save replaces the directory
+  // whole (atomically), which deleted it.
+  if (!fs::exists(target, error))
+    return;
+  std::vector<std::string> foreign = foreignFiles(target);
+  if (foreign.empty())
+    return;
+  std::string names;
+  for (size_t i = 0; i < foreign.size() && i < 3; ++i)
+    names += (i ? ", " : "") + foreign[i];
+  if (foreign.size() > 3)
+    names += ", ... (" + std::to_string(foreign.size()) + " in all)";
+  fail("cannot save a checkpoint to %s: it holds %s, which %s not written by "
+       "a checkpoint and would be deleted when the new checkpoint replaces "
+       "the directory; move %s elsewhere, or save to another PATH",
+       target.c_str(), names.c_str(), foreign.size() == 1 ? "is" : "are",
+       foreign.size() == 1 ? "it" : "them");
 }
 
 void checkCanSaveTo(const std::string &path) {

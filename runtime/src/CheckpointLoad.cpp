@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 
@@ -55,6 +56,29 @@ void copyInto(Tensor &tensor, const SafeTensorView &view,
       std::memcpy(&value, bytes + 8 * i, 8);
       tensor.set(i, value);
     }
+  }
+}
+
+/// Throws Error naming `tensor` and `source` if a value of it is NaN or
+/// infinite: weights like that make the first loss NaN, which was then
+/// blamed on the learning rate.
+void checkFinite(const Tensor &tensor, const std::string &source) {
+  if (!isFloat(tensor.dtype()))
+    return;
+  const int64_t count = tensor.numElements();
+  for (int64_t i = 0; i < count; ++i) {
+    const double value =
+        tensor.dtype() == DType::F32   ? tensor.dataAs<float>()[i]
+        : tensor.dtype() == DType::F64 ? tensor.dataAs<double>()[i]
+                                       : tensor.get(i);
+    if (!std::isfinite(value))
+      fail("%s: tensor '%s' holds %s at element %lld (of %lld); these "
+           "weights cannot be trained or evaluated",
+           source.c_str(), tensor.name().c_str(),
+           std::isnan(value) ? "NaN"
+           : value > 0       ? "+inf"
+                             : "-inf",
+           static_cast<long long>(i), static_cast<long long>(count));
   }
 }
 
@@ -113,6 +137,31 @@ T field(const json &object, const char *key, const std::string &source) {
   } catch (const json::exception &) {
   }
   fail("%s: field '%s' is missing or has the wrong type", source.c_str(), key);
+}
+
+/// Steps, data positions and rows beyond this are not a checkpoint any job
+/// wrote (2^62 steps of one row each), and bounding them keeps the
+/// trainer's sums and products of them in int64_t.
+constexpr int64_t kMaxCount = int64_t(1) << 62;
+/// The most ranks a manifest's mesh may have (Manifest.cpp).
+constexpr int64_t kMaxRanks = int64_t(1) << 20;
+
+/// An integer field in [min, max]: a negative data position indexed before
+/// the data file, and a step near 2^63 wrapped around when added to.
+int64_t integerField(const json &object, const char *key,
+                     const std::string &source, int64_t min, int64_t max,
+                     const char *maxText) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer())
+    fail("%s: field '%s' is missing or not an integer", source.c_str(), key);
+  // Above INT64_MAX, nlohmann keeps it unsigned and get<int64_t> wraps.
+  const bool tooLarge = it->is_number_unsigned() &&
+                        it->get<uint64_t>() > static_cast<uint64_t>(max);
+  if (tooLarge || it->get<int64_t>() < min || it->get<int64_t>() > max)
+    fail("%s: field '%s' must be an integer from %lld to %s, got %s",
+         source.c_str(), key, static_cast<long long>(min), maxText,
+         it->dump().c_str());
+  return it->get<int64_t>();
 }
 
 /// Copies every tensor of `tensors` from `file`, each of which must be
@@ -223,21 +272,34 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
   LoadResult result;
   result.full = true;
   result.path = dir;
-  result.state.step = field<int64_t>(trainer, "step", trainerPath);
+  result.state.step =
+      integerField(trainer, "step", trainerPath, 0, kMaxCount, "2^62");
   result.state.dataPosition =
-      field<int64_t>(trainer, "data_position", trainerPath);
-  result.state.seed = field<uint64_t>(trainer, "seed", trainerPath);
+      integerField(trainer, "data_position", trainerPath, 0, kMaxCount, "2^62");
+  auto seed = trainer.find("seed");
+  // --seed takes any unsigned 64-bit value; get<uint64_t> would wrap -1.
+  if (seed == trainer.end() || !seed->is_number_unsigned())
+    fail("%s: field 'seed' must be an integer from 0 to 2^64-1, got %s",
+         trainerPath.c_str(),
+         seed == trainer.end() ? "none" : seed->dump().c_str());
+  result.state.seed = seed->get<uint64_t>();
   result.state.shuffle = field<bool>(trainer, "shuffle", trainerPath);
   result.state.data = field<std::string>(trainer, "data", trainerPath);
   if (trainer.contains("ranks"))
-    result.state.ranks = field<int64_t>(trainer, "ranks", trainerPath);
-  if (trainer.contains("rows_per_step")) {
-    result.state.rowsPerStep =
-        field<int64_t>(trainer, "rows_per_step", trainerPath);
-    if (result.state.rowsPerStep < 1)
-      fail("%s: rows_per_step must be positive, got %lld", trainerPath.c_str(),
-           static_cast<long long>(result.state.rowsPerStep));
-  }
+    result.state.ranks =
+        integerField(trainer, "ranks", trainerPath, 1, kMaxRanks, "2^20");
+  if (trainer.contains("rows_per_step"))
+    result.state.rowsPerStep = integerField(trainer, "rows_per_step",
+                                            trainerPath, 1, kMaxCount, "2^62");
+  // The rows consumed, which a job of another rank count resumes from.
+  int64_t rows = 0;
+  if (__builtin_mul_overflow(result.state.dataPosition,
+                             std::max<int64_t>(result.state.rowsPerStep, 1),
+                             &rows) ||
+      rows > kMaxCount)
+    fail("%s: data_position %lld x rows_per_step %lld is more than 2^62 rows",
+         trainerPath.c_str(), static_cast<long long>(result.state.dataPosition),
+         static_cast<long long>(result.state.rowsPerStep));
 
   std::vector<std::string> names{kModelFile, kOptimizerFile};
   if (perRank) {
@@ -253,6 +315,8 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
   // can still leave earlier tensors loaded, and the caller then fails.
   loadTensors(artifact.params(), dir + "/" + names[0], ArgRole::Param,
               &artifact, "");
+  for (const Tensor *param : artifact.params())
+    checkFinite(*param, dir + "/" + names[0]);
   if (!perRank) {
     loadTensors(artifact.state(), dir + "/" + names[1], ArgRole::State,
                 &artifact, "'s optimizer");
@@ -294,8 +358,10 @@ LoadResult loadWeights(const std::string &path, Artifact &artifact) {
     if (++ignoredCount <= 3)
       ignored += (ignored.empty() ? "" : ", ") + view.name;
   }
-  for (Tensor *param : artifact.params())
+  for (Tensor *param : artifact.params()) {
     copyInto(*param, matching(file, *param, path), path);
+    checkFinite(*param, path);
+  }
   if (ignoredCount)
     result.note = "ignored " + std::to_string(ignoredCount) + " tensor" +
                   (ignoredCount == 1 ? "" : "s") + " of " + path +

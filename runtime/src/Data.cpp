@@ -134,21 +134,26 @@ private:
 
 } // namespace
 
-std::unique_ptr<DataSource> makeDataSource(const DataOptions &options,
-                                           const TaskSpec &task) {
-  const std::string &spec = options.spec;
+std::string dataSpecProblem(const std::string &spec) {
   std::string kind = spec.substr(0, spec.find(':'));
   bool isFile = kind == "text" || kind == "tokens";
   if (spec != "synthetic" && !isFile)
-    fail("unknown data source '%s' (expected synthetic, text:PATH or "
-         "tokens:PATH)",
-         spec.c_str());
+    return "unknown data source '" + spec +
+           "' (expected synthetic, text:PATH or tokens:PATH)";
   if (isFile && spec.size() == kind.size() + 1)
-    fail("%s needs a file path, e.g. --data %s:corpus.%s", spec.c_str(),
-         kind.c_str(), kind == "text" ? "txt" : "bin");
+    return spec + " needs a file path, e.g. --data " + kind + ":corpus." +
+           (kind == "text" ? "txt" : "bin");
   if (isFile && spec.find(':') == std::string::npos)
-    fail("%s needs a file path, e.g. --data %s:PATH", spec.c_str(),
-         kind.c_str());
+    return spec + " needs a file path, e.g. --data " + kind + ":PATH";
+  return "";
+}
+
+std::unique_ptr<DataSource> makeDataSource(const DataOptions &options,
+                                           const TaskSpec &task) {
+  const std::string &spec = options.spec;
+  if (std::string problem = dataSpecProblem(spec); !problem.empty())
+    fail("%s", problem.c_str());
+  std::string kind = spec.substr(0, spec.find(':'));
 
   switch (task.kind) {
   case TaskSpec::Kind::None:

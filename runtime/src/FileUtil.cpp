@@ -8,6 +8,7 @@
 #include "loom/runtime/Error.h"
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
@@ -104,6 +105,18 @@ void syncDirectory(const std::string &path) {
     fail("cannot flush directory %s: %s", path.c_str(), reason.c_str());
   }
   ::close(fd);
+}
+
+void checkCanCreateFileIn(const std::string &dir, const std::string &path,
+                          const char *what) {
+  // mkstemp's unique name keeps apart the ranks and jobs that share `dir`.
+  std::string probe = dir + "/.loom-write-probe-XXXXXX";
+  const int fd = ::mkstemp(probe.data());
+  if (fd < 0)
+    fail("cannot write %s %s: cannot create a file in %s: %s", what,
+         path.c_str(), dir.c_str(), errnoText().c_str());
+  ::close(fd);
+  ::unlink(probe.c_str());
 }
 
 std::string parentDirectory(const std::string &path) {

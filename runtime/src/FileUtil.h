@@ -30,6 +30,15 @@ void syncDirectory(const std::string &path);
 /// The directory containing `path` ("." if none).
 std::string parentDirectory(const std::string &path);
 
+/// Throws Error("cannot write WHAT PATH: cannot create a file in DIR:
+/// reason") unless a file can be created in `dir`, the directory `path` is
+/// to be written into: creates and removes a probe file, so that a place
+/// that takes no files (/proc, a read-only disk, as root too, whom
+/// access(2) lets write anywhere) fails before the work whose results the
+/// file is to hold, naming the user's path rather than a temporary one.
+void checkCanCreateFileIn(const std::string &dir, const std::string &path,
+                          const char *what);
+
 /// A read-only memory map of a whole file.
 class MappedFile {
 public:

@@ -578,6 +578,15 @@ Manifest parseManifest(const std::string &text, const std::string &source) {
     manifest.generator = parser.string(*generator, "generator", true);
   manifest.library =
       parser.string(parser.require(root, "", "library"), "library");
+  if (const json *digest = parser.optional(root, "library_sha256")) {
+    manifest.librarySha256 = parser.string(*digest, "library_sha256");
+    if (manifest.librarySha256.size() != 64 ||
+        manifest.librarySha256.find_first_not_of("0123456789abcdef") !=
+            std::string::npos)
+      parser.error("library_sha256",
+                   "must be 64 lower-case hex digits, got \"" +
+                       manifest.librarySha256 + "\"");
+  }
   if (const json *target = parser.optional(root, "target")) {
     std::string name = parser.string(*target, "target");
     std::optional<Target> parsed = parseTargetName(name);

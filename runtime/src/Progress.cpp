@@ -8,6 +8,7 @@
 #include "loom/runtime/Error.h"
 
 #include <cmath>
+#include <utility>
 
 namespace loom::rt {
 
@@ -38,9 +39,10 @@ std::string formatDuration(double seconds) {
 }
 
 ProgressReporter::ProgressReporter(int64_t firstStep, int64_t lastStep,
-                                   int64_t every, int64_t tokensPerStep)
+                                   int64_t every, int64_t tokensPerStep,
+                                   std::string unit)
     : firstStep(firstStep), lastStep(lastStep), every(every),
-      tokensPerStep(tokensPerStep) {}
+      tokensPerStep(tokensPerStep), unit(std::move(unit)) {}
 
 std::string ProgressReporter::step(int64_t step, double loss, double lr,
                                    double stepSeconds) {
@@ -60,7 +62,7 @@ std::string ProgressReporter::step(int64_t step, double loss, double lr,
     line += formatString(" | lr %.2e", lr);
   double tokensPerSecond =
       secondsPerStep > 0 ? tokensPerStep / secondsPerStep : 0;
-  line += " | " + formatCount(tokensPerSecond) + " tok/s";
+  line += " | " + formatCount(tokensPerSecond) + " " + unit + "/s";
   double ms = secondsPerStep * 1e3;
   line += ms < 10 ? formatString(" | %.2f ms/step", ms)
                   : formatString(" | %.1f ms/step", ms);

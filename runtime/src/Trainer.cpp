@@ -92,6 +92,8 @@ struct EvalSetup {
   std::unique_ptr<DataSource> data;
   int64_t batches = 0;
   int64_t tokens = 0; // over all ranks
+  /// For the log: --eval-batches was capped at what the data holds.
+  std::string note;
 };
 
 /// Throws Error if the artifact cannot be evaluated on `spec`.
@@ -107,12 +109,25 @@ EvalSetup prepareEval(Artifact &artifact, const std::string &spec,
   eval.lossOut = output(artifact, eval.loss->spec(), "loss", true);
   eval.data =
       rankDataSource(spec, seed, /*shuffle=*/false, comm, manifest.task);
+  const int64_t rowsPerPass = eval.data->rowsPerPass();
+  const int64_t perPass =
+      std::max<int64_t>(1, rowsPerPass / (manifest.task.batch * comm.size()));
   if (batches == 0) {
-    if (eval.data->rowsPerPass() == 0)
+    if (rowsPerPass == 0)
       fail("evaluating on %s needs --eval-batches N (the data has no end)",
            eval.data->describe().c_str());
-    batches = std::max<int64_t>(1, eval.data->rowsPerPass() /
-                                       (manifest.task.batch * comm.size()));
+    batches = perPass;
+  } else if (rowsPerPass > 0 && batches > perPass) {
+    // More would read the same windows again (the source wraps around)
+    // and count them twice in the mean, under a larger batch count.
+    eval.note = formatString(
+        "--eval-batches %lld: %s holds %lld global batches of %lld rows; "
+        "evaluating those %lld",
+        static_cast<long long>(batches), spec.c_str(),
+        static_cast<long long>(perPass),
+        static_cast<long long>(manifest.task.batch * comm.size()),
+        static_cast<long long>(perPass));
+    batches = perPass;
   }
   eval.batches = batches;
   eval.tokens = manifest.task.tokensPerStep() * comm.size() * batches;
@@ -279,6 +294,20 @@ void Trainer::prepare(Setup &setup) {
     }
   }
 
+  // The step counter and the data rows of the last step must fit in
+  // int64_t: past it the step number wrapped negative and the run stopped
+  // after one step, reporting success.
+  int64_t lastStep = 0, lastPosition = 0, lastRow = 0;
+  if (__builtin_add_overflow(state.step, options.steps, &lastStep) ||
+      __builtin_add_overflow(state.dataPosition, options.steps,
+                             &lastPosition) ||
+      __builtin_mul_overflow(lastPosition, state.rowsPerStep, &lastRow))
+    fail("--steps %lld from step %lld (data position %lld) would count past "
+         "2^63-1 steps or data rows; run fewer steps",
+         static_cast<long long>(options.steps),
+         static_cast<long long>(state.step),
+         static_cast<long long>(state.dataPosition));
+
   artifact.uploadModel(); // a cuda artifact's copy of what was loaded
 
   // The anchors come from the checkpoint, or from the starting weights.
@@ -289,14 +318,21 @@ void Trainer::prepare(Setup &setup) {
 
   setup.data = rankDataSource(options.data, state.seed, options.shuffle, comm,
                               manifest.task);
+  // Only windows of a text or tokens file are drawn in order or at random.
+  if (root && options.shuffle && options.data == "synthetic")
+    log << "warning: --shuffle has no effect on --data synthetic, whose "
+           "rows are drawn at random already\n";
   setup.batch = BatchBuffers::forArtifact(artifact);
   if (!options.metricsPath.empty())
     setup.metrics.open(rankMetricsPath(options.metricsPath, comm.rank()));
   if (!options.tracePath.empty())
     checkTraceWritable(options.tracePath, comm.rank());
-  if (!options.evalData.empty())
+  if (!options.evalData.empty()) {
     setup.eval = prepareEval(artifact, options.evalData, state.seed, comm,
                              options.evalBatches);
+    if (root && !setup.eval->note.empty())
+      log << "note: " << setup.eval->note << "\n";
+  }
 }
 
 TrainResult Trainer::run() {
@@ -351,11 +387,18 @@ TrainResult Trainer::run() {
       log << " in " << manifest.precision << " mixed precision";
     if (comm.size() > 1)
       log << " with " << comm.size() << " ranks (" << comm.backend() << ")";
-    log << ": steps " << firstStep << ".." << lastStep << "\n";
+    if (options.steps == 0)
+      log << ": no steps (--steps 0)\n";
+    else
+      log << ": steps " << firstStep << ".." << lastStep << "\n";
   }
 
+  // Classify counts rows (samples), not tokens; task none counts steps.
+  const char *unit = manifest.task.kind == TaskSpec::Kind::LM         ? "tok"
+                     : manifest.task.kind == TaskSpec::Kind::Classify ? "rows"
+                                                                      : "steps";
   ProgressReporter progress(firstStep, lastStep, options.logEvery,
-                            tokensPerStep);
+                            tokensPerStep, unit);
   CO2Rounds *co2 = setup.co2.get();
   if (co2 && root)
     log << "co2: an outer step every " << co2->localSteps() << " steps, its "
@@ -556,6 +599,8 @@ EvalResult Trainer::evaluate() {
     artifact.uploadModel();
     eval = prepareEval(artifact, options.data, options.seed, comm,
                        options.evalBatches);
+    if (root && !eval.note.empty())
+      log << "note: " << eval.note << "\n";
     batch = BatchBuffers::forArtifact(artifact);
     if (!options.metricsPath.empty())
       metrics.open(rankMetricsPath(options.metricsPath, comm.rank()));

@@ -15,6 +15,7 @@
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 
+#include <cmath>
 #include <cstdio>
 
 using namespace mlir;
@@ -61,6 +62,15 @@ static LogicalResult run(int argc, char **argv, StringRef inputFilename,
       llvm::sys::Process::FileDescriptorIsDisplayed(fileno(stdin)))
     llvm::errs() << "(processing input from stdin now, hit ctrl-c/ctrl-d to "
                     "interrupt)\n";
+  // 0 is the default (chosen from the input's size); a negative or NaN
+  // limit would make every bytecode input look like a runaway read.
+  if (!(bytecodeCpuLimit >= 0) || !std::isfinite(bytecodeCpuLimit) ||
+      (bytecodeCpuLimit.getNumOccurrences() && bytecodeCpuLimit == 0)) {
+    llvm::errs() << "loom-opt: error: --bytecode-cpu-limit must be a positive "
+                    "number of seconds, got "
+                 << bytecodeCpuLimit << "\n";
+    return failure();
+  }
   std::string error;
   std::unique_ptr<llvm::MemoryBuffer> input =
       openInputFile(inputFilename, &error);

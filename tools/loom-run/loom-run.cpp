@@ -23,6 +23,7 @@
 #include "loom/runtime/Calibrate.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
+#include "loom/runtime/Data.h"
 #include "loom/runtime/Flags.h"
 #include "loom/runtime/HangReport.h"
 #include "loom/runtime/Launcher.h"
@@ -61,7 +62,8 @@ options:
                       text:PATH     the file's bytes are tokens (vocab >= 256)
                       tokens:PATH   little-endian uint16 tokens (nanoGPT .bin)
   --shuffle         draw token windows at random (seeded) instead of reading
-                    the file in order
+                    the file in order (text: and tokens: data; synthetic
+                    rows are random already: a warning says so)
   --seed S          seed for parameter init, synthetic data and shuffling
                     (default: 0; on resume, the checkpoint's seed)
   --device D        cpu or cuda: where to train (default: the target the
@@ -69,7 +71,8 @@ options:
                     runs only on its own target, so another value is an error.
                     cuda trains on the rank's GPU (its local rank modulo the
                     GPUs it sees)
-  --threads N       OpenBLAS threads per rank (default: 1)
+  --threads N       OpenBLAS threads per rank (default: 1; at most 1024, and
+                    a warning says when OpenBLAS runs fewer)
   --log-every K     progress line every K steps, plus the first and last
                     (default: 10; 0: first and last only)
   --metrics FILE    write one JSON object per step and a final summary
@@ -131,8 +134,8 @@ options:
                     `eval loss L over N batches (T tokens)`; --metrics gets
                     {"eval": {...}}
   --eval-batches N  global batches one evaluation averages (--eval,
-                    --eval-data; default: one pass over text/tokens data;
-                    needed for synthetic)
+                    --eval-data; default, and at most: one pass over
+                    text/tokens data; needed for synthetic)
   --eval-data SRC   while training, also evaluate the loss on SRC (held-out
                     data, read in order) after the last step and every
                     --eval-every K steps; printed as `step S: eval loss L`,
@@ -265,6 +268,10 @@ examples:
 
 namespace {
 
+/// The most --threads a rank takes (OpenBLAS's own limit, which it applies
+/// silently, is lower on most builds: a warning says so).
+constexpr int64_t kMaxThreads = 1024;
+
 struct Command {
   TrainOptions options;
   std::string artifactDir;
@@ -329,6 +336,8 @@ Command parse(int argc, char **argv) {
     } else if (args.flag("--eval")) {
       command.eval = true;
     } else if (args.value("--eval-data", value)) {
+      if (std::string problem = dataSpecProblem(value); !problem.empty())
+        throw UsageError("--eval-data: " + problem);
       options.evalData = value;
     } else if (args.value("--eval-every", value)) {
       options.evalEvery = parseIntFlag("--eval-every", value, 1);
@@ -338,6 +347,10 @@ Command parse(int argc, char **argv) {
       options.steps = parseIntFlag("--steps", value, 0);
       stepsGiven = true;
     } else if (args.value("--data", value)) {
+      // Its form is the command line's (exit status 2); a file it names
+      // that cannot be read is bad input (1), found when it is opened.
+      if (std::string problem = dataSpecProblem(value); !problem.empty())
+        throw UsageError(problem);
       options.data = value;
     } else if (args.flag("--shuffle")) {
       options.shuffle = true;
@@ -350,6 +363,11 @@ Command parse(int argc, char **argv) {
         throw UsageError("--device: expected cpu or cuda, got '" + value + "'");
     } else if (args.value("--threads", value)) {
       command.threads = parseIntFlag("--threads", value, 1);
+      // OpenBLAS allocates per thread; no machine has this many cores.
+      if (command.threads > kMaxThreads)
+        throw UsageError("--threads: expected at most " +
+                         std::to_string(kMaxThreads) +
+                         " BLAS threads per rank, got " + value);
     } else if (args.value("--log-every", value)) {
       options.logEvery = parseIntFlag("--log-every", value, 0);
     } else if (args.value("--metrics", value)) {
@@ -479,6 +497,8 @@ int launch(const Command &command, const char *argv0) {
   return launchWithRestarts(launch, restarts);
 }
 
+int launcherRank();
+
 /// Runs `body` as one rank of the job `job` (or alone), turning its failures
 /// into one message for the whole job.
 int runAsRank(const Command &command, const JobInfo &job,
@@ -490,6 +510,11 @@ int runAsRank(const Command &command, const JobInfo &job,
                      std::to_string(job.announcedSize) +
                      " ranks; leave --ranks out under mpirun/srun");
   setBlasThreads(static_cast<int>(command.threads));
+  if (const int used = getBlasThreads();
+      used != command.threads && launcherRank() <= 0)
+    std::cerr << "loom-run: warning: --threads " << command.threads
+              << ": OpenBLAS runs at most " << used << " threads here; using "
+              << used << std::endl;
   WorldOptions world;
   world.collectiveTimeout = command.collectiveTimeout;
   std::unique_ptr<Communicator> comm = connectWorld(job, world);
@@ -589,7 +614,12 @@ int calibrateMachine(const Command &command, const JobInfo &job) {
 
 /// --hang-report DIR: prints what the flight records in `dir` say.
 int hangReport(const std::string &dir) {
-  std::vector<FlightRecord> records = readFlightRecords(dir);
+  std::vector<std::string> skipped;
+  std::vector<FlightRecord> records = readFlightRecords(dir, &skipped);
+  // Said before "no flight records", which would otherwise hide why.
+  std::sort(skipped.begin(), skipped.end());
+  for (const std::string &line : skipped)
+    std::cerr << "loom-run: warning: " << line << std::endl;
   if (records.empty())
     throw Error("no flight records in " + dir +
                 " (a rank writes DIR/rank<R>.json when one of its collectives "

@@ -228,6 +228,9 @@ int main(int argc, char **argv) {
   if (cl::Option *printOp =
           cl::getRegisteredOptions().lookup("mlir-print-op-on-diagnostic"))
     options.printOpOnDiagnostic = printOp->getNumOccurrences() > 0;
+  for (auto &[name, option] : cl::getRegisteredOptions())
+    if (option->getNumOccurrences() > 0 && !option->isPositional())
+      options.givenFlags.push_back(name.str());
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);
   return mlir::failed(compile(options)) ? 1 : 0;

@@ -18,6 +18,9 @@ inline constexpr llvm::StringLiteral kInputAttr = "loom.input";
 inline constexpr llvm::StringLiteral kGradOfAttr = "loom.grad_of";
 /// On an entry func result: the output's name ("loss", "grad:<param>").
 inline constexpr llvm::StringLiteral kOutputAttr = "loom.output";
+/// On the module, set by --loom-add-optimizer: the optimizer and schedule
+/// @train_step was built with ({kind, lr, ...}), which the manifest records.
+inline constexpr llvm::StringLiteral kOptimizerAttr = "loom.optimizer";
 /// On a lowered entry func: one {role, name} dictionary per argument.
 inline constexpr llvm::StringLiteral kAbiAttr = "loom.abi";
 } // namespace mlir::loom

@@ -10,6 +10,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir {
 class Diagnostic;
@@ -47,6 +48,10 @@ struct CompileOptions {
   /// Print each stage's pass pipeline to `diagnostics` before running it,
   /// as text that `loom-opt --pass-pipeline=...` runs.
   bool dumpPassPipeline = false;
+  /// The options the user gave explicitly, by name without dashes
+  /// ("optimizer", "dp"): loomc refuses those that cannot apply to the
+  /// input (a training step's optimizer was chosen when it was made).
+  std::vector<std::string> givenFlags;
   std::string outputDir; ///< artifact directory (or file for --emit=mlir)
   bool emitMlir = false; ///< print IR instead of writing an artifact
   /// With emitMlir: print here instead of to the outputDir file.

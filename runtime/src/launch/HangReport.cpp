@@ -112,27 +112,52 @@ bool writeFlightRecord(const std::string &dir, const FlightRecord &record) {
   return std::rename(temporary.c_str(), path.c_str()) == 0;
 }
 
-std::vector<FlightRecord> readFlightRecords(const std::string &dir) {
+std::vector<FlightRecord> readFlightRecords(const std::string &dir,
+                                            std::vector<std::string> *skipped) {
+  // As the manifest's mesh (Manifest.cpp): the analysis allocates per rank,
+  // so "ranks": 2000000000 in a record allocated until it was killed.
+  constexpr int64_t kMaxRanks = int64_t(1) << 20;
   std::vector<FlightRecord> records;
   std::error_code error;
   for (const auto &entry : std::filesystem::directory_iterator(dir, error)) {
     std::string name = entry.path().filename().string();
     if (name.rfind("rank", 0) != 0 || entry.path().extension() != ".json")
       continue;
+    const std::string path = entry.path().string();
+    auto skip = [&](const std::string &why) {
+      if (skipped)
+        skipped->push_back("skipping " + path + ": " + why);
+    };
     try {
-      std::string body = readFileText(entry.path().string()), problem;
+      std::string body = readFileText(path), problem;
       nlohmann::json json;
-      if (!parseJson(body.data(), body.data() + body.size(), json, problem))
+      if (!parseJson(body.data(), body.data() + body.size(), json, problem)) {
+        skip(problem);
         continue;
+      }
+      if (!json.is_object() || !json.at("rank").is_number_integer() ||
+          (json.contains("ranks") && !json["ranks"].is_number_integer())) {
+        skip("\"rank\" and \"ranks\" must be integers");
+        continue;
+      }
       FlightRecord r;
-      r.rank = json.at("rank").get<int>();
+      const int64_t rank = json.at("rank").get<int64_t>();
+      const int64_t ranks = json.value("ranks", int64_t(0));
+      if (rank < 0 || rank >= kMaxRanks || ranks < 0 || ranks > kMaxRanks) {
+        skip(formatString("\"rank\": %lld, \"ranks\": %lld is out of "
+                          "range (a job has at most 2^20 ranks)",
+                          static_cast<long long>(rank),
+                          static_cast<long long>(ranks)));
+        continue;
+      }
+      r.rank = static_cast<int>(rank);
+      r.ranks = static_cast<int>(ranks);
       r.op = json.at("op").get<std::string>();
       r.seq = json.at("seq").get<int64_t>();
       r.count = json.at("count").get<int64_t>();
       r.dtype = json.at("dtype").get<std::string>();
       r.waitedS = json.at("waited_s").get<double>();
       r.stoppedS = json.value("stopped_s", 0.0);
-      r.ranks = json.value("ranks", 0);
       for (const nlohmann::json &entry :
            json.value("recent", nlohmann::json::array())) {
         PastCollective past;
@@ -145,7 +170,8 @@ std::vector<FlightRecord> readFlightRecords(const std::string &dir) {
         r.recent.push_back(past);
       }
       records.push_back(r);
-    } catch (const std::exception &) { // unreadable or not a whole record
+    } catch (const std::exception &e) { // unreadable or not a whole record
+      skip(e.what());
     }
   }
   return records;

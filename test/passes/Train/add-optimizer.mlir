@@ -26,6 +26,8 @@
 // CHECK: return %[[G]]#0, %[[LR]], %[[NORM]] : tensor<f32>, tensor<f32>, tensor<f32>
 
 // SGD-LABEL: module @two_params
+// The module records what the step was built with (for the manifest):
+// SGD-SAME: loom.optimizer = {{.*}}clip_norm = 1.000000e+00 : f64, decay_steps = 100 : i64, {{.*}}kind = "sgd", lr = 1.000000e-01 : f64, min_lr = 1.000000e-02 : f64, momentum = 9.000000e-01 : f64, warmup_steps = 10 : i64, weight_decay = 5.000000e-01 : f64}
 // SGD: func.func @train_step(%[[STEP:.+]]: tensor<i64> {loom.input = "step"}
 // SGD: %[[G:.+]]:3 = call @loss_and_grad
 // SGD: %[[NORM:.+]] = loom.sqrt %{{.+}} : tensor<f32>

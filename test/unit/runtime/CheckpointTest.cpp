@@ -566,7 +566,24 @@ TEST_F(CheckpointTest, RecordsTheGlobalBatch) {
   trainer["rows_per_step"] = -3;
   writeText(path + "/trainer.json", trainer.dump(2));
   EXPECT_TRUE(throwsError([&] { loadCheckpoint(path, *restored); },
-                          {"rows_per_step must be positive, got -3"}));
+                          {"field 'rows_per_step' must be an integer from 1 "
+                           "to 2^62, got -3"}));
+  // So are a negative or huge step, data position, rank count or seed.
+  trainer["rows_per_step"] = 4;
+  for (auto [key, value] : std::vector<std::pair<const char *, json>>{
+           {"step", -5},
+           {"data_position", -1},
+           {"data_position", int64_t(1) << 62},
+           {"ranks", 0},
+           {"seed", -1},
+           {"step", 1.5}}) {
+    json edited = trainer;
+    edited[key] = value;
+    writeText(path + "/trainer.json", edited.dump(2));
+    EXPECT_TRUE(throwsError([&] { loadCheckpoint(path, *restored); },
+                            {"trainer.json: ", key}))
+        << key << " " << value.dump();
+  }
 }
 
 TEST(ResumeUnderOtherRanks, GoesOnAtTheNextBatchBoundary) {

@@ -31,6 +31,7 @@
 #ifndef LOOM_RUNTIME_DATA_H
 #define LOOM_RUNTIME_DATA_H
 
+#include "loom/runtime/Error.h"
 #include "loom/runtime/Manifest.h"
 
 #include <cstdint>
@@ -81,11 +82,28 @@ public:
   virtual int64_t rowsPerPass() const { return 0; }
 };
 
-/// Global row index of row `row` of batch `k` of this rank (see above).
+/// Global row index of row `row` of batch `k` of this rank (see above);
+/// throws Error for a batch whose rows do not fit in int64_t, whose index
+/// would wrap negative and read before the data (a checkpoint's data
+/// position is what k comes from).
 inline int64_t globalRow(const DataOptions &options, int64_t k, int64_t batch,
                          int64_t row) {
-  return (k * options.worldSize + options.rank) * batch + row;
+  int64_t first = 0, end = 0;
+  if (k < 0 ||
+      __builtin_mul_overflow(k, static_cast<int64_t>(options.worldSize),
+                             &first) ||
+      __builtin_add_overflow(first, options.rank + 1, &end) ||
+      __builtin_mul_overflow(end, batch, &end))
+    fail("data position %lld is out of range (its rows would be past 2^63)",
+         static_cast<long long>(k));
+  return end - batch + row;
 }
+
+/// What is wrong with the form of a --data spec ("unknown data source
+/// 'foo' ..."), or "" if it is one of the forms makeDataSource takes; the
+/// tools check it when parsing the command line (a usage error), before
+/// any file is read.
+std::string dataSpecProblem(const std::string &spec);
 
 /// Builds the source for `options.spec` and `task`; throws Error with a clear
 /// message for unknown specs, unreadable files, too-short files, tokens out

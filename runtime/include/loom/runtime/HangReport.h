@@ -71,8 +71,12 @@ std::string describeCollective(const CollectiveEntry &collective);
 /// reader never sees half of it). Returns false on an I/O error.
 bool writeFlightRecord(const std::string &dir, const FlightRecord &record);
 
-/// The records in `dir`; files that do not parse are skipped.
-std::vector<FlightRecord> readFlightRecords(const std::string &dir);
+/// The records in `dir`; files that do not parse, or whose rank or rank
+/// count is out of range (more than 2^20 ranks), are skipped, each with a
+/// line "skipping PATH: why" added to `skipped` if given.
+std::vector<FlightRecord>
+readFlightRecords(const std::string &dir,
+                  std::vector<std::string> *skipped = nullptr);
 
 /// One line per record, by rank: what the rank waited in, for how long,
 /// and the last collectives it finished, most recent first, e.g. "rank 0:

@@ -118,6 +118,8 @@ struct Manifest {
   std::string generator;
   /// The shared object, relative to the artifact directory.
   std::string library;
+  /// Its SHA-256 (lower-case hex) as loomc wrote it; "" when not recorded.
+  std::string librarySha256;
   /// What the entry points run on (manifest "target"; absent: cpu).
   Target target = Target::CPU;
   CudaSpec cuda;

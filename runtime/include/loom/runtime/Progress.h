@@ -23,9 +23,11 @@ std::string formatDuration(double seconds);
 class ProgressReporter {
 public:
   /// Lines are due on the first and last step and every `every` steps
-  /// (0: only first and last).
+  /// (0: only first and last). Throughput is `tokensPerStep` units of
+  /// `unit` per step: "tok" (lm), "rows" (classify: a row is a sample, not
+  /// a token), "steps" (task none, one per step).
   ProgressReporter(int64_t firstStep, int64_t lastStep, int64_t every,
-                   int64_t tokensPerStep);
+                   int64_t tokensPerStep, std::string unit = "tok");
 
   /// Accounts one step; returns the line to print, or "" if none is due.
   /// `lr` NaN omits the lr field.
@@ -33,6 +35,7 @@ public:
 
 private:
   int64_t firstStep, lastStep, every, tokensPerStep;
+  std::string unit;
   int64_t windowSteps = 0;
   double windowSeconds = 0;
   int64_t totalSteps = 0;
