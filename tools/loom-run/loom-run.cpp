@@ -172,7 +172,8 @@ metrics:
   of the global batch), rank_loss (this rank's), lr, grad_norm, step_time_s,
   comm_time_s (time inside the step's collectives on this rank),
   exposed_comm_s (time the step was blocked waiting for collectives),
-  tokens_per_s (global batch tokens per second of this rank's step time);
+  tokens_per_s (global batch tokens per second of this rank's step time;
+  rows for a classify model);
   last line: {"summary": {...}}, which adds comm_hidden_fraction
   (1 - exposed_comm_s / comm_time_s, in [0, 1]), peak_temp_bytes and, for
   a cuda artifact, peak_device_bytes (see "memory"). Evaluations (--eval,
