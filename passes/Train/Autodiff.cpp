@@ -103,7 +103,7 @@ struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
       if (!vjp)
         return op->emitError("cannot differentiate '")
                << op->getName()
-               << "': it does not implement LoomVJPOpInterface";
+               << "': it does not implement VJPOpInterface";
       // Give ops that need every result gradient explicit zeros.
       b.setInsertionPoint(ret);
       SmallVector<Value> operandGrads;

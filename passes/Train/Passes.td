@@ -9,7 +9,7 @@ def AutodiffPass : Pass<"loom-autodiff", "mlir::ModuleOp"> {
   let description = [{
     Reverse-mode differentiation of the model's loss function. The pass
     clones `@loss` into `@loss_and_grad`, walks its ops backwards and asks
-    each for its vector-Jacobian product (`LoomVJPOpInterface`), summing the
+    each for its vector-Jacobian product (`VJPOpInterface`), summing the
     gradients of values with several uses. `@loss_and_grad` returns the loss
     followed by one gradient per `loom.param`, in declaration order; each
     gradient result carries `loom.grad_of = @param`. Parameters that do not

@@ -20,7 +20,7 @@ def Loom_Dialect : Dialect {
     `loom.param` symbols declare the trainable tensors, and `func.func @loss`
     computes a scalar loss from a batch. Tensors have static dimensions of
     at least 1 and at most 2^40 elements. Every differentiable op implements
-    `LoomVJPOpInterface`, which `--loom-autodiff` uses to build gradients.
+    `VJPOpInterface`, which `--loom-autodiff` uses to build gradients.
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];

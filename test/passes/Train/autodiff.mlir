@@ -177,7 +177,7 @@ module @no_vjp_for_reduce_max {
   loom.param @w : tensor<4xf32> init ones
   func.func @loss() -> tensor<f32> {
     %w = loom.get_param @w : tensor<4xf32>
-    // expected-error@+1 {{cannot differentiate 'loom.reduce_max': it does not implement LoomVJPOpInterface}}
+    // expected-error@+1 {{cannot differentiate 'loom.reduce_max': it does not implement VJPOpInterface}}
     %0 = loom.reduce_max %w axes = [0] : tensor<4xf32> -> tensor<f32>
     return %0 : tensor<f32>
   }
