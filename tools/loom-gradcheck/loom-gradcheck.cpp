@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/Version.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Flags.h"
 #include "loom/runtime/GradCheck.h"
@@ -30,6 +31,7 @@ options:
   --atol A       absolute tolerance (default: 1e-7)
   --samples K    elements checked per param (default: 16; all if fewer)
   -h, --help     show this help
+  --version      show Loom's version and the commit it was built from
 
 example:
   loom-gradcheck out/ --samples 32 --seed 1
@@ -42,6 +44,10 @@ static int run(int argc, char **argv) {
   while (!args.done()) {
     if (args.flag("-h") || args.flag("--help")) {
       std::cout << kHelp;
+      return 0;
+    }
+    if (args.flag("--version")) {
+      std::cout << "loom-gradcheck: " LOOM_VERSION_STRING "\n";
       return 0;
     }
     if (args.value("--seed", value))
