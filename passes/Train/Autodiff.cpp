@@ -102,8 +102,7 @@ struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
       auto vjp = dyn_cast<VJPOpInterface>(op);
       if (!vjp)
         return op->emitError("cannot differentiate '")
-               << op->getName()
-               << "': it does not implement VJPOpInterface";
+               << op->getName() << "': it does not implement VJPOpInterface";
       // Give ops that need every result gradient explicit zeros.
       b.setInsertionPoint(ret);
       SmallVector<Value> operandGrads;
