@@ -11,6 +11,7 @@
 #include "loom/InitAll.h"
 #include "loom/Support/IsolatedBytecode.h"
 #include "loom/Support/Nesting.h"
+#include "loom/runtime/abi.h"
 #include "passes/Pipelines/Pipelines.h"
 
 #include "mlir/IR/MLIRContext.h"
@@ -79,9 +80,6 @@ std::string mlir::loom::driver::withoutCompileTimes(std::string ir) {
   }
   return ir;
 }
-
-/// The most data-parallel ranks: the runtime refuses a mesh of more.
-static constexpr int64_t kMaxRanks = int64_t(1) << 20;
 
 static bool given(const CompileOptions &options, StringRef flag) {
   return llvm::is_contained(options.givenFlags, flag);
@@ -198,8 +196,8 @@ LogicalResult mlir::loom::driver::compile(const CompileOptions &options) {
   }
   if (options.dp < 1)
     return error("--dp must be at least 1, got " + llvm::Twine(options.dp));
-  if (options.dp > kMaxRanks)
-    return error("--dp must be at most " + llvm::Twine(kMaxRanks) +
+  if (options.dp > LOOM_MAX_RANKS)
+    return error("--dp must be at most " + llvm::Twine(LOOM_MAX_RANKS) +
                  " (the runtime's limit on ranks), got " +
                  llvm::Twine(options.dp));
   if (options.overlap && options.dp < 2)

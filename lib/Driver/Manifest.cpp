@@ -47,6 +47,19 @@ static json::Object tensorJson(StringRef name, ShapedType t) {
                       {"dtype", dtypeName(t.getElementType())}};
 }
 
+/// The string, integer and float entries of `dict`, as JSON fields of
+/// `into` (the IR's record of the task and of the optimizer).
+static void addScalars(DictionaryAttr dict, json::Object &into) {
+  for (NamedAttribute field : dict) {
+    if (auto f = dyn_cast<FloatAttr>(field.getValue()))
+      into[field.getName().strref()] = f.getValueAsDouble();
+    else if (auto i = dyn_cast<IntegerAttr>(field.getValue()))
+      into[field.getName().strref()] = i.getInt();
+    else if (auto str = dyn_cast<StringAttr>(field.getValue()))
+      into[field.getName().strref()] = str.getValue();
+  }
+}
+
 LogicalResult ManifestBuilder::addModel(ModuleOp train,
                                         const CompileOptions &options) {
   manifest["format_version"] = LOOM_ABI_VERSION;
@@ -63,14 +76,8 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
   manifest["model"] = std::move(model);
 
   json::Object task{{"kind", "none"}};
-  if (auto t = train->getAttrOfType<DictionaryAttr>("loom.task")) {
-    for (NamedAttribute a : t) {
-      if (auto s = dyn_cast<StringAttr>(a.getValue()))
-        task[a.getName().str()] = s.str();
-      else if (auto i = dyn_cast<IntegerAttr>(a.getValue()))
-        task[a.getName().str()] = i.getInt();
-    }
-  }
+  if (auto t = train->getAttrOfType<DictionaryAttr>("loom.task"))
+    addScalars(t, task);
   manifest["task"] = std::move(task);
 
   for (auto mesh : train.getOps<comm::MeshOp>()) {
@@ -116,14 +123,7 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
   // built with its own optimizer, whatever loomc's flags say.
   if (auto opt = train->getAttrOfType<DictionaryAttr>(kOptimizerAttr)) {
     json::Object optimizer;
-    for (NamedAttribute field : opt) {
-      if (auto f = dyn_cast<FloatAttr>(field.getValue()))
-        optimizer[field.getName().strref()] = f.getValueAsDouble();
-      else if (auto i = dyn_cast<IntegerAttr>(field.getValue()))
-        optimizer[field.getName().strref()] = i.getInt();
-      else if (auto str = dyn_cast<StringAttr>(field.getValue()))
-        optimizer[field.getName().strref()] = str.getValue();
-    }
+    addScalars(opt, optimizer);
     manifest["optimizer"] = std::move(optimizer);
   }
   // Rounded to 9 digits: the unit conversions would print 50 us as

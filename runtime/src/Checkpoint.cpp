@@ -283,21 +283,19 @@ void commitCheckpoint(const std::string &tmpDir, const std::string &path) {
 
 namespace {
 
-/// Whether `name` is a file a checkpoint itself writes into its directory
-/// (or, with `inRankDir`, into a CO2 rank's directory rank-<r>).
-bool isCheckpointFile(const std::string &name, bool inRankDir) {
-  if (inRankDir)
-    return name == kModelFile || name == kOptimizerFile ||
-           name == kRankStateFile || name == kAlikeFile;
-  return name == kModelFile || name == kOptimizerFile || name == kTrainerFile;
-}
-
-/// Whether `name` is rank-<r>, a CO2 rank's directory.
-bool isRankDirName(const std::string &name) {
-  const std::string prefix = rankDir(0).substr(0, rankDir(0).size() - 1);
-  return name.size() > prefix.size() && name.rfind(prefix, 0) == 0 &&
-         name.find_first_not_of("0123456789", prefix.size()) ==
-             std::string::npos;
+/// Whether `relative`, a path inside a checkpoint directory, is a file a
+/// checkpoint writes there (CheckpointLayout.h).
+bool isCheckpointFile(const std::string &relative) {
+  if (relative == kModelFile || relative == kOptimizerFile ||
+      relative == kTrainerFile)
+    return true;
+  // A CO2 rank's files; the exact comparison below rejects any spelling of
+  // the rank that sscanf is lenient about.
+  int rank = -1;
+  if (std::sscanf(relative.c_str(), "rank-%d/", &rank) != 1 || rank < 0)
+    return false;
+  std::vector<std::string> files = rankFiles(rank, kCheckpointFormatVersion);
+  return std::find(files.begin(), files.end(), relative) != files.end();
 }
 
 /// What in checkpoint directory `dir` a checkpoint does not write (paths
@@ -307,24 +305,20 @@ std::vector<std::string> foreignFiles(const std::string &dir) {
   // With error codes throughout: a rank may look while rank 0 swaps the
   // previous save in, and a directory that vanishes has nothing to lose.
   std::error_code error;
-  for (fs::directory_iterator it(dir, error), end; !error && it != end;
-       it.increment(error)) {
-    const std::string name = it->path().filename().string();
-    if (it->is_directory(error) && !it->is_symlink(error) &&
-        isRankDirName(name)) {
-      std::error_code inner;
-      for (fs::directory_iterator file(it->path(), inner);
-           !inner && file != end; file.increment(inner)) {
-        const std::string fileName = file->path().filename().string();
-        if (!isCheckpointFile(fileName, true) ||
-            !file->is_regular_file(inner) || file->is_symlink(inner))
-          foreign.push_back(name + "/" + fileName);
-      }
+  for (fs::recursive_directory_iterator it(dir, error), end;
+       !error && it != end; it.increment(error)) {
+    const std::string relative = it->path().lexically_relative(dir).string();
+    const fs::file_type type = it->symlink_status(error).type();
+    // A rank's directory is the one that holds its model.
+    const bool known =
+        type == fs::file_type::directory
+            ? it.depth() == 0 && isCheckpointFile(relative + "/" + kModelFile)
+            : type == fs::file_type::regular && isCheckpointFile(relative);
+    if (known)
       continue;
-    }
-    if (!isCheckpointFile(name, false) || !it->is_regular_file(error) ||
-        it->is_symlink(error))
-      foreign.push_back(name);
+    foreign.push_back(relative);
+    if (type == fs::file_type::directory)
+      it.disable_recursion_pending();
   }
   std::sort(foreign.begin(), foreign.end());
   return foreign;

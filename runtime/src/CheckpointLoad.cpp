@@ -15,6 +15,7 @@
 #include "loom/runtime/Error.h"
 #include "loom/runtime/SafeTensors.h"
 #include "loom/runtime/Sha256.h"
+#include "loom/runtime/abi.h"
 
 #include <nlohmann/json.hpp>
 
@@ -143,8 +144,6 @@ T field(const json &object, const char *key, const std::string &source) {
 /// wrote (2^62 steps of one row each), and bounding them keeps the
 /// trainer's sums and products of them in int64_t.
 constexpr int64_t kMaxCount = int64_t(1) << 62;
-/// The most ranks a manifest's mesh may have (Manifest.cpp).
-constexpr int64_t kMaxRanks = int64_t(1) << 20;
 
 /// An integer field in [min, max]: a negative data position indexed before
 /// the data file, and a step near 2^63 wrapped around when added to.
@@ -287,7 +286,7 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
   result.state.data = field<std::string>(trainer, "data", trainerPath);
   if (trainer.contains("ranks"))
     result.state.ranks =
-        integerField(trainer, "ranks", trainerPath, 1, kMaxRanks, "2^20");
+        integerField(trainer, "ranks", trainerPath, 1, LOOM_MAX_RANKS, "2^20");
   if (trainer.contains("rows_per_step"))
     result.state.rowsPerStep = integerField(trainer, "rows_per_step",
                                             trainerPath, 1, kMaxCount, "2^62");

@@ -23,89 +23,6 @@ using nlohmann::json;
 
 namespace loom::rt {
 
-const char *argRoleName(ArgRole role) {
-  switch (role) {
-  case ArgRole::Param:
-    return "param";
-  case ArgRole::State:
-    return "state";
-  case ArgRole::Step:
-    return "step";
-  case ArgRole::Input:
-    return "input";
-  case ArgRole::Output:
-    return "output";
-  }
-  return "?";
-}
-
-const char *taskKindName(TaskSpec::Kind kind) {
-  switch (kind) {
-  case TaskSpec::Kind::LM:
-    return "lm";
-  case TaskSpec::Kind::Classify:
-    return "classify";
-  case TaskSpec::Kind::None:
-    return "none";
-  }
-  return "?";
-}
-
-int64_t TaskSpec::tokensPerStep() const {
-  switch (kind) {
-  case Kind::LM:
-    return batch * seq;
-  case Kind::Classify:
-    return batch;
-  case Kind::None:
-    return 1;
-  }
-  return 1;
-}
-
-int64_t MeshSpec::ranks() const {
-  int64_t product = 1;
-  for (int64_t size : shape)
-    product *= size;
-  return product;
-}
-
-std::string MeshSpec::describe() const {
-  std::string text;
-  for (size_t i = 0; i < axes.size() && i < shape.size(); ++i)
-    text += (i ? "," : "") + axes[i] + "=" + std::to_string(shape[i]);
-  return text;
-}
-
-const EntryArg *EntrySpec::findOutput(const std::string &outputName) const {
-  for (const EntryArg &arg : args)
-    if (arg.role == ArgRole::Output && arg.name == outputName)
-      return &arg;
-  return nullptr;
-}
-
-static const TensorSpec *findIn(const std::vector<TensorSpec> &list,
-                                const std::string &name) {
-  for (const TensorSpec &spec : list)
-    if (spec.name == name)
-      return &spec;
-  return nullptr;
-}
-
-const TensorSpec *Manifest::findParam(const std::string &name) const {
-  return findIn(params, name);
-}
-const TensorSpec *Manifest::findState(const std::string &name) const {
-  return findIn(state, name);
-}
-const TensorSpec *Manifest::findInput(const std::string &name) const {
-  return findIn(inputs, name);
-}
-const EntrySpec *Manifest::findEntry(const std::string &name) const {
-  auto it = entries.find(name);
-  return it == entries.end() ? nullptr : &it->second;
-}
-
 namespace {
 
 /// Walks the JSON document, remembering the source for messages.
@@ -373,11 +290,11 @@ public:
       // Bounding every partial product keeps the rank count (ranks())
       // from overflowing, however many axes there are.
       int64_t size = integer(shape[i], index(join(path, "shape"), i), 1);
-      if (size > (1 << 20))
+      if (size > LOOM_MAX_RANKS)
         error(index(join(path, "shape"), i),
               "axis size " + std::to_string(size) + " is implausibly large");
       mesh.shape.push_back(size);
-      if (mesh.ranks() > (1 << 20))
+      if (mesh.ranks() > LOOM_MAX_RANKS)
         error(join(path, "shape"), "the mesh has more than 2^20 ranks");
     }
     return mesh;

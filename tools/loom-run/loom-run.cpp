@@ -498,7 +498,14 @@ int launch(const Command &command, const char *argv0) {
   return launchWithRestarts(launch, restarts);
 }
 
-int launcherRank();
+/// The rank a launcher gave this process, before MPI is initialised; -1 if
+/// none. Used to print command-line errors once, not once per rank.
+int launcherRank() {
+  for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
+    if (const char *value = std::getenv(var); value && *value)
+      return std::atoi(value);
+  return -1;
+}
 
 /// Runs `body` as one rank of the job `job` (or alone), turning its failures
 /// into one message for the whole job.
@@ -630,15 +637,6 @@ int hangReport(const std::string &dir) {
     ranks = std::max({ranks, r.ranks, r.rank + 1});
   std::cout << describeHang(records, ranks) << "\n" << describeRecords(records);
   return 0;
-}
-
-/// The rank a launcher gave this process, before MPI is initialised; -1 if
-/// none. Used to print command-line errors once, not once per rank.
-int launcherRank() {
-  for (const char *var : {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK"})
-    if (const char *value = std::getenv(var); value && *value)
-      return std::atoi(value);
-  return -1;
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include "FileUtil.h"
 #include "JsonParse.h"
 #include "loom/runtime/Error.h"
+#include "loom/runtime/abi.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -114,9 +115,6 @@ bool writeFlightRecord(const std::string &dir, const FlightRecord &record) {
 
 std::vector<FlightRecord> readFlightRecords(const std::string &dir,
                                             std::vector<std::string> *skipped) {
-  // As the manifest's mesh (Manifest.cpp): the analysis allocates per rank,
-  // so "ranks": 2000000000 in a record allocated until it was killed.
-  constexpr int64_t kMaxRanks = int64_t(1) << 20;
   std::vector<FlightRecord> records;
   std::error_code error;
   for (const auto &entry : std::filesystem::directory_iterator(dir, error)) {
@@ -143,7 +141,10 @@ std::vector<FlightRecord> readFlightRecords(const std::string &dir,
       FlightRecord r;
       const int64_t rank = json.at("rank").get<int64_t>();
       const int64_t ranks = json.value("ranks", int64_t(0));
-      if (rank < 0 || rank >= kMaxRanks || ranks < 0 || ranks > kMaxRanks) {
+      // The analysis allocates per rank: "ranks": 2000000000 in a record
+      // allocated until it was killed.
+      if (rank < 0 || rank >= LOOM_MAX_RANKS || ranks < 0 ||
+          ranks > LOOM_MAX_RANKS) {
         skip(formatString("\"rank\": %lld, \"ranks\": %lld is out of "
                           "range (a job has at most 2^20 ranks)",
                           static_cast<long long>(rank),

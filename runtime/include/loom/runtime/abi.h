@@ -48,6 +48,11 @@
 /// convention; the runtime refuses artifacts with another version.
 #define LOOM_ABI_VERSION 1
 
+/// The most ranks a job may have: the compiler refuses a larger --dp, the
+/// runtime a larger mesh, checkpoint or flight record. Far beyond any
+/// cluster, and it keeps per-rank products and allocations in bounds.
+#define LOOM_MAX_RANKS (INT64_C(1) << 20)
+
 #ifdef __cplusplus
 extern "C" {
 #endif
