@@ -171,6 +171,11 @@ double CO2Rounds::complete() {
     phase = Phase::Done;
     break;
   }
+  if (voteHandle) {
+    loom_rt_wait(voteHandle);
+    voteHandle = 0;
+    votesArrived = true;
+  }
   roundDone.set(0, phase == Phase::Done ? 1 : 0);
   // Both forms bring the round's mean loss in the buffer's loss slot.
   return phase == Phase::Done ? roundLossOfBuffer() : NAN;
@@ -181,17 +186,24 @@ void CO2Rounds::poll() {
     advanceShard();
 }
 
-double CO2Rounds::outerStep(int64_t step) {
+double CO2Rounds::outerStep(int64_t step, bool wantStop) {
   const int64_t round = step / tau - 1;
   const bool hadRound = phase != Phase::None;
   double previousLoss = complete();
   if (!hadRound)
     previousLoss = NAN;
+  agreedStop = votesArrived && stopVotes > 0;
   if (isSharded)
     outerSharded(round);
   else
     outerReplicated(round);
   lossSum.set(0, 0);
+  // Every rank issues it at every outer step, after the round's collective
+  // (a sharded round's all-gather follows it in the queue on every rank).
+  stopVotes = wantStop ? 1 : 0;
+  votesArrived = false;
+  voteHandle = loom_rt_all_reduce_start(
+      0, &stopVotes, 1, static_cast<int32_t>(DType::F64), LOOM_SUM);
   return previousLoss;
 }
 

@@ -73,7 +73,13 @@ public:
   /// The outer step after step `step`. The round's mean loss travels with
   /// its collective (no extra one), so the mean over ranks and steps
   /// returned is the previous round's (NaN at the first outer step).
-  double outerStep(int64_t step);
+  /// `wantStop`: this rank's vote to stop the run (StopRequest.h), which a
+  /// one-number all-reduce started after the round's collective carries
+  /// to the next outer step.
+  double outerStep(int64_t step, bool wantStop = false);
+  /// Whether, at the last outer step, the votes of the round before it
+  /// asked to stop: then every rank stops after that outer step.
+  bool stopAgreed() const { return agreedStop; }
   /// Between two inner steps: advances a sharded round whose reduce-scatter
   /// is done (updates this rank's slice, starts the all-gather). Never
   /// blocks; nothing to do for the replicated form.
@@ -126,7 +132,12 @@ private:
   Tensor roundDone{"co2.round_done", ArgRole::State, {}, DType::I64};
   Tensor lossSum{"co2.round_loss_sum", ArgRole::State, {}, DType::F64};
   Phase phase = Phase::None;
-  int64_t handle = 0;        ///< of the collective in flight
+  int64_t handle = 0; ///< of the collective in flight
+  /// The stop votes in flight beside the round (sent as 0 or 1, summed
+  /// over the ranks) and their collective's handle, 0 once waited for.
+  double stopVotes = 0;
+  int64_t voteHandle = 0;
+  bool votesArrived = false, agreedStop = false;
   int64_t roundInFlight = 0; ///< sharded: the round whose chain runs
   /// Sharded: outer_shard's input, output and the state it keeps in place
   /// (artifact state, saved with the optimizer's).

@@ -81,6 +81,8 @@ void MetricsWriter::writeSummary(const RunSummary &summary) {
       {"peak_temp_bytes", summary.peakTempBytes}};
   if (summary.peakDeviceBytes)
     inner["peak_device_bytes"] = summary.peakDeviceBytes;
+  if (!summary.stoppedBy.empty())
+    inner["stopped_by"] = summary.stoppedBy;
   ordered_json line = {{"summary", inner}};
   writeLine(line.dump());
 }

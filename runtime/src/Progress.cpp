@@ -45,13 +45,13 @@ ProgressReporter::ProgressReporter(int64_t firstStep, int64_t lastStep,
       tokensPerStep(tokensPerStep), unit(std::move(unit)) {}
 
 std::string ProgressReporter::step(int64_t step, double loss, double lr,
-                                   double stepSeconds) {
+                                   double stepSeconds, bool final) {
   ++windowSteps;
   windowSeconds += stepSeconds;
   ++totalSteps;
   totalSeconds += stepSeconds;
-  bool due =
-      step == firstStep || step == lastStep || (every > 0 && step % every == 0);
+  bool due = final || step == firstStep || step == lastStep ||
+             (every > 0 && step % every == 0);
   if (!due)
     return "";
   double secondsPerStep = windowSeconds / windowSteps;

@@ -44,6 +44,17 @@ void killPointForTests(int64_t step, int rank) {
   std::raise(SIGKILL);
 }
 
+void stopSignalForTests(int64_t step, int rank) {
+  if (!hookAt("LOOM_TEST_STOP_SIGNAL", step, rank))
+    return;
+  std::fprintf(stderr,
+               "LOOM_TEST_STOP_SIGNAL: rank %d sends itself SIGUSR2 after "
+               "step %lld\n",
+               rank, static_cast<long long>(step));
+  std::fflush(stderr);
+  std::raise(SIGUSR2);
+}
+
 void strayCollectiveForTests(int64_t step, Communicator &comm) {
   if (!hookAt("LOOM_TEST_STRAY_BARRIER", step, comm.rank()))
     return;

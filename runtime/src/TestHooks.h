@@ -21,6 +21,10 @@ class Tensor;
 /// save of) that step (test/e2e/dist/restart.test).
 void killPointForTests(int64_t step, int rank);
 
+/// LOOM_TEST_STOP_SIGNAL: this rank sends itself SIGUSR2 after that step,
+/// as `kill -USR2` would, asking the job to stop (test/e2e/dist/stop.test).
+void stopSignalForTests(int64_t step, int rank);
+
 /// LOOM_TEST_STRAY_BARRIER: this rank issues a barrier the others do not,
 /// so the ranks' schedules diverge (test/e2e/dist/watchdog.test).
 void strayCollectiveForTests(int64_t step, Communicator &comm);

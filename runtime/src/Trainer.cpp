@@ -26,6 +26,7 @@
 #include "loom/runtime/Data.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Progress.h"
+#include "loom/runtime/StopRequest.h"
 #include "loom/runtime/Trace.h"
 #include "loom/runtime/World.h"
 
@@ -410,6 +411,9 @@ TrainResult Trainer::run() {
   summary.rank = comm.rank();
   double totalStepSeconds = 0;
   int64_t lastSaved = -1;
+  // A stop on request (StopRequest.h): whether the ranks agreed on it at
+  // this step, and whether rank 0 said it heard its own request.
+  bool stopping = false, heard = false;
 
   for (int64_t step = firstStep; step <= lastStep; ++step) {
     const double commBefore = collectiveSeconds();
@@ -428,16 +432,30 @@ TrainResult Trainer::run() {
     // the trainer reduces only at outer steps.
     const double rankLoss =
         lossForTests(step, comm.rank(), setup.lossOut->get(0));
+    stopSignalForTests(step, comm.rank());
+    const int wantStop = stopSignal();
     double roundLoss = NAN;
     if (!co2) {
       waitForAllCollectives();
     } else {
       co2->addLoss(rankLoss);
-      if (co2->isBoundary(step))
-        roundLoss = co2->outerStep(step);
-      else
+      if (co2->isBoundary(step)) {
+        roundLoss = co2->outerStep(step, wantStop != 0);
+        stopping = co2->stopAgreed();
+      } else {
         co2->poll();
+      }
     }
+    if (wantStop && !heard && root && co2 && !stopping) {
+      // Votes travel with the next outer step's round and are read at the
+      // one after it.
+      const int64_t tau = co2->localSteps();
+      const int64_t voted = (step + tau - 1) / tau * tau;
+      log << "stop requested (" << stopSignalName(wantStop)
+          << "): CO2 ranks agree on it at outer steps; stopping after step "
+          << voted + tau << " at the latest" << std::endl;
+    }
+    heard = heard || wantStop;
     double stepSeconds = secondsSince(stepStart);
     double commSeconds = collectiveSeconds() - commBefore;
     double exposedSeconds = blockedCollectiveSeconds() - blockedBefore;
@@ -455,8 +473,11 @@ TrainResult Trainer::run() {
     // round's all-reduce.
     double loss = rankLoss;
     if (!co2) {
-      comm.allReduceSum(&loss, 1);
-      loss /= comm.size();
+      // The stop votes ride on the reduction every step runs.
+      double reduced[2] = {rankLoss, wantStop ? 1.0 : 0.0};
+      comm.allReduceSum(reduced, 2);
+      loss = reduced[0] / comm.size();
+      stopping = reduced[1] > 0;
     }
     StepRecord record;
     record.step = step;
@@ -493,9 +514,18 @@ TrainResult Trainer::run() {
       summary.firstLoss = summary.minLoss = loss;
     summary.finalLoss = co2 && std::isfinite(roundLoss) ? roundLoss : loss;
     summary.minLoss = std::min(summary.minLoss, loss);
-    std::string line = progress.step(step, loss, record.lr, stepSeconds);
+    std::string line =
+        progress.step(step, loss, record.lr, stepSeconds, stopping);
     if (root && !line.empty())
       log << line << std::endl;
+    if (stopping) {
+      summary.stoppedBy = wantStop ? stopSignalName(wantStop) : "another rank";
+      if (root)
+        log << "stopping after step " << step << " on request ("
+            << (wantStop ? stopSignalName(wantStop)
+                         : "a signal to another rank")
+            << ")" << std::endl;
+    }
 
     if (setup.eval &&
         ((options.evalEvery > 0 && step % options.evalEvery == 0) ||
@@ -520,6 +550,8 @@ TrainResult Trainer::run() {
     }
     killPointForTests(state.step, comm.rank());
     strayCollectiveForTests(state.step, comm);
+    if (stopping)
+      break;
   }
   if (co2) {
     // The last round's mean loss arrives with its all-reduce.
@@ -532,6 +564,15 @@ TrainResult Trainer::run() {
   // The last save is done before the job reports success.
   if (options.saveAsync)
     agreeAfterRootWrote(finishBackgroundSave());
+  if (stopping && root) {
+    const int64_t left = lastStep - state.step;
+    if (options.savePath.empty())
+      log << "stopped " << left << " steps early; nothing saved (no --save)"
+          << std::endl;
+    else
+      log << "stopped " << left << " steps early; to go on: --load "
+          << options.savePath << " --steps " << left << std::endl;
+  }
 
   summary.meanStepTimeS = summary.steps ? totalStepSeconds / summary.steps : 0;
   summary.tokensPerS = totalStepSeconds > 0
@@ -572,7 +613,10 @@ TrainResult Trainer::run() {
       out << "no steps run (model at step " << state.step << ")" << std::endl;
     }
   }
-  return TrainResult{summary, state};
+  TrainResult result{summary, state};
+  result.stopped = stopping;
+  result.stopSignal = stopping ? stopSignal() : 0;
+  return result;
 }
 
 EvalResult Trainer::evaluate() {

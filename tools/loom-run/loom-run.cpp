@@ -28,6 +28,7 @@
 #include "loom/runtime/HangReport.h"
 #include "loom/runtime/Launcher.h"
 #include "loom/runtime/Manifest.h"
+#include "loom/runtime/StopRequest.h"
 #include "loom/runtime/Target.h"
 #include "loom/runtime/Trainer.h"
 #include "loom/runtime/World.h"
@@ -102,6 +103,10 @@ options:
                     times, with the steps left (resume is bit-exact: the
                     result is the uninterrupted run's). A failed attempt's
                     --metrics files are kept as FILE.attempt<k>
+  --stop-timeout S  with --ranks: after a first Ctrl-C or SIGTERM, how long
+                    the ranks have to stop and save (see "stopping" below)
+                    before they are stopped outright (default: 120; 0: no
+                    limit)
   --collective-timeout S
                     stop the job when one collective has waited S seconds for
                     the other ranks (default: 60; 0: wait forever); on GPUs
@@ -251,12 +256,25 @@ memory:
   peak_device_bytes. Compiled code frees each temporary after its last use
   (docs/pipeline.md).
 
+stopping:
+  Ctrl-C (SIGINT) or SIGTERM to loom-run, alone or with --ranks, stops
+  training early without losing it: the ranks finish the step in progress,
+  agree on the step to stop after (the request rides on the step's loss
+  reduction; with CO2 on a small all-reduce beside each round's, so at most
+  two rounds later), save there with --save, print `stopped K steps early;
+  to go on: --load PATH --steps K` and exit 128+N (130 for Ctrl-C). The
+  metrics summary says "stopped_by". A second Ctrl-C or SIGTERM stops at
+  once, as does --stop-timeout. Under mpirun or srun, send SIGUSR2 instead
+  (`kill -USR2` mpirun, which passes it on, or `srun --signal=USR2@60`;
+  their own SIGTERM is followed by SIGKILL too soon to save): the ranks
+  stop the same way and exit 0.
+
 exit status:
   0 success; 1 an error (one `loom-run: error:` line says which); 2 a usage
   error; 3 a rank stopped the job on an error a restart would meet again
   (its own non-finite loss under CO2; --max-restarts does not restart it);
-  128+N the job was killed by signal N. A job started with --ranks exits
-  with its launcher's status.
+  128+N the job was killed by signal N, or stopped on it as asked (see
+  "stopping"). A job started with --ranks exits with its launcher's status.
 
 examples:
   loom-run out/ --steps 1000 --data text:corpus.txt --metrics m.jsonl \
@@ -287,6 +305,9 @@ struct Command {
   int64_t threads = 1;
   int64_t ranks = 0; // 0: not given
   int64_t maxRestarts = 0;
+  /// --stop-timeout: seconds the launcher's ranks have to stop on request.
+  double stopTimeout = 120;
+  bool stopTimeoutGiven = false;
   /// --device; empty: the artifact's target.
   std::optional<Target> device;
   double collectiveTimeout = 60;
@@ -323,6 +344,17 @@ Command parse(int argc, char **argv) {
     if (args.value("--max-restarts", value)) {
       // The launcher's alone, like --ranks.
       command.maxRestarts = parseIntFlag("--max-restarts", value, 0);
+      continue;
+    }
+    if (args.value("--stop-timeout", value)) {
+      command.stopTimeout =
+          parsePositiveFlag("--stop-timeout", value, /*allowZero=*/true);
+      // The timer takes whole seconds in a time_t; 0 already means none.
+      if (command.stopTimeout > 1e6)
+        throw UsageError("--stop-timeout: expected at most 1000000 seconds "
+                         "(0: no limit), got " +
+                         value);
+      command.stopTimeoutGiven = true;
       continue;
     }
     const std::string arg = args.current();
@@ -423,6 +455,13 @@ Command parse(int argc, char **argv) {
                        "K): a restart resumes from the job's last "
                        "checkpoint");
   }
+  if (command.stopTimeoutGiven && command.ranks < 2)
+    throw UsageError("--stop-timeout needs --ranks N (N > 1): it is how long "
+                     "the launcher waits for its ranks to stop on request "
+                     "(alone, a second Ctrl-C stops at once)");
+  if (command.stopTimeoutGiven &&
+      (!command.calibratePath.empty() || command.eval))
+    throw UsageError("--stop-timeout is for training");
   if (!command.hangReportDir.empty()) {
     if (!otherArgument.empty())
       throw UsageError("--hang-report DIR takes no other arguments (got '" +
@@ -489,6 +528,8 @@ int launch(const Command &command, const char *argv0) {
   launch.args.push_back(selfPath(argv0));
   launch.args.insert(launch.args.end(), command.rankArgs.begin(),
                      command.rankArgs.end());
+  launch.stopOnRequest = command.calibratePath.empty() && !command.eval;
+  launch.stopTimeout = command.stopTimeout;
   RestartOptions restarts;
   restarts.maxRestarts = command.maxRestarts;
   restarts.savePath = command.options.savePath;
@@ -561,7 +602,11 @@ int runAsRank(const Command &command, const JobInfo &job,
 int train(Command &command, const JobInfo &job) {
   command.options.externalLauncher =
       job.underLauncher() && !std::getenv("LOOM_RUN_LAUNCHED");
-  return runAsRank(command, job, [&](Communicator &comm) {
+  // Before MPI starts: a SIGUSR2 that came first would end the rank.
+  if (!command.eval)
+    installStopHandlers(/*interrupts=*/!job.underLauncher());
+  int stoppedBy = 0;
+  int status = runAsRank(command, job, [&](Communicator &comm) {
     std::unique_ptr<Artifact> artifact;
     std::string failure;
     try {
@@ -585,11 +630,21 @@ int train(Command &command, const JobInfo &job) {
       std::cerr << "device: " << describeTarget(Target::CUDA)
                 << (comm.size() > 1 ? " (rank 0)" : "") << std::endl;
     Trainer trainer(*artifact, command.options, comm, std::cerr, std::cout);
-    if (command.eval)
+    if (command.eval) {
       trainer.evaluate();
-    else
-      trainer.run();
+      return;
+    }
+    TrainResult result = trainer.run();
+    if (result.stopped)
+      stoppedBy = result.stopSignal;
   });
+  // Stopped on request, the whole job in this process: what the signal
+  // would have given, after the save. Ranks under a launcher exit 0 (one
+  // that exits otherwise has mpirun stop the others before they are done);
+  // `loom-run --ranks` exits with the status of its own signal.
+  if (status == 0 && stoppedBy && !job.underLauncher())
+    return 128 + stoppedBy;
+  return status;
 }
 
 /// Measures the machine as one rank of the job `job` (or alone); rank 0

@@ -2,10 +2,13 @@
 //
 // fork + exec of mpiexec with its stderr on a pipe that the launcher reads
 // line by line (MpirunOutputFilter); stdout is inherited, so rank 0's result
-// line reaches our stdout unchanged. The launcher ignores SIGINT (the
-// terminal sends it to mpiexec too, which stops the job), passes SIGTERM
-// and SIGHUP on, and has mpiexec get SIGTERM if the launcher itself dies,
-// so the job never outlives it.
+// line reaches our stdout unchanged. mpiexec gets a process group of its own
+// and no stdin (a background group reading the terminal would be stopped),
+// so terminal signals reach the launcher only: it passes SIGINT, SIGTERM
+// and SIGHUP on (a training job's first SIGINT or SIGTERM as SIGUSR2, a
+// request to stop and save), passes Ctrl-Z and the continue after it on and
+// stops with the job, and has mpiexec get SIGTERM if the launcher itself
+// dies, so the job never outlives it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,8 +24,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <filesystem>
 #include <sys/prctl.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -39,6 +44,14 @@ namespace {
 
 volatile sig_atomic_t childPid = 0;
 volatile sig_atomic_t forwarded = 0;
+/// The signal that asked a training job to stop (SIGUSR2 to the ranks), and
+/// whether the ranks then took longer than the stop timeout.
+volatile sig_atomic_t stopAsked = 0;
+volatile sig_atomic_t stopExpired = 0;
+/// What the launcher says when it asks, one line per signal, written from
+/// the handler (write(2) is async-signal-safe, stdio is not).
+std::string stopNoteInt, stopNoteTerm;
+double stopTimeoutSeconds = 0;
 
 /// SIGUSR1 is only passed on (mpiexec passes it to the ranks, whose
 /// watchdogs print what they are doing; the job goes on).
@@ -50,6 +63,55 @@ void passOn(int signal) {
 void forwardSignal(int signal) {
   forwarded = signal;
   passOn(signal);
+}
+
+void setHandler(int signal, void (*handler)(int)) {
+  struct sigaction action;
+  std::memset(&action, 0, sizeof(action));
+  action.sa_handler = handler;
+  action.sa_flags = SA_RESTART; // reads of the pipe go on after a signal
+  sigaction(signal, &action, nullptr);
+}
+
+/// A training job's first SIGINT or SIGTERM: the ranks stop after a step
+/// they agree on and save; the second stops them at once.
+void requestStop(int signal) {
+  if (stopAsked || childPid <= 0) {
+    forwardSignal(signal);
+    return;
+  }
+  stopAsked = signal;
+  passOn(SIGUSR2);
+  const std::string &note = signal == SIGINT ? stopNoteInt : stopNoteTerm;
+  ssize_t ignored = write(STDERR_FILENO, note.data(), note.size());
+  (void)ignored;
+  if (stopTimeoutSeconds > 0) {
+    struct itimerval timer;
+    std::memset(&timer, 0, sizeof(timer));
+    timer.it_value.tv_sec = static_cast<time_t>(stopTimeoutSeconds);
+    timer.it_value.tv_usec = static_cast<suseconds_t>(
+        (stopTimeoutSeconds - static_cast<double>(timer.it_value.tv_sec)) *
+        1e6);
+    setitimer(ITIMER_REAL, &timer, nullptr);
+  }
+}
+
+void stopTimedOut(int) {
+  stopExpired = 1;
+  passOn(SIGTERM);
+}
+
+/// Ctrl-Z: the job stops (mpiexec passes SIGTSTP to the ranks), then the
+/// launcher; `fg` or SIGCONT continues both.
+void suspendJob(int) {
+  passOn(SIGTSTP);
+  setHandler(SIGTSTP, SIG_DFL); // arrives as the handler returns
+  raise(SIGTSTP);
+}
+
+void resumeJob(int) {
+  passOn(SIGCONT);
+  setHandler(SIGTSTP, suspendJob);
 }
 
 bool isExecutable(const std::string &path) {
@@ -199,6 +261,11 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
     prctl(PR_SET_PDEATHSIG, SIGTERM);
     if (getppid() != parent)
       _exit(1);
+    setpgid(0, 0);
+    if (int null = open("/dev/null", O_RDONLY); null >= 0) {
+      dup2(null, STDIN_FILENO);
+      close(null);
+    }
     dup2(fds[1], STDERR_FILENO);
     close(fds[0]);
     close(fds[1]);
@@ -208,17 +275,28 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
     _exit(127);
   }
   close(fds[1]);
+  // Also here: a Ctrl-C right after the fork must not reach mpiexec first.
+  setpgid(pid, pid);
+  forwarded = stopAsked = stopExpired = 0;
+  stopTimeoutSeconds = options.stopTimeout;
+  for (int signal : {SIGINT, SIGTERM}) {
+    std::string limit = options.stopTimeout > 0
+                            ? formatString(" within %g s", options.stopTimeout)
+                            : std::string();
+    (signal == SIGINT ? stopNoteInt : stopNoteTerm) = formatString(
+        "%s: %s: the ranks stop after the next step they agree on (and save, "
+        "with --save)%s; %s again stops them at once\n",
+        toolName(), signal == SIGINT ? "SIGINT" : "SIGTERM", limit.c_str(),
+        signal == SIGINT ? "Ctrl-C" : "SIGTERM");
+  }
   childPid = pid;
-  struct sigaction action;
-  std::memset(&action, 0, sizeof(action));
-  action.sa_handler = SIG_IGN;
-  sigaction(SIGINT, &action, nullptr);
-  action.sa_handler = forwardSignal;
-  action.sa_flags = SA_RESTART; // reads of the pipe go on after a signal
-  sigaction(SIGTERM, &action, nullptr);
-  sigaction(SIGHUP, &action, nullptr);
-  action.sa_handler = passOn;
-  sigaction(SIGUSR1, &action, nullptr);
+  setHandler(SIGINT, options.stopOnRequest ? requestStop : forwardSignal);
+  setHandler(SIGTERM, options.stopOnRequest ? requestStop : forwardSignal);
+  setHandler(SIGHUP, forwardSignal);
+  setHandler(SIGUSR1, passOn);
+  setHandler(SIGALRM, stopTimedOut);
+  setHandler(SIGTSTP, suspendJob);
+  setHandler(SIGCONT, resumeJob);
 
   MpirunOutputFilter filter;
   std::FILE *input = fdopen(fds[0], "r");
@@ -240,14 +318,25 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
   while (waitpid(pid, &waitStatus, 0) < 0 && errno == EINTR) {
   }
   childPid = 0;
+  struct itimerval off;
+  std::memset(&off, 0, sizeof(off));
+  setitimer(ITIMER_REAL, &off, nullptr);
   int status = WIFEXITED(waitStatus)     ? WEXITSTATUS(waitStatus)
                : WIFSIGNALED(waitStatus) ? 128 + WTERMSIG(waitStatus)
                                          : 1;
-  std::string message =
-      forwarded
-          ? formatString("the job was stopped by signal %d (%s)",
-                         static_cast<int>(forwarded), strsignal(forwarded))
-          : launchFailureMessage(filter, status);
+  std::string message;
+  if (forwarded)
+    message = formatString("the job was stopped by signal %d (%s)",
+                           static_cast<int>(forwarded), strsignal(forwarded));
+  else if (stopExpired)
+    message = formatString("the ranks did not stop within %g s of %s "
+                           "(--stop-timeout); stopped them",
+                           options.stopTimeout,
+                           stopAsked == SIGINT ? "SIGINT" : "SIGTERM");
+  else if (stopAsked && status == 0)
+    status = 128 + stopAsked; // stopped and saved as asked
+  else
+    message = launchFailureMessage(filter, status);
   if (!message.empty())
     std::fprintf(stderr, "%s: error: %s\n", toolName(), message.c_str());
   if (status != 0) {
@@ -266,7 +355,7 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
   result.status = status;
   // A signal from mpiexec's side that no rank reported is a crash too.
   result.restartable =
-      status != 0 && !forwarded &&
+      status != 0 && !forwarded && !stopAsked &&
       (filter.crashed() || (status > 128 && !filter.rankPrintedError()));
   return result;
 }

@@ -67,6 +67,12 @@ std::string MpirunOutputFilter::line(const std::string &text) {
       text.find("sent help message") != std::string::npos ||
       text.find("orte_base_help_aggregate") != std::string::npos)
     return "";
+  // mpirun saying it passed on a signal the launcher sent it (SIGUSR1,
+  // SIGUSR2 to stop, SIGTSTP, SIGCONT): the launcher says what it does.
+  static const std::regex forwarding(
+      R"(^(mpirun|mpiexec|orterun): Forwarding signal \d+ to job$)");
+  if (std::regex_match(text, forwarding))
+    return "";
   if (text.find(std::string(toolName()) + ": error:") != std::string::npos)
     sawError = true;
   return text + "\n";

@@ -144,6 +144,17 @@ TEST(Launcher, UnknownNoticesPassThrough) {
             std::string::npos);
 }
 
+TEST(Launcher, MpirunsNoteOfASignalPassedOnIsDropped) {
+  // The launcher passes SIGUSR2 (stop), SIGTSTP and SIGCONT to mpirun and
+  // says itself what they do; a rank's line that merely mentions it stays.
+  MpirunOutputFilter output;
+  std::string passed =
+      filter(output, "mpiexec: Forwarding signal 12 to job\n"
+                     "mpirun: Forwarding signal 20 to job\n"
+                     "rank 1: mpiexec: Forwarding signal 12 to job\n");
+  EXPECT_EQ(passed, "rank 1: mpiexec: Forwarding signal 12 to job\n");
+}
+
 namespace {
 
 /// A FlightRecord or PastCollective of collective `op` #`seq`.

@@ -35,3 +35,16 @@ TEST(Progress, LineFormatAndCadence) {
   ProgressReporter noLr(1, 1, 10, 1);
   EXPECT_EQ(noLr.step(1, 1.0, NAN, 0.5).find("lr"), std::string::npos);
 }
+
+TEST(Progress, AStepTheRunStopsAfterGetsALine) {
+  // A run stopped on request ends before its last step: its last step
+  // still gets a line, with the speed averaged since the previous one.
+  ProgressReporter progress(1, 1000, 0, 64);
+  EXPECT_NE(progress.step(1, 2.3, NAN, 0.002), "");
+  EXPECT_EQ(progress.step(2, 2.3, NAN, 0.002), "");
+  std::string last = progress.step(3, 2.25, NAN, 0.004, /*final=*/true);
+  EXPECT_EQ(
+      last.rfind("step 3/1000 | loss 2.2500 | 21.3k tok/s | 3.00 ms/step", 0),
+      0u)
+      << last;
+}

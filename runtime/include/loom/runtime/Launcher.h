@@ -7,6 +7,12 @@
 // notices about a failed rank by one `loom-run: error:` line naming the rank,
 // and exits with mpirun's status.
 //
+// mpiexec runs in a process group of its own, so that the terminal's Ctrl-C
+// and Ctrl-Z reach the launcher alone, which decides what the job gets: a
+// training job's first SIGINT or SIGTERM becomes SIGUSR2 for the ranks,
+// which stop together after a step and save (StopRequest.h); a second, or
+// the ranks not ending within the stop timeout, stops the job at once.
+//
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_LAUNCHER_H
 #define LOOM_RUNTIME_LAUNCHER_H
@@ -21,6 +27,11 @@ struct LaunchOptions {
   int ranks = 1;
   /// The command each rank runs: args[0] is the executable.
   std::vector<std::string> args;
+  /// A training job: the first SIGINT or SIGTERM asks the ranks to stop
+  /// and save (SIGUSR2) instead of stopping them; after `stopTimeout`
+  /// seconds (0: no limit) without the job ending they are stopped.
+  bool stopOnRequest = false;
+  double stopTimeout = 0;
 };
 
 /// The MPI launcher to run: $LOOM_MPIEXEC, else the one of the MPI the
@@ -37,7 +48,8 @@ struct LaunchResult {
   int status = 0;
   /// Whether a restart from the last checkpoint may get past the failure
   /// (MpirunOutputFilter::crashed); false for a job stopped by a signal the
-  /// launcher passed on.
+  /// launcher passed on or asked to stop (then `status` is 128 + the
+  /// signal the launcher got, when the ranks stopped as asked).
   bool restartable = false;
 };
 

@@ -60,6 +60,9 @@ struct RunSummary {
   /// once.
   uint64_t peakTempBytes = 0;
   uint64_t peakDeviceBytes = 0;
+  /// The run stopped early on request: "SIGINT", "SIGTERM", "SIGUSR2"
+  /// (this rank's signal) or "another rank"; "" when it ran all its steps.
+  std::string stoppedBy;
 };
 
 /// FILE for rank 0, FILE.rank<R> for rank R > 0.

@@ -30,8 +30,10 @@ public:
                    int64_t tokensPerStep, std::string unit = "tok");
 
   /// Accounts one step; returns the line to print, or "" if none is due.
-  /// `lr` NaN omits the lr field.
-  std::string step(int64_t step, double loss, double lr, double stepSeconds);
+  /// `lr` NaN omits the lr field. `final`: the run stops after this step
+  /// (on request, before lastStep), so a line is due.
+  std::string step(int64_t step, double loss, double lr, double stepSeconds,
+                   bool final = false);
 
 private:
   int64_t firstStep, lastStep, every, tokensPerStep;

@@ -72,6 +72,10 @@ struct TrainResult {
   RunSummary summary;
   /// Trainer state after the last step (what a save would record).
   TrainerState state;
+  /// The ranks stopped before --steps on request (StopRequest.h), after
+  /// state.step; `stopSignal` is this rank's signal (0: another rank's).
+  bool stopped = false;
+  int stopSignal = 0;
 };
 
 class BackgroundSave;

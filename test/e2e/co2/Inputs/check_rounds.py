@@ -3,9 +3,11 @@ runs one mean all-reduce of all trained parameters and the round's loss
 (BYTES) per outer round,
 issued at the outer step that ends round k (step k*TAU) and, when the run
 goes on, finished before the outer step of round k+1: it spans the next
-round's TAU local steps. Local steps run no collective, and the metrics
-carry round_loss (the previous round's, which travels with its all-reduce)
-exactly at outer steps after the first.
+round's TAU local steps. Right after it on the communication thread comes
+the round's stop vote (a sum of one f64, docs/robustness.md), and nothing
+else: local steps run no collective. The metrics carry round_loss (the
+previous round's, which travels with its all-reduce) exactly at outer steps
+after the first.
 
 usage: check_rounds.py TRACE METRICS --ranks N --tau TAU --steps S --bytes B"""
 import argparse
@@ -34,9 +36,13 @@ for rank in range(args.ranks):
     comm = sorted((e for e in events if e["pid"] == rank and e["tid"] == 1),
                   key=lambda e: e["ts"])
     rounds = args.steps // args.tau
-    if len(comm) != rounds:
-        fail(f"rank {rank}: {len(comm)} collectives, expected one per round ({rounds})")
-    for k, e in enumerate(comm, start=1):
+    if len(comm) != 2 * rounds:
+        fail(f"rank {rank}: {len(comm)} collectives, expected two per round "
+             f"({rounds} rounds): the all-reduce and the stop vote")
+    for k, (e, vote) in enumerate(zip(comm[0::2], comm[1::2]), start=1):
+        if vote["args"] != {"bytes": 8, "op": "sum"} or vote["ts"] + 1 < e["ts"] + e["dur"]:  # us, rounded
+            fail(f"rank {rank}: round {k}'s all-reduce is followed by {vote['args']} "
+                 f"at {vote['ts']}, expected its stop vote (a sum of 8 bytes) after it")
         if e["args"]["bytes"] != args.bytes or e["args"]["op"] != "mean":
             fail(f"rank {rank}: collective {k} is {e['args']}, expected a mean of {args.bytes} bytes")
         # Issued at the outer step (the communication thread runs it as soon

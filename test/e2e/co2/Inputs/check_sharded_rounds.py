@@ -3,8 +3,9 @@ trace: on every rank, the first outer step gathers the first anchor once
 (all_gather, synchronous); every later round k is a mean reduce-scatter of
 the local models issued at the outer step that ends round k (step k*TAU)
 and an all-gather of the new anchor slices, both of SHARD_BYTES per rank,
-and when the run goes on both finish before the outer step of round k+1:
-they span the next round's local steps.
+with the round's stop vote (a sum of one f64, docs/robustness.md) between
+them in the queue, and when the run goes on all three finish before the
+outer step of round k+1: they span the next round's local steps.
 
 usage: check_sharded_rounds.py TRACE --ranks N --tau TAU --steps S --shard-bytes B"""
 import argparse
@@ -35,11 +36,12 @@ for rank in range(args.ranks):
     kinds = [(e["name"], e["args"]["op"], e["args"]["bytes"]) for e in comm]
     expected = [("all_gather", "gather", args.shard_bytes)] + \
         [("reduce_scatter", "mean", args.shard_bytes),
+         ("all_reduce", "sum", 8),
          ("all_gather", "gather", args.shard_bytes)] * rounds
     if kinds != expected:
         fail(f"rank {rank}: collectives {kinds}, expected {expected}")
     for k in range(1, rounds + 1):
-        rs, ag = comm[2 * k - 1], comm[2 * k]
+        rs, ag = comm[3 * k - 2], comm[3 * k]
         if rs["ts"] < steps[k * args.tau][0]:
             fail(f"rank {rank}: round {k}'s reduce-scatter started before step {k * args.tau}")
         later = (k + 1) * args.tau
@@ -49,4 +51,4 @@ for rank in range(args.ranks):
             spans = [s for s in range(k * args.tau + 1, later)
                      if ag["ts"] + ag["dur"] > steps[s][0]]
             print(f"rank {rank}: round {k} reduce-scatter and all-gather overlap local steps {spans}")
-print(f"{args.ranks} ranks: one gather, then {rounds} rounds of reduce-scatter + all-gather")
+print(f"{args.ranks} ranks: one gather, then {rounds} rounds of reduce-scatter + stop vote + all-gather")

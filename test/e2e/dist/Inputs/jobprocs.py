@@ -1,7 +1,9 @@
 """What the test drivers of a running job (kill_rank.py, listeners.py,
-partition.py, rss_over_saves.py) read from /proc: the job's processes, their
-names, and how many steps a rank has taken."""
+partition.py, rss_over_saves.py, stop_job.py) read from /proc: the job's
+processes, their names, ranks and states, and how many steps a rank has
+taken; and how they leave none of a job's processes behind."""
 import os
+import signal
 
 
 def descendants(root):
@@ -37,3 +39,39 @@ def steps_done(path):
             return sum(1 for line in f if '"step"' in line)
     except OSError:
         return 0
+
+
+def rank_of(pid):
+    """The MPI rank of process `pid` (its OMPI_COMM_WORLD_RANK), or None."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            for item in f.read().split(b"\0"):
+                if item.startswith(b"OMPI_COMM_WORLD_RANK="):
+                    return int(item.split(b"=", 1)[1])
+    except OSError:
+        pass
+    return None
+
+
+def state(pid):
+    """The process's state letter (R, S, T, Z, ...), "" if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return ""
+
+
+def alive(pid):
+    """A process that exists and is not a zombie."""
+    return state(pid) not in ("", "Z", "X")
+
+
+def kill_all(pids):
+    """SIGKILL each of `pids` still there: no orphaned job is left behind a
+    failing check."""
+    for p in pids:
+        try:
+            os.kill(p, signal.SIGKILL)
+        except OSError:
+            pass

@@ -22,7 +22,7 @@ import subprocess
 import sys
 import time
 
-from jobprocs import descendants, steps_done
+from jobprocs import alive, descendants, kill_all, rank_of, steps_done
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--rank", type=int, required=True)
@@ -34,26 +34,6 @@ ap.add_argument("--timeout", type=float, default=90)
 ap.add_argument("command", nargs=argparse.REMAINDER)
 args = ap.parse_args()
 command = args.command[1:] if args.command[:1] == ["--"] else args.command
-
-
-def rank_of(pid):
-    try:
-        with open(f"/proc/{pid}/environ", "rb") as f:
-            for item in f.read().split(b"\0"):
-                if item.startswith(b"OMPI_COMM_WORLD_RANK="):
-                    return int(item.split(b"=", 1)[1])
-    except OSError:
-        pass
-    return None
-
-
-def alive(pid):
-    """A process that exists and is not a zombie."""
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[1].split()[0] not in "ZX"
-    except (OSError, IndexError):
-        return False
 
 
 stderr_path = args.metrics + ".stderr"
@@ -98,8 +78,4 @@ print(f"all ranks ended within 60 s: {'yes' if elapsed < 60 else 'NO'}"
       f" ({elapsed:.1f} s)")
 print(f"survivors: {survivors if survivors else 'none'}")
 sys.stdout.write(open(stderr_path).read())
-for p in survivors:  # leave no orphaned job behind a failing check
-    try:
-        os.kill(p, signal.SIGKILL)
-    except OSError:
-        pass
+kill_all(survivors)
