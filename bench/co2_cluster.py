@@ -43,7 +43,7 @@ def main():
         loomc(args.spec, art("sync"), "--dp=2")
         loomc(args.spec, art("co2"), "--dp=2", f"--co2=local-steps={args.tau}")
         loomc(args.spec, art("co2s"), "--dp=2", f"--co2=local-steps={args.tau},sharded=1")
-        alone = loom(art("one"), None, steps, warmup, tmp)
+        alone = loom(art("one"), None, steps, warmup, tmp, hosts=1)
         ideal = tokens / alone["mean"]  # 2 ranks x one rank's tokens/s
         ceiling = tokens / loom_side_by_side(art("one"), 2, steps, warmup, tmp)
         for rate in args.rates.split(","):
