@@ -70,8 +70,13 @@ try:
     wait_for_steps(args.after_steps, deadline)
     if args.suspend:
         os.killpg(job.pid, signal.SIGTSTP)
-        time.sleep(1.5)
-        stopped = all(state(p) == "T" for p in ranks())
+        # The launcher passes it to mpiexec, which passes it to the ranks.
+        until = time.time() + 15
+        while not (stopped := len(procs := ranks()) > 1 and
+                   all(state(p) == "T" for p in procs)):
+            if time.time() > until:
+                break
+            time.sleep(0.1)
         print(f"suspended: {'every rank stopped' if stopped else 'NOT ALL'}")
         os.killpg(job.pid, signal.SIGCONT)
         wait_for_steps(steps_done(args.metrics) + args.after_steps, deadline)
