@@ -3,14 +3,22 @@
 # then the runtime's tests under sanitizers (scripts/sanitize.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step's time goes to the log, to keep CI's run (a fresh clone and an
+# empty ccache on 2 cores) in view: well under 45 minutes in all.
+step() { echo "test.sh: $1 took $((SECONDS - start)) s"; start=$SECONDS; }
+start=$SECONDS
 bash scripts/install-deps.sh --with-torch
+step "installing"
 bash scripts/build.sh
+step "the build"
 log=$(mktemp)
 status=0
 /usr/lib/llvm-22/bin/lit -sv build/test build/test/unit 2>&1 | tee "$log" || status=$?
+step "the lit and unit tests"
 # The runtime again, built with AddressSanitizer + UBSan and with
 # ThreadSanitizer: its unit tests and the lit tests that run loom-run.
 bash scripts/sanitize.sh all 2>&1 | tee -a "$log" || status=1
+step "the sanitizer builds and tests"
 # lit's summary as the plain "N passed, N failed" line CI reads.
 summary=$(awk '{line = $0; sub(/^[^:]*: */, "", line); split(line, n, " ")}
                /^ *(Passed|Expectedly Failed) *:/ {p += n[1]}

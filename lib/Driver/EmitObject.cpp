@@ -18,6 +18,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/SubtargetFeature.h"
+#include "llvm/TargetParser/Triple.h"
 
 using namespace mlir;
 
@@ -65,8 +66,10 @@ LogicalResult mlir::loom::driver::emitSharedObject(ModuleOp module,
     return error("translation to LLVM IR failed");
 
   std::string triple = llvm::sys::getDefaultTargetTriple();
+  llvm::Triple targetTriple(triple);
   std::string err;
-  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, err);
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(targetTriple, err);
   if (!target)
     return error("no LLVM target for " + triple + ": " + err);
   llvm::SubtargetFeatures features;
@@ -74,13 +77,12 @@ LogicalResult mlir::loom::driver::emitSharedObject(ModuleOp module,
     features.AddFeature(name, enabled);
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(target->createTargetMachine(
-      llvm::Triple(triple), llvm::sys::getHostCPUName(), features.getString(),
-      options, llvm::Reloc::PIC_, std::nullopt,
-      llvm::CodeGenOptLevel::Aggressive));
+      targetTriple, llvm::sys::getHostCPUName(), features.getString(), options,
+      llvm::Reloc::PIC_, std::nullopt, llvm::CodeGenOptLevel::Aggressive));
   if (!machine)
     return error("cannot create a target machine for " + triple);
   llvmModule->setDataLayout(machine->createDataLayout());
-  llvmModule->setTargetTriple(llvm::Triple(triple));
+  llvmModule->setTargetTriple(targetTriple);
 
   optimize(*llvmModule, machine.get());
 

@@ -116,7 +116,7 @@ static LogicalResult verifyMean(Operation *op, ReduceKind kind, Type t) {
   int64_t OP::getGroupSize() {                                                 \
     return groupSize(*this, getMeshAttr(), getAxes());                         \
   }                                                                            \
-  static std::optional<int64_t> knownGroupSize(OP op) {                        \
+  [[maybe_unused]] static std::optional<int64_t> knownGroupSize(OP op) {       \
     return knownGroupSize(op, op.getMeshAttr(), op.getAxes());                 \
   }
 COMM_SYMBOL_USES(AllReduceOp)
