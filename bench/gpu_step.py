@@ -50,7 +50,7 @@ def loom_steps(args, manifest):
         return times, peak[0] if peak else 0, run.stdout + run.stderr
 
 
-def torch_steps(args, f, opt, compiled, bf16):
+def torch_steps(args, f, opt, compiled, bf16, sdpa=False):
     import contextlib
     import torch
     from nanogpt import GPT
@@ -59,7 +59,7 @@ def torch_steps(args, f, opt, compiled, bf16):
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
     torch.manual_seed(0)
-    model = GPT(f["vocab"], f["seq"], f["dim"], f["heads"], f["layers"]).cuda()
+    model = GPT(f["vocab"], f["seq"], f["dim"], f["heads"], f["layers"], sdpa=sdpa).cuda()
     decay = [p for p in model.parameters() if p.dim() >= 2]
     rest = [p for p in model.parameters() if p.dim() < 2]
     optim = torch.optim.AdamW([{"params": decay, "weight_decay": opt["weight_decay"]},
@@ -102,16 +102,25 @@ def main():
     precision = manifest.get("compile_options", {}).get("precision", "f32")
     bf16 = precision == "bf16"
     eager, eager_peak, version = torch_steps(args, f, opt, compiled=False, bf16=bf16)
+    # The same model with PyTorch's fused attention (flash kernels), as
+    # nanoGPT runs when it can; a row of its own, so a PyTorch without it
+    # still gives the others.
+    try:
+        sdpa, sdpa_peak, _ = torch_steps(args, f, opt, compiled=False, bf16=bf16, sdpa=True)
+    except Exception as e:  # noqa: BLE001 - reported, the row stays empty
+        print(f"gpu_step: eager with scaled_dot_product_attention failed: {e}")
+        sdpa, sdpa_peak = [float("nan")], 0
     compiled, compiled_peak, _ = torch_steps(args, f, opt, compiled=True, bf16=bf16)
-    peak = {"loom": loom_peak, "eager": eager_peak, "compile": compiled_peak}
+    peak = {"loom": loom_peak, "eager": eager_peak, "eager-sdpa": sdpa_peak,
+            "compile": compiled_peak}
     med = {k: statistics.median(v) for k, v in
-           (("loom", loom), ("eager", eager), ("compile", compiled))}
+           (("loom", loom), ("eager", eager), ("eager-sdpa", sdpa), ("compile", compiled))}
     print(device)
     what = "bf16 mixed precision (torch.autocast)" if bf16 else "fp32"
     print(f"{manifest['model']['spec']}, {what}, AdamW; PyTorch {version}; median of {args.steps} steps")
     print("| | step (ms) | Loom / this | peak GPU memory (MiB) | Loom / this |\n"
           "|---|---|---|---|---|")
-    for k in ("loom", "eager", "compile"):
+    for k in ("loom", "eager", "eager-sdpa", "compile"):
         mem = f"{peak[k] / 2**20:.1f} | " if peak[k] else "- | "
         mem += f"{peak['loom'] / peak[k]:.2f}x" if peak[k] and peak["loom"] else "-"
         print(f"| {k} | {1e3 * med[k]:.3f} | {med['loom'] / med[k]:.2f}x | {mem} |")
@@ -119,7 +128,8 @@ def main():
     with open(os.path.join(args.out, f"gpu_step_{precision}.json"), "w") as out:
         json.dump({"device": device, "spec": manifest["model"]["spec"], "torch": version,
                    "precision": precision,
-                   "step_s": {"loom": loom, "eager": eager, "compile": compiled},
+                   "step_s": {"loom": loom, "eager": eager, "eager-sdpa": sdpa,
+                              "compile": compiled},
                    "median_s": med, "peak_gpu_bytes": peak,
                    "loom_run_output": loom_out}, out, indent=1)
 

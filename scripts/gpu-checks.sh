@@ -78,6 +78,9 @@ run() {
   LD_LIBRARY_PATH=$("$dir/bundle/libpath.sh") || die "$dir/bundle/libpath.sh failed"
   export LD_LIBRARY_PATH
   export LOOM_TEST_ARTIFACT_DIR="$dir/unit/artifacts"
+  # NCCL comes with PyTorch on the GPU machine: Gpu.OneRankCollectives must
+  # then run on NCCL, not on the plain-copy fallback.
+  export LOOM_TEST_REQUIRE_NCCL=${LOOM_TEST_REQUIRE_NCCL:-1}
 
   check() { # NAME COMMAND...: runs COMMAND, logging to OUT/NAME.log
     local name=$1; shift

@@ -12,16 +12,17 @@ namespace loom::rt::cuda {
 
 void KernelTimes::add(const std::string &name, double ms,
                       const std::string &shape) {
-  Row &row = rows[name];
-  if (row.calls++ == 0)
-    row.shape = shape;
+  // By name and shape: a kernel's grid never changes, but every cuBLAS GEMM
+  // has the same name, and one row for all of them hid which GEMMs cost.
+  Row &row = rows[{name, shape}];
+  ++row.calls;
   row.milliseconds += ms;
   ++calls;
   milliseconds += ms;
 }
 
 std::string KernelTimes::table(size_t top, int64_t untimed) const {
-  std::vector<std::pair<std::string, Row>> sorted(rows.begin(), rows.end());
+  std::vector<std::pair<Key, Row>> sorted(rows.begin(), rows.end());
   std::stable_sort(sorted.begin(), sorted.end(), [](auto &a, auto &b) {
     return a.second.milliseconds > b.second.milliseconds;
   });
@@ -31,22 +32,23 @@ std::string KernelTimes::table(size_t top, int64_t untimed) const {
                 "calls", "mean us", "share", "kernel", "shape");
   out += line;
   for (size_t i = 0; i < sorted.size() && i < top; ++i) {
-    const auto &[name, row] = sorted[i];
+    const auto &[key, row] = sorted[i];
+    const auto &[name, shape] = key;
     std::snprintf(
         line, sizeof line, "%10.3f %8" PRId64 " %11.2f %9.1f%%  %-40s %s\n",
         row.milliseconds, row.calls,
         1000 * row.milliseconds / double(row.calls),
         milliseconds > 0 ? 100 * row.milliseconds / milliseconds : 0.0,
-        name.c_str(), row.shape.c_str());
+        name.c_str(), shape.c_str());
     out += line;
   }
   if (sorted.size() > top) {
-    std::snprintf(line, sizeof line, "(%zu more kernels)\n",
-                  sorted.size() - top);
+    std::snprintf(line, sizeof line, "(%zu more rows)\n", sorted.size() - top);
     out += line;
   }
   std::snprintf(line, sizeof line,
-                "%10.3f %8" PRId64 " launches of %zu kernels in all\n",
+                "%10.3f %8" PRId64
+                " launches of %zu kernels and shapes in all\n",
                 milliseconds, calls, rows.size());
   out += line;
   if (untimed) {

@@ -17,15 +17,16 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::rt::cuda {
 
-/// GPU time summed per kernel name.
+/// GPU time summed per kernel name and shape.
 class KernelTimes {
 public:
-  /// One timed launch of `name`; `shape` (its grid and block, or a GEMM's
-  /// sizes) is kept from the first launch.
+  /// One timed launch of `name` with `shape` (its grid and block, or a
+  /// GEMM's sizes); each name and shape is a row of its own.
   void add(const std::string &name, double milliseconds,
            const std::string &shape);
   /// The kernels by total time, at most `top` rows, with calls, total and
@@ -35,12 +36,12 @@ public:
   int64_t launches() const { return calls; }
 
 private:
+  using Key = std::pair<std::string, std::string>; // name, shape
   struct Row {
     int64_t calls = 0;
     double milliseconds = 0;
-    std::string shape;
   };
-  std::map<std::string, Row> rows;
+  std::map<Key, Row> rows;
   int64_t calls = 0;
   double milliseconds = 0;
 };

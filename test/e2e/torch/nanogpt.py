@@ -67,10 +67,13 @@ def linear(layer, x, bf16):
 
 
 class Block(nn.Module):
-    def __init__(self, d, heads, bf16=False):
+    def __init__(self, d, heads, bf16=False, sdpa=False):
         super().__init__()
         self.heads = heads
         self.bf16 = bf16
+        # PyTorch's fused attention (flash or memory-efficient kernels), as
+        # nanoGPT uses when it can: same math, for the GPU benchmark's peer.
+        self.sdpa = sdpa
         self.ln_1 = nn.LayerNorm(d)
         self.attn = nn.Module()
         self.attn.c_attn = nn.Linear(d, 3 * d)
@@ -86,24 +89,28 @@ class Block(nn.Module):
         q, k, v = linear(self.attn.c_attn, self.ln_1(x), lp).split(d, dim=2)
         q, k, v = (z.view(b, t, self.heads, d // self.heads).transpose(1, 2)
                    for z in (q, k, v))
-        att = matmul(q, k.transpose(-2, -1), lp) * (1.0 / math.sqrt(k.size(-1)))
-        mask = torch.tril(torch.ones(t, t, dtype=torch.bool))
-        att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
-        y = matmul(att, v, lp).transpose(1, 2).contiguous().view(b, t, d)
+        if self.sdpa:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = matmul(q, k.transpose(-2, -1), lp) * (1.0 / math.sqrt(k.size(-1)))
+            mask = torch.tril(torch.ones(t, t, dtype=torch.bool, device=x.device))
+            att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
+            y = matmul(att, v, lp)
+        y = y.transpose(1, 2).contiguous().view(b, t, d)
         x = x + linear(self.attn.c_proj, y, lp)
         h = F.gelu(linear(self.mlp.c_fc, self.ln_2(x), lp), approximate="tanh")
         return x + linear(self.mlp.c_proj, h, lp)
 
 
 class GPT(nn.Module):
-    def __init__(self, vocab, seq, dim, heads, layers, bf16=False):
+    def __init__(self, vocab, seq, dim, heads, layers, bf16=False, sdpa=False):
         """bf16: every GEMM as Loom's --precision=bf16 runs it."""
         super().__init__()
         self.bf16 = bf16
         self.transformer = nn.Module()
         self.transformer.wte = nn.Embedding(vocab, dim)
         self.transformer.wpe = nn.Embedding(seq, dim)
-        self.transformer.h = nn.ModuleList(Block(dim, heads, bf16)
+        self.transformer.h = nn.ModuleList(Block(dim, heads, bf16, sdpa)
                                            for _ in range(layers))
         self.transformer.ln_f = nn.LayerNorm(dim)
         self.lm_head = nn.Linear(dim, vocab, bias=False)
@@ -112,7 +119,7 @@ class GPT(nn.Module):
     def forward(self, idx, targets):
         t = idx.shape[1]
         x = (embedding(self.transformer.wte, idx, self.bf16) +
-             self.transformer.wpe(torch.arange(t)))
+             self.transformer.wpe(torch.arange(t, device=idx.device)))
         for block in self.transformer.h:
             x = block(x)
         logits = linear(self.lm_head, self.transformer.ln_f(x), self.bf16)

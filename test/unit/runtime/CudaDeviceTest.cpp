@@ -16,8 +16,10 @@
 #include "loom/runtime/abi.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
+#include <iostream>
 #include <random>
 
 using namespace loom::rt;
@@ -198,7 +200,6 @@ TEST_F(Gpu, GemmMatchesTheCpuGemm) {
 TEST_F(Gpu, MgpuMemoryCopiesAndStreams) {
   CUstream stream = mgpuStreamCreate();
   EXPECT_EQ(stream, device->computeStream());
-  DevicePoolStats before = device->pool().stats();
   void *buffer = mgpuMemAlloc(64 * sizeof(uint32_t), stream, false);
   mgpuMemset32(buffer, 0x01020304u, 64, stream);
   mgpuMemset16(buffer, 0xabcd, 2, stream); // the first 4 bytes
@@ -209,14 +210,17 @@ TEST_F(Gpu, MgpuMemoryCopiesAndStreams) {
   EXPECT_EQ(host[0], 0xabcdabcdu);
   EXPECT_EQ(host[63], 0x01020304u);
   mgpuMemFree(buffer, stream);
-  // The same size again comes from the pool, not the driver.
+  // The same size again comes from the pool, not the driver. (The first
+  // allocation may have reused a block an earlier test freed, so only the
+  // second one's counts are known.)
+  DevicePoolStats before = device->pool().stats();
   void *again = mgpuMemAlloc(64 * sizeof(uint32_t), stream, false);
   EXPECT_EQ(again, buffer);
   mgpuMemFree(again, stream);
   mgpuMemFree(nullptr, stream);
   DevicePoolStats after = device->pool().stats();
-  EXPECT_EQ(after.systemAllocs - before.systemAllocs, 1u);
-  EXPECT_GE(after.reuses - before.reuses, 1u);
+  EXPECT_EQ(after.systemAllocs, before.systemAllocs);
+  EXPECT_EQ(after.reuses - before.reuses, 1u);
 
   // Managed memory the host reads after a synchronisation.
   auto *shared = static_cast<uint32_t *>(mgpuMemAlloc(16, stream, true));
@@ -279,6 +283,13 @@ TEST_F(Gpu, OneRankCollectives) {
   EXPECT_EQ(toHost(buf, 4), values);
   std::string backend = comm->backend();
   EXPECT_TRUE(backend == "nccl" || backend == "cuda-local") << backend;
+  // On a machine known to have NCCL (scripts/gpu-checks.sh sets this), the
+  // one-rank path must be NCCL's, not the plain-copy fallback.
+  if (const char *require = std::getenv("LOOM_TEST_REQUIRE_NCCL");
+      require && std::string(require) == "1") {
+    EXPECT_EQ(backend, "nccl");
+  }
+  std::cout << "one-rank device communicator: " << backend << "\n";
 
   // The resizing starts read `send` as it was at the start, even if the
   // compute stream overwrites it before the wait.

@@ -101,27 +101,31 @@ protected:
 TEST(KernelTimes, TableSortsByTotalTime) {
   KernelTimes times;
   times.add("softmax", 1.0, "grid 128x1x1 block 256x1x1");
-  times.add("gemm", 3.0, "64x64x64");
-  times.add("softmax", 3.0, "grid 999x1x1 block 1x1x1"); // first shape kept
+  times.add("gemm", 3.0, "M=64 N=64 K=64");
+  times.add("softmax", 3.0, "grid 128x1x1 block 256x1x1");
+  times.add("gemm", 0.25, "M=8 N=8 K=8"); // another shape: a row of its own
   times.add("tiny", 0.5, "grid 1x1x1 block 1x1x1");
   std::string table = times.table(/*top=*/2, /*untimed=*/3);
   size_t softmax = table.find("softmax"), gemm = table.find("gemm");
   ASSERT_NE(softmax, std::string::npos);
   ASSERT_NE(gemm, std::string::npos);
   EXPECT_LT(softmax, gemm) << table; // 4 ms before 3 ms
-  // softmax: 4 ms in 2 calls, 2000 us each, 4 / 7.5 of the total.
-  EXPECT_NE(table.find("     4.000        2     2000.00      53.3%"),
+  // softmax: 4 ms in 2 calls, 2000 us each, 4 / 7.75 of the total.
+  EXPECT_NE(table.find("     4.000        2     2000.00      51.6%"),
             std::string::npos)
       << table;
-  EXPECT_NE(table.find("grid 128x1x1 block 256x1x1"), std::string::npos);
-  EXPECT_EQ(table.find("grid 999x1x1"), std::string::npos);
+  EXPECT_NE(table.find("     3.000        1     3000.00"), std::string::npos)
+      << table << "the 64x64x64 GEMM alone, not summed with the 8x8x8 one";
+  EXPECT_NE(table.find("M=64 N=64 K=64"), std::string::npos);
+  EXPECT_EQ(table.find("M=8 N=8 K=8"), std::string::npos) << "only the top 2";
   EXPECT_EQ(table.find("tiny"), std::string::npos) << "only the top 2";
-  EXPECT_NE(table.find("(1 more kernels)"), std::string::npos);
-  EXPECT_NE(table.find("     7.500        4 launches of 3 kernels in all"),
-            std::string::npos)
+  EXPECT_NE(table.find("(2 more rows)"), std::string::npos);
+  EXPECT_NE(
+      table.find("     7.750        5 launches of 4 kernels and shapes in all"),
+      std::string::npos)
       << table;
   EXPECT_NE(table.find("3 launches not timed"), std::string::npos);
-  EXPECT_EQ(times.launches(), 4);
+  EXPECT_EQ(times.launches(), 5);
 }
 
 TEST_F(KernelProfilerTest, SumsTheEventPairsPerKernel) {
