@@ -104,7 +104,10 @@ class Block(nn.Module):
 
 class GPT(nn.Module):
     def __init__(self, vocab, seq, dim, heads, layers, bf16=False, sdpa=False):
-        """bf16: every GEMM as Loom's --precision=bf16 runs it."""
+        """bf16: every GEMM as Loom's --precision=bf16 runs it. sdpa: PyTorch's
+        fused attention, whose GEMMs bf16 cannot round, so not both."""
+        if bf16 and sdpa:
+            raise ValueError("GPT: bf16 rounding and sdpa attention do not combine")
         super().__init__()
         self.bf16 = bf16
         self.transformer = nn.Module()

@@ -118,8 +118,8 @@ Trained train(Artifact &artifact, int64_t steps, const std::string &save = "",
   Trained trained;
   trained.result = Trainer(artifact, options, comm, log, out).run();
   Tensor &w = artifact.tensor("w");
-  // A cuda artifact trains its device copy; the host copy is brought up to
-  // date only on request (a save, the end of loom-run's job).
+  // A cuda artifact trains its device copy; only a save (TrainerSave.cpp)
+  // brings the host copy up to date.
   artifact.download(w);
   for (int64_t i = 0; i < w.numElements(); ++i)
     trained.w.push_back(w.get(i));
