@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Repeats scenario 1 of research/reliability.md: kill one rank of a running
+"""Repeats scenario 1 of docs/reliability.md: kill one rank of a running
 multi-rank job, many times, and count the runs where the job ended cleanly.
 
 usage: scripts/kill-stress.py [--runs 50] [--ranks 4] [--seed 1]

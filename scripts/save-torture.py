@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Repeats scenario 9 of research/reliability.md: kill a job at random
+"""Repeats scenario 9 of docs/reliability.md: kill a job at random
 points while it writes checkpoints, many times, and count the runs where
 what is left would load wrong data without saying so.
 

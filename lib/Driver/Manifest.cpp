@@ -5,6 +5,7 @@
 #include "dialects/Loom/IR/LoomOps.h"
 
 #include "loom/Version.h"
+#include "loom/runtime/ManifestSchema.h"
 #include "loom/runtime/abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,6 +26,7 @@ using namespace mlir::loom;
 using namespace mlir::loom::driver;
 
 namespace json = llvm::json;
+namespace key = ::loom::manifest;
 
 static std::string dtypeName(Type t) {
   if (t.isF32())
@@ -38,17 +40,26 @@ static std::string dtypeName(Type t) {
   return "unsupported";
 }
 
-static json::Object tensorJson(StringRef name, ShapedType t) {
+static json::Array shapeJson(ShapedType t) {
   json::Array shape;
   for (int64_t d : t.getShape())
     shape.push_back(d);
-  return json::Object{{"name", name.str()},
-                      {"shape", std::move(shape)},
-                      {"dtype", dtypeName(t.getElementType())}};
+  return shape;
+}
+
+static json::Object tensorJson(StringRef name, ShapedType t) {
+  return json::Object{{key::tensor::name, name.str()},
+                      {key::tensor::shape, shapeJson(t)},
+                      {key::tensor::dtype, dtypeName(t.getElementType())}};
+}
+
+static json::Object initJson(StringRef kind, double scale) {
+  return json::Object{{key::init::kind, kind.str()}, {key::init::scale, scale}};
 }
 
 /// The string, integer and float entries of `dict`, as JSON fields of
-/// `into` (the IR's record of the task and of the optimizer).
+/// `into` (the IR's record of the task and of the optimizer, whose names
+/// are the manifest's: ManifestSchema.def lists them).
 static void addScalars(DictionaryAttr dict, json::Object &into) {
   for (NamedAttribute field : dict) {
     if (auto f = dyn_cast<FloatAttr>(field.getValue()))
@@ -60,47 +71,29 @@ static void addScalars(DictionaryAttr dict, json::Object &into) {
   }
 }
 
-LogicalResult ManifestBuilder::addModel(ModuleOp train,
-                                        const CompileOptions &options) {
-  manifest["format_version"] = LOOM_ABI_VERSION;
-  manifest["generator"] = "loomc";
-  manifest["generator_version"] = LOOM_VERSION_STRING;
-  manifest["library"] = "model.so";
-  manifest["dtype"] = options.dtype;
-  json::Object model{
-      {"kind", options.modelSpec.empty()
-                   ? "custom"
-                   : StringRef(options.modelSpec).split(':').first.str()}};
-  model["spec"] =
-      options.modelSpec.empty() ? options.inputFile : options.modelSpec;
-  manifest["model"] = std::move(model);
+static json::Object meshJson(comm::MeshOp mesh) {
+  json::Array axes, shape;
+  for (Attribute a : mesh.getAxes())
+    axes.push_back(cast<StringAttr>(a).str());
+  for (int64_t d : mesh.getShape())
+    shape.push_back(d);
+  return json::Object{{key::mesh::axes, std::move(axes)},
+                      {key::mesh::shape, std::move(shape)}};
+}
 
-  json::Object task{{"kind", "none"}};
-  if (auto t = train->getAttrOfType<DictionaryAttr>("loom.task"))
-    addScalars(t, task);
-  manifest["task"] = std::move(task);
-
-  for (auto mesh : train.getOps<comm::MeshOp>()) {
-    json::Array axes, shape;
-    for (Attribute a : mesh.getAxes())
-      axes.push_back(cast<StringAttr>(a).str());
-    for (int64_t d : mesh.getShape())
-      shape.push_back(d);
-    manifest["mesh"] =
-        json::Object{{"axes", std::move(axes)}, {"shape", std::move(shape)}};
-  }
-
+static json::Array paramsJson(ModuleOp train) {
   json::Array params;
   for (ParamOp p : train.getOps<ParamOp>()) {
     json::Object o = tensorJson(p.getSymName(), p.getTensorType());
     double scale = p.getScale() ? p.getScale()->convertToDouble() : 0.0;
-    o["init"] = json::Object{{"kind", stringifyInitKind(p.getInit()).str()},
-                             {"scale", scale}};
-    o["weight_decay"] = !p.getNoWeightDecay();
+    o[key::tensor::init] = initJson(stringifyInitKind(p.getInit()), scale);
+    o[key::tensor::weight_decay] = !p.getNoWeightDecay();
     params.push_back(std::move(o));
   }
-  manifest["params"] = std::move(params);
+  return params;
+}
 
+static json::Array inputsJson(ModuleOp train) {
   json::Array inputs;
   if (auto loss = train.lookupSymbol<func::FuncOp>("loss"))
     for (auto [i, t] : llvm::enumerate(loss.getArgumentTypes())) {
@@ -117,15 +110,55 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
         inputs.push_back(tensorJson(
             outer.getArgAttrOfType<StringAttr>(i, kInputAttr).getValue(),
             cast<ShapedType>(t)));
-  manifest["inputs"] = std::move(inputs);
+  return inputs;
+}
 
-  // As --loom-add-optimizer recorded it: a training step given as IR was
-  // built with its own optimizer, whatever loomc's flags say.
-  if (auto opt = train->getAttrOfType<DictionaryAttr>(kOptimizerAttr)) {
-    json::Object optimizer;
-    addScalars(opt, optimizer);
-    manifest["optimizer"] = std::move(optimizer);
+/// CO2's schedule, which the runtime runs (docs/co2.md), from the IR's
+/// loom.co2, whose names are the manifest's.
+static FailureOr<json::Object> co2Json(ModuleOp train, DictionaryAttr co2) {
+  auto integer = [&](const char *name) {
+    return cast<IntegerAttr>(co2.get(name)).getInt();
+  };
+  auto number = [&](const char *name) {
+    return cast<FloatAttr>(co2.get(name)).getValueAsDouble();
+  };
+  json::Object out{
+      {key::co2::local_steps, integer(key::co2::local_steps)},
+      {key::co2::outer_lr, number(key::co2::outer_lr)},
+      {key::co2::outer_momentum, number(key::co2::outer_momentum)},
+      {key::co2::gap_penalty, number(key::co2::gap_penalty)},
+      {key::co2::clip, number(key::co2::clip)},
+      {key::co2::ranks, integer(key::co2::ranks)},
+      {key::co2::local_steps_reason,
+       cast<StringAttr>(co2.get(key::co2::local_steps_reason)).str()}};
+  auto sharded = co2.getAs<BoolAttr>(key::co2::sharded);
+  if (!sharded || !sharded.getValue())
+    return out;
+  out[key::co2::sharded] = true;
+  out[key::co2::shard_elements] = integer(key::co2::shard_elements);
+  json::Array names;
+  for (Attribute name : cast<ArrayAttr>(co2.get(key::co2::params)))
+    names.push_back(cast<StringAttr>(name).str());
+  out[key::co2::params] = std::move(names);
+  // As --loom-co2 decided it; the runtime checks and follows it.
+  auto slices = co2.getAs<ArrayAttr>(key::co2::layout);
+  if (!slices)
+    return train.emitError("loom.co2 of a sharded CO2 step has no layout (IR "
+                           "from an older loomc: compile the model again)");
+  json::Array layout;
+  for (Attribute slice : slices) {
+    auto dict = cast<DictionaryAttr>(slice);
+    json::Object shard;
+    for (const char *name : {key::co2_shard::offset, key::co2_shard::elements})
+      shard[name] = cast<IntegerAttr>(dict.get(name)).getInt();
+    layout.push_back(std::move(shard));
   }
+  out[key::co2::layout] = std::move(layout);
+  return out;
+}
+
+/// What the compiler assumed about the machine (docs/artifact.md).
+static json::Object costModelJson(const CompileOptions &options) {
   // Rounded to 9 digits: the unit conversions would print 50 us as
   // 49.999999999999993.
   auto tidy = [](double v) {
@@ -133,49 +166,64 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
     std::snprintf(text, sizeof(text), "%.9g", v);
     return std::strtod(text, nullptr);
   };
-  // CO2's schedule, which the runtime runs (docs/co2.md).
-  if (auto co2 = train->getAttrOfType<DictionaryAttr>("loom.co2")) {
-    auto f = [&](StringRef key) {
-      return cast<FloatAttr>(co2.get(key)).getValueAsDouble();
-    };
-    manifest["co2"] = json::Object{
-        {"local_steps", cast<IntegerAttr>(co2.get("local_steps")).getInt()},
-        {"outer_lr", f("outer_lr")},
-        {"outer_momentum", f("outer_momentum")},
-        {"gap_penalty", f("gap_penalty")},
-        {"clip", f("clip")},
-        {"ranks", cast<IntegerAttr>(co2.get("ranks")).getInt()},
-        {"local_steps_reason",
-         cast<StringAttr>(co2.get("local_steps_reason")).str()}};
-    if (auto sharded = co2.getAs<BoolAttr>("sharded");
-        sharded && sharded.getValue()) {
-      json::Object &out = *manifest["co2"].getAsObject();
-      out["sharded"] = true;
-      out["shard_elements"] =
-          cast<IntegerAttr>(co2.get("shard_elements")).getInt();
-      json::Array names;
-      for (Attribute name : cast<ArrayAttr>(co2.get("params")))
-        names.push_back(cast<StringAttr>(name).str());
-      out["params"] = std::move(names);
-    }
+  const MachineModel &machine = options.machine;
+  return json::Object{
+      {key::cost_model::link_gbps, tidy(machine.linkBytesPerSecond * 8 / 1e9)},
+      {key::cost_model::link_latency_us,
+       tidy(machine.linkLatencySeconds * 1e6)},
+      {key::cost_model::gflops, tidy(machine.flopsPerSecond / 1e9)},
+      {key::cost_model::comm_cpu_fraction, tidy(machine.commCpuFraction)},
+      {key::cost_model::calibration_file, options.calibrationFile},
+      {key::cost_model::link, options.linkSpec},
+      {key::cost_model::bucket_mib, options.overlap
+                                        ? json::Value(tidy(options.bucketMiB))
+                                        : json::Value(nullptr)}};
+}
+
+LogicalResult ManifestBuilder::addModel(ModuleOp train,
+                                        const CompileOptions &options) {
+  manifest[key::root::format_version] = LOOM_ABI_VERSION;
+  manifest[key::root::generator] = "loomc";
+  manifest[key::root::generator_version] = LOOM_VERSION_STRING;
+  manifest[key::root::library] = "model.so";
+  manifest[key::root::dtype] = options.dtype;
+  StringRef spec = options.modelSpec;
+  manifest[key::root::model] = json::Object{
+      {key::model::kind, spec.empty() ? "custom" : spec.split(':').first.str()},
+      {key::model::spec, spec.empty() ? options.inputFile : spec.str()}};
+
+  json::Object task{{key::task::kind, "none"}};
+  if (auto t = train->getAttrOfType<DictionaryAttr>("loom.task"))
+    addScalars(t, task);
+  manifest[key::root::task] = std::move(task);
+  for (auto mesh : train.getOps<comm::MeshOp>())
+    manifest[key::root::mesh] = meshJson(mesh);
+  manifest[key::root::params] = paramsJson(train);
+  manifest[key::root::inputs] = inputsJson(train);
+
+  // As --loom-add-optimizer recorded it: a training step given as IR was
+  // built with its own optimizer, whatever loomc's flags say.
+  if (auto opt = train->getAttrOfType<DictionaryAttr>(kOptimizerAttr)) {
+    json::Object optimizer;
+    addScalars(opt, optimizer);
+    manifest[key::root::optimizer] = std::move(optimizer);
   }
-  manifest["cost_model"] = json::Object{
-      {"link_gbps", tidy(options.machine.linkBytesPerSecond * 8 / 1e9)},
-      {"link_latency_us", tidy(options.machine.linkLatencySeconds * 1e6)},
-      {"gflops", tidy(options.machine.flopsPerSecond / 1e9)},
-      {"comm_cpu_fraction", tidy(options.machine.commCpuFraction)},
-      {"calibration_file", options.calibrationFile},
-      {"link", options.linkSpec},
-      {"bucket_mib", options.overlap ? json::Value(tidy(options.bucketMiB))
-                                     : json::Value(nullptr)}};
-  manifest["compile_options"] =
-      json::Object{{"command_line", options.commandLine},
-                   {"target", options.target},
-                   {"precision", options.precision}};
+  if (auto co2 = train->getAttrOfType<DictionaryAttr>("loom.co2")) {
+    FailureOr<json::Object> out = co2Json(train, co2);
+    if (failed(out))
+      return failure();
+    manifest[key::root::co2] = std::move(*out);
+  }
+  manifest[key::root::cost_model] = costModelJson(options);
+  manifest[key::root::compile_options] =
+      json::Object{{key::compile_options::command_line, options.commandLine},
+                   {key::compile_options::target, options.target},
+                   {key::compile_options::precision, options.precision}};
   // What the runtime must run it on (docs/artifact.md).
-  manifest["target"] = options.target;
+  manifest[key::root::target] = options.target;
   if (options.target == "cuda")
-    manifest["cuda"] = json::Object{{"chip", options.cudaChip}};
+    manifest[key::root::cuda] =
+        json::Object{{key::cuda::chip, options.cudaChip}};
   return success();
 }
 
@@ -183,9 +231,9 @@ LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
   json::Object entries;
   json::Array state;
   llvm::StringSet<> seenState, paramNames;
-  if (const json::Array *params = manifest.getArray("params"))
+  if (const json::Array *params = manifest.getArray(key::root::params))
     for (const json::Value &p : *params)
-      if (auto name = p.getAsObject()->getString("name"))
+      if (auto name = p.getAsObject()->getString(key::tensor::name))
         paramNames.insert(*name);
   for (auto fn : lowered.getOps<func::FuncOp>()) {
     auto entry = fn->getAttrOfType<StringAttr>(kEntryAttr);
@@ -197,25 +245,28 @@ LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
       auto dict = cast<DictionaryAttr>(attr);
       StringRef role = dict.getAs<StringAttr>("role").getValue();
       StringRef name = dict.getAs<StringAttr>("name").getValue();
-      json::Object o = tensorJson(name, cast<ShapedType>(type));
-      o["role"] = role.str();
-      if (role == "state" && seenState.insert(name).second) {
-        json::Object s = tensorJson(name, cast<ShapedType>(type));
-        // Optimizer state belongs to a parameter; CO2's sharded outer
-        // state (co2.shard.*) to a slice of all of them.
-        if (StringRef owner = name.rsplit('.').first; paramNames.count(owner))
-          s["param"] = owner.str();
-        s["init"] = json::Object{{"kind", "zeros"}, {"scale", 0.0}};
-        state.push_back(std::move(s));
-      }
-      args.push_back(std::move(o));
+      auto shaped = cast<ShapedType>(type);
+      args.push_back(
+          json::Object{{key::arg::role, role.str()},
+                       {key::arg::name, name.str()},
+                       {key::arg::shape, shapeJson(shaped)},
+                       {key::arg::dtype, dtypeName(shaped.getElementType())}});
+      if (role != "state" || !seenState.insert(name).second)
+        continue;
+      json::Object s = tensorJson(name, shaped);
+      // Optimizer state belongs to a parameter; CO2's sharded outer state
+      // (co2.shard.*) to a slice of all of them.
+      if (StringRef owner = name.rsplit('.').first; paramNames.count(owner))
+        s[key::tensor::param] = owner.str();
+      s[key::tensor::init] = initJson("zeros", 0.0);
+      state.push_back(std::move(s));
     }
     entries[entry.str()] =
-        json::Object{{"symbol", ("loom_" + entry.getValue()).str()},
-                     {"args", std::move(args)}};
+        json::Object{{key::entry::symbol, ("loom_" + entry.getValue()).str()},
+                     {key::entry::args, std::move(args)}};
   }
-  manifest["entries"] = std::move(entries);
-  manifest["state"] = std::move(state);
+  manifest[key::root::entries] = std::move(entries);
+  manifest[key::root::state] = std::move(state);
   return success();
 }
 
@@ -234,7 +285,7 @@ LogicalResult ManifestBuilder::write(StringRef dir) {
   }
   std::array<uint8_t, 32> digest =
       llvm::SHA256::hash(llvm::arrayRefFromStringRef((*bytes)->getBuffer()));
-  manifest["library_sha256"] = llvm::toHex(digest, /*LowerCase=*/true);
+  manifest[key::root::library_sha256] = llvm::toHex(digest, /*LowerCase=*/true);
 
   SmallString<256> path(dir);
   llvm::sys::path::append(path, "manifest.json");

@@ -11,7 +11,8 @@ namespace mlir::loom::driver {
 
 /// What the runtime needs, read from the train-stage module (parameters,
 /// inputs, task) and from the module after the buffer calling convention
-/// (entry points and their arguments). Schema: docs/artifact.md.
+/// (entry points and their arguments). Schema: docs/artifact.md; its keys:
+/// loom/runtime/ManifestSchema.def, shared with the runtime's reader.
 struct ManifestBuilder {
   llvm::json::Object manifest;
 

@@ -15,6 +15,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
 
+#include <algorithm>
 #include <cmath>
 
 #define DEBUG_TYPE "loom-co2"
@@ -76,10 +77,9 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
 
     // The parameters the inner step trains, in its order.
     SmallVector<ParamOp> trained;
-    for (Operation &op : step.getBody().front())
-      if (isa<AdamWOp, SGDOp>(op))
-        trained.push_back(module.lookupSymbol<ParamOp>(
-            op.getAttrOfType<FlatSymbolRefAttr>("param").getAttr()));
+    for (auto opt : step.getBody().front().getOps<OptimizerOpInterface>())
+      if (FlatSymbolRefAttr param = opt.getUpdatedParam())
+        trained.push_back(module.lookupSymbol<ParamOp>(param.getAttr()));
     if (trained.empty()) {
       step.emitError("--loom-co2: @train_step updates no parameter");
       return signalPassFailure();
@@ -92,17 +92,16 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
     OpBuilder b(module.getContext());
     SmallVector<NamedAttribute> shardInfo;
     if (sharded) {
-      FailureOr<int64_t> shardElements =
+      FailureOr<SmallVector<NamedAttribute>> shards =
           buildOuterShard(module, step, trained, ranks);
-      if (failed(shardElements))
+      if (failed(shards))
         return signalPassFailure();
       SmallVector<Attribute> names;
       for (ParamOp p : trained)
         names.push_back(b.getStringAttr(p.getSymName()));
-      shardInfo = {
-          b.getNamedAttr("sharded", b.getBoolAttr(true)),
-          b.getNamedAttr("shard_elements", b.getI64IntegerAttr(*shardElements)),
-          b.getNamedAttr("params", b.getArrayAttr(names))};
+      shardInfo = {b.getNamedAttr("sharded", b.getBoolAttr(true)),
+                   b.getNamedAttr("params", b.getArrayAttr(names))};
+      shardInfo.append(shards->begin(), shards->end());
     } else {
       buildOuterStep(module, step, trained);
     }
@@ -195,9 +194,11 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
 
   /// @outer_shard(co2.round, co2.shard_mean) -> co2.shard_out: the outer
   /// step of this rank's slice of shard_elements elements
-  /// (loom.co2_outer_shard, state co2.shard.co2_*). Returns shard_elements.
-  FailureOr<int64_t> buildOuterShard(ModuleOp module, func::FuncOp step,
-                                     ArrayRef<ParamOp> trained, int64_t ranks) {
+  /// (loom.co2_outer_shard, state co2.shard.co2_*). Returns loom.co2's
+  /// shard_elements and layout.
+  FailureOr<SmallVector<NamedAttribute>>
+  buildOuterShard(ModuleOp module, func::FuncOp step, ArrayRef<ParamOp> trained,
+                  int64_t ranks) {
     Type elementType =
         ParamOp(trained.front()).getTensorType().getElementType();
     int64_t elements = 0;
@@ -231,7 +232,27 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
         b.getF64FloatAttr(outerMomentum), b.getF64FloatAttr(gapPenalty),
         b.getF64FloatAttr(clip));
     func::ReturnOp::create(b, loc, update.getResult());
-    return shard;
+    return SmallVector<NamedAttribute>{
+        b.getNamedAttr("shard_elements", b.getI64IntegerAttr(shard)),
+        b.getNamedAttr("layout", shardLayout(b, elements, shard, ranks))};
+  }
+
+  /// Which slice of the flattened parameters each rank keeps the outer
+  /// state of, for the runtime to follow (manifest co2.layout): rank r's
+  /// shard starts at r x `shard` (the reduce-scatter and all-gather move
+  /// equal shards) and holds up to `shard` parameter elements; the loss
+  /// slot follows the last of them, then zero padding.
+  static ArrayAttr shardLayout(Builder &b, int64_t elements, int64_t shard,
+                               int64_t ranks) {
+    SmallVector<Attribute> slices;
+    for (int64_t r = 0; r < ranks; ++r) {
+      int64_t offset = r * shard;
+      int64_t held = std::clamp<int64_t>(elements - offset, 0, shard);
+      slices.push_back(b.getDictionaryAttr(
+          {b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
+           b.getNamedAttr("elements", b.getI64IntegerAttr(held))}));
+    }
+    return b.getArrayAttr(slices);
   }
 
   /// @outer_step(round, co2.mean:<p>...) { loom.co2_outer per parameter }.

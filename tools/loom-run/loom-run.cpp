@@ -1,8 +1,8 @@
 //===- loom-run.cpp - Train a compiled Loom artifact ------------*- C++ -*-===//
 //
-// Thin main: parses flags into TrainOptions and hands them to the runtime's
-// Trainer, or with --calibrate measures the machine for loomc's cost model
-// (Calibrate.h) instead; either mode runs in one of three roles:
+// Thin main: takes the flags (CommandLine.h) and hands their TrainOptions to
+// the runtime's Trainer, or with --calibrate measures the machine for loomc's
+// cost model (Calibrate.h) instead; either mode runs in one of three roles:
 //   - alone (no launcher in the environment, no --ranks): one process;
 //   - launcher (--ranks N, N > 1): checks what it can, then runs mpiexec on
 //     itself without --ranks and reports how the job ended;
@@ -17,15 +17,13 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Help.h"
+#include "CommandLine.h"
 
-#include "loom/Version.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Blas.h"
 #include "loom/runtime/Calibrate.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
-#include "loom/runtime/Data.h"
 #include "loom/runtime/Flags.h"
 #include "loom/runtime/HangReport.h"
 #include "loom/runtime/Launcher.h"
@@ -39,233 +37,12 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
-#include <optional>
 #include <unistd.h>
 
 using namespace loom::rt;
+using loom::run::Command;
 
 namespace {
-
-/// The most --threads a rank takes (OpenBLAS's own limit, which it applies
-/// silently, is lower on most builds: a warning says so).
-constexpr int64_t kMaxThreads = 1024;
-
-struct Command {
-  TrainOptions options;
-  std::string artifactDir;
-  /// --calibrate FILE; "" when training.
-  std::string calibratePath;
-  /// --hang-report DIR; "" when training.
-  std::string hangReportDir;
-  /// --eval: evaluate the loss instead of training.
-  bool eval = false;
-  /// Training-only flags given (refused with --eval).
-  std::vector<std::string> trainOnly;
-  int64_t threads = 1;
-  int64_t ranks = 0; // 0: not given
-  int64_t maxRestarts = 0;
-  /// --stop-timeout: seconds the launcher's ranks have to stop on request.
-  double stopTimeout = 120;
-  bool stopTimeoutGiven = false;
-  /// --device; empty: the artifact's target.
-  std::optional<Target> device;
-  double collectiveTimeout = 60;
-  bool checkCollectives = false;
-  /// argv without --ranks and its value, for the ranks the launcher starts.
-  std::vector<std::string> rankArgs;
-};
-
-Command parse(int argc, char **argv) {
-  Command command;
-  TrainOptions &options = command.options;
-  std::string value;
-  bool stepsGiven = false;
-  // The first training-only flag seen, which --calibrate refuses.
-  std::string trainingFlag;
-  // The first argument other than --hang-report, which it refuses.
-  std::string otherArgument;
-  ArgCursor args(argc, argv);
-  while (!args.done()) {
-    const size_t start = args.consumed();
-    if (args.flag("-h") || args.flag("--help")) {
-      std::cout << loom::run::kHelp;
-      std::exit(0);
-    }
-    if (args.flag("--version")) {
-      std::cout << "loom-run: " LOOM_VERSION_STRING "\n";
-      std::exit(0);
-    }
-    if (args.value("--ranks", value)) {
-      // The ranks run the same command without it.
-      command.ranks = parseIntFlag("--ranks", value, 1);
-      continue;
-    }
-    if (args.value("--max-restarts", value)) {
-      // The launcher's alone, like --ranks.
-      command.maxRestarts = parseIntFlag("--max-restarts", value, 0);
-      continue;
-    }
-    if (args.value("--stop-timeout", value)) {
-      command.stopTimeout =
-          parsePositiveFlag("--stop-timeout", value, /*allowZero=*/true);
-      // The timer takes whole seconds in a time_t; 0 already means none.
-      if (command.stopTimeout > 1e6)
-        throw UsageError("--stop-timeout: expected at most 1000000 seconds "
-                         "(0: no limit), got " +
-                         value);
-      command.stopTimeoutGiven = true;
-      continue;
-    }
-    const std::string arg = args.current();
-    if (args.value("--hang-report", value)) {
-      if (value.empty())
-        throw UsageError("--hang-report: expected a DIR of flight records");
-      command.hangReportDir = value;
-    } else if (args.value("--calibrate", value)) {
-      if (value.empty())
-        throw UsageError("--calibrate: expected a FILE to write");
-      command.calibratePath = value;
-    } else if (args.flag("--eval")) {
-      command.eval = true;
-    } else if (args.value("--eval-data", value)) {
-      if (std::string problem = dataSpecProblem(value); !problem.empty())
-        throw UsageError("--eval-data: " + problem);
-      options.evalData = value;
-    } else if (args.value("--eval-every", value)) {
-      options.evalEvery = parseIntFlag("--eval-every", value, 1);
-    } else if (args.value("--eval-batches", value)) {
-      options.evalBatches = parseIntFlag("--eval-batches", value, 1);
-    } else if (args.value("--steps", value)) {
-      options.steps = parseIntFlag("--steps", value, 0);
-      stepsGiven = true;
-    } else if (args.value("--data", value)) {
-      // Its form is the command line's (exit status 2); a file it names
-      // that cannot be read is bad input (1), found when it is opened.
-      if (std::string problem = dataSpecProblem(value); !problem.empty())
-        throw UsageError(problem);
-      options.data = value;
-    } else if (args.flag("--shuffle")) {
-      options.shuffle = true;
-    } else if (args.value("--seed", value)) {
-      options.seed = parseSeedFlag("--seed", value);
-      options.seedGiven = true;
-    } else if (args.value("--device", value)) {
-      command.device = parseTargetName(value);
-      if (!command.device)
-        throw UsageError("--device: expected cpu or cuda, got '" + value + "'");
-    } else if (args.value("--threads", value)) {
-      command.threads = parseIntFlag("--threads", value, 1);
-      // OpenBLAS allocates per thread; no machine has this many cores.
-      if (command.threads > kMaxThreads)
-        throw UsageError("--threads: expected at most " +
-                         std::to_string(kMaxThreads) +
-                         " BLAS threads per rank, got " + value);
-    } else if (args.value("--log-every", value)) {
-      options.logEvery = parseIntFlag("--log-every", value, 0);
-    } else if (args.value("--metrics", value)) {
-      options.metricsPath = value;
-    } else if (args.value("--trace", value)) {
-      options.tracePath = value;
-    } else if (args.value("--load", value)) {
-      options.loadPath = value;
-    } else if (args.value("--save", value)) {
-      options.savePath = value;
-    } else if (args.flag("--save-async")) {
-      options.saveAsync = true;
-    } else if (args.value("--save-every", value)) {
-      options.saveEvery = parseIntFlag("--save-every", value, 1);
-    } else if (args.flag("--check-collectives")) {
-      command.checkCollectives = true;
-    } else if (args.value("--collective-timeout", value)) {
-      command.collectiveTimeout =
-          parsePositiveFlag("--collective-timeout", value, /*allowZero=*/true);
-    } else if (args.current().size() > 1 && args.current()[0] == '-') {
-      throw UsageError("unknown option '" + args.current() + "'");
-    } else if (command.artifactDir.empty()) {
-      command.artifactDir = args.take();
-    } else {
-      throw UsageError("unexpected argument '" + args.current() +
-                       "' (only one ARTIFACT_DIR)");
-    }
-    const std::string name = arg.substr(0, arg.find('='));
-    if (otherArgument.empty() && name != "--hang-report")
-      otherArgument = arg;
-    for (const char *only :
-         {"--save", "--save-every", "--save-async", "--shuffle", "--trace",
-          "--eval-data", "--eval-every"})
-      if (name == only)
-        command.trainOnly.push_back(name);
-    if (trainingFlag.empty() && name.rfind("--", 0) == 0 &&
-        name != "--calibrate" && name != "--threads" &&
-        name != "--collective-timeout" && name != "--check-collectives")
-      trainingFlag = name;
-    command.rankArgs.insert(command.rankArgs.end(), argv + 1 + start,
-                            argv + 1 + args.consumed());
-  }
-  if (command.maxRestarts > 0) {
-    if (command.ranks < 2)
-      throw UsageError("--max-restarts needs --ranks N (N > 1): the launcher "
-                       "it starts restarts the job (under mpirun or srun, "
-                       "use their restart options)");
-    if (!command.calibratePath.empty() || command.eval)
-      throw UsageError("--max-restarts is for training");
-    if (options.savePath.empty())
-      throw UsageError("--max-restarts needs --save PATH (and --save-every "
-                       "K): a restart resumes from the job's last "
-                       "checkpoint");
-  }
-  if (command.stopTimeoutGiven && command.ranks < 2)
-    throw UsageError("--stop-timeout needs --ranks N (N > 1): it is how long "
-                     "the launcher waits for its ranks to stop on request "
-                     "(alone, a second Ctrl-C stops at once)");
-  if (command.stopTimeoutGiven &&
-      (!command.calibratePath.empty() || command.eval))
-    throw UsageError("--stop-timeout is for training");
-  if (!command.hangReportDir.empty()) {
-    if (!otherArgument.empty())
-      throw UsageError("--hang-report DIR takes no other arguments (got '" +
-                       otherArgument + "')");
-    return command;
-  }
-  if (!command.calibratePath.empty()) {
-    const char *separate =
-        " are separate modes: calibrate first (loom-run --calibrate FILE), "
-        "compile with loomc --calibration=FILE, then train (loom-run "
-        "ARTIFACT_DIR --steps N)";
-    if (!command.artifactDir.empty())
-      throw UsageError("--calibrate and ARTIFACT_DIR" + std::string(separate));
-    if (stepsGiven)
-      throw UsageError("--calibrate and --steps" + std::string(separate));
-    if (!trainingFlag.empty())
-      throw UsageError("--calibrate takes no " + trainingFlag +
-                       " (a training option); only --ranks, --threads, "
-                       "--collective-timeout and --check-collectives apply "
-                       "to it");
-    return command;
-  }
-  if (command.artifactDir.empty())
-    throw UsageError("missing ARTIFACT_DIR");
-  if (command.eval) {
-    if (stepsGiven)
-      throw UsageError("--eval runs no steps; use --eval-batches N for how "
-                       "many batches to evaluate");
-    if (!command.trainOnly.empty())
-      throw UsageError("--eval takes no " + command.trainOnly.front() +
-                       " (a training option)");
-    return command;
-  }
-  if (options.evalBatches > 0 && options.evalData.empty())
-    throw UsageError("--eval-batches needs --eval or --eval-data");
-  if (options.evalEvery > 0 && options.evalData.empty())
-    throw UsageError("--eval-every needs --eval-data SRC");
-  if (!stepsGiven)
-    throw UsageError("missing --steps N");
-  if (options.saveEvery > 0 && options.savePath.empty())
-    throw UsageError("--save-every needs --save PATH");
-  if (options.saveAsync && options.savePath.empty())
-    throw UsageError("--save-async needs --save PATH");
-  return command;
-}
 
 /// The path of this executable, for the ranks the launcher starts.
 std::string selfPath(const char *argv0) {
@@ -458,7 +235,7 @@ int hangReport(const std::string &dir) {
 int main(int argc, char **argv) {
   setToolName("loom-run");
   try {
-    Command command = parse(argc, argv);
+    Command command = loom::run::parseCommandLine(argc, argv);
     JobInfo job = detectJob();
     if (!job.underLauncher() && command.ranks > 1)
       return launch(command, argv[0]);

@@ -8,6 +8,7 @@
 #define LOOM_CO2_OPS_TD
 
 def Loom_CO2OuterOp : Loom_Op<"co2_outer", [
+    DeclareOpInterfaceMethods<Loom_OptimizerOpInterface>,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemRead<Loom_ParamResource>, MemWrite<Loom_ParamResource>]>]> {
   let summary = "One CO2 outer step of a parameter (local updating, stale "
@@ -58,6 +59,7 @@ def Loom_CO2OuterOp : Loom_Op<"co2_outer", [
 }
 
 def Loom_CO2OuterShardOp : Loom_Op<"co2_outer_shard", [
+    DeclareOpInterfaceMethods<Loom_OptimizerOpInterface>,
     AllTypesMatch<["mean", "new_x"]>,
     MemoryEffects<[MemRead<Loom_ParamResource>, MemWrite<Loom_ParamResource>]>]> {
   let summary = "CO2's outer step on one rank's slice of the flattened "

@@ -550,6 +550,7 @@ def Loom_LrScheduleOp : Loom_Op<"lr_schedule", [Pure]> {
 }
 
 def Loom_AdamWOp : Loom_Op<"adamw", [
+    DeclareOpInterfaceMethods<Loom_OptimizerOpInterface>,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemRead<Loom_ParamResource>, MemWrite<Loom_ParamResource>]>]> {
   let summary = "One AdamW update of a parameter and its moment estimates.";
@@ -587,6 +588,7 @@ def Loom_AdamWOp : Loom_Op<"adamw", [
 }
 
 def Loom_SGDOp : Loom_Op<"sgd", [
+    DeclareOpInterfaceMethods<Loom_OptimizerOpInterface>,
     DeclareOpInterfaceMethods<SymbolUserOpInterface>,
     MemoryEffects<[MemRead<Loom_ParamResource>, MemWrite<Loom_ParamResource>]>]> {
   let summary = "One SGD-with-momentum update of a parameter.";

@@ -9,7 +9,7 @@
 // launcher each rank has its own command line and, on several hosts, its
 // own copy of the artifact, and a stale copy or a different --steps would
 // otherwise show up as a hang or, worse, as a run that completes with wrong
-// data (scenario 3 of research/reliability.md).
+// data (scenario 3 of docs/reliability.md).
 //
 //===----------------------------------------------------------------------===//
 

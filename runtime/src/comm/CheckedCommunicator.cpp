@@ -10,7 +10,7 @@
 #include "CheckedCommunicator.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Error.h"
-#include "loom/runtime/HangReport.h"
+#include "loom/runtime/FlightRecord.h"
 
 #include <chrono>
 #include <cstdlib>

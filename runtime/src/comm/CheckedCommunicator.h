@@ -2,7 +2,7 @@
 //-*-===//
 //
 // Internal to the runtime. `loom-run --check-collectives`, the debug mode of
-// research/reliability.md scenario 3: before each collective the ranks
+// docs/reliability.md scenario 3: before each collective the ranks
 // gather its description (its number, kind, element count, dtype, and
 // reduction or root) and, where the descriptions differ, stop the job at
 // once, naming the collective and what each rank issued. Without it, ranks

@@ -31,12 +31,12 @@
 #include "loom/runtime/Collectives.h"
 #include "CommQueue.h"
 #include "ExitDeadline.h"
-#include "Export.h"
 #include "device/Device.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Trace.h"
 #include "loom/runtime/abi.h"
+#include "support/Export.h"
 
 #include <algorithm>
 #include <atomic>

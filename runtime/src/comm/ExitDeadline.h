@@ -3,7 +3,7 @@
 // Internal to the runtime. Stopping a job goes through calls that may never
 // return: MPI_Abort waits for the launcher's daemon, which may be gone or
 // unreachable, and the watchdog's flight record is a write to a file system
-// that may hang (research/reliability.md, scenarios 5 and 6). Before such a
+// that may hang (docs/reliability.md, scenarios 5 and 6). Before such a
 // step the caller arms a deadline: a thread that, unless the process has
 // ended by then, says so and exits, which a launcher sees as a failed rank.
 //

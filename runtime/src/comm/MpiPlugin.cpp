@@ -8,9 +8,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "Backends.h"
-#include "Plugin.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
+#include "support/Plugin.h"
 
 #include <cstdlib>
 #include <dlfcn.h>

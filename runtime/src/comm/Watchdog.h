@@ -27,7 +27,7 @@
 
 #include "PeerLiveness.h"
 #include "loom/runtime/DType.h"
-#include "loom/runtime/HangReport.h"
+#include "loom/runtime/FlightRecord.h"
 
 #include <atomic>
 #include <condition_variable>
@@ -56,7 +56,7 @@ public:
     double firstCheck = 3.0;
     double checkEvery = 1.0;
     /// On a timeout, with LOOM_RUN_FLIGHT_DIR set: seconds to wait after
-    /// writing this rank's flight record (HangReport.h) before `fail`, so
+    /// writing this rank's flight record (FlightRecord.h) before `fail`, so
     /// the peers that wait too can write theirs before the job stops.
     double reportGrace = 2.0;
     /// Before the record and `fail`: end the process if they do not within

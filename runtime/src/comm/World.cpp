@@ -10,6 +10,7 @@
 #include "ExitDeadline.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
+#include "loom/runtime/Flags.h"
 #include "loom/runtime/Manifest.h"
 
 #include <algorithm>
@@ -24,11 +25,9 @@ namespace {
 int firstInteger(std::initializer_list<const char *> vars) {
   for (const char *var : vars) {
     const char *value = std::getenv(var);
-    if (!value || !*value)
-      continue;
-    char *end = nullptr;
-    long number = std::strtol(value, &end, 10);
-    if (!*end && number >= 0 && number < (1 << 20))
+    int64_t number = -1;
+    if (value && parseInteger(value, number) && number >= 0 &&
+        number < (1 << 20))
       return static_cast<int>(number);
   }
   return -1;
@@ -53,10 +52,11 @@ JobInfo detectJob() {
     if (!value || !*value)
       continue;
     job.launcherVar = var;
-    char *end = nullptr;
-    long size = std::strtol(value, &end, 10);
-    job.announcedSize =
-        std::string(var) == "PMIX_RANK" || *end || size < 1 ? 0 : int(size);
+    int64_t size = 0;
+    job.announcedSize = std::string(var) == "PMIX_RANK" ||
+                                !parseInteger(value, size) || size < 1
+                            ? 0
+                            : int(size);
     break;
   }
   return job;

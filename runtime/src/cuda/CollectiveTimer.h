@@ -23,9 +23,9 @@
 #ifndef LOOM_RUNTIME_SRC_CUDA_COLLECTIVETIMER_H
 #define LOOM_RUNTIME_SRC_CUDA_COLLECTIVETIMER_H
 
-#include "Clock.h"
 #include "EventPool.h"
 #include "device/Device.h"
+#include "support/Clock.h"
 
 #include <cstdint>
 #include <deque>

@@ -10,11 +10,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaDevice.h"
-#include "Export.h"
 #include "GemmMapping.h"
 #include "KernelProfile.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Error.h"
+#include "support/Export.h"
 
 using namespace loom::rt;
 using namespace loom::rt::cuda;

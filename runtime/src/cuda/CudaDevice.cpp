@@ -9,14 +9,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaDevice.h"
-#include "Clock.h"
-#include "Export.h"
 #include "KernelProfile.h"
-#include "Plugin.h"
 #include "loom/runtime/AllocCache.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/World.h"
+#include "support/Clock.h"
+#include "support/Export.h"
+#include "support/Plugin.h"
 
 #include <algorithm>
 #include <chrono>

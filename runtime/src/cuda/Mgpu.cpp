@@ -56,10 +56,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaDevice.h"
-#include "Export.h"
 #include "KernelProfile.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Error.h"
+#include "support/Export.h"
 
 #include <climits>
 #include <cstdint>

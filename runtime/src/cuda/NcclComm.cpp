@@ -5,8 +5,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "NcclComm.h"
-#include "Clock.h"
 #include "loom/runtime/Error.h"
+#include "support/Clock.h"
 
 #include <thread>
 

@@ -6,7 +6,7 @@
 // CollectiveTimer::overdue), but they run inside those waits: a kernel that
 // never ends on a rank with nothing to poll, or a driver call that never
 // returns, would hang the rank for good and, alone on its GPU, the job
-// (research/reliability.md, scenario 6). So every wait for the GPU is
+// (docs/reliability.md, scenario 6). So every wait for the GPU is
 // registered with a monitor, a thread of its own, which stops the job when
 // one has lasted longer than a limit (LOOM_GPU_WAIT_LIMIT_S), as PyTorch's
 // heartbeat monitor does for its NCCL watchdog.
@@ -15,7 +15,7 @@
 #ifndef LOOM_RUNTIME_SRC_CUDA_WAITMONITOR_H
 #define LOOM_RUNTIME_SRC_CUDA_WAITMONITOR_H
 
-#include "Clock.h"
+#include "support/Clock.h"
 
 #include <atomic>
 #include <condition_variable>

@@ -1,6 +1,6 @@
 //===- Devices.cpp - Opening the GPU of a process ---------------*- C++ -*-===//
 //
-// Loads libLoomCuda.so (src/Plugin.h) and asks it to open this rank's GPU,
+// Loads libLoomCuda.so (support/Plugin.h) and asks it to open this rank's GPU,
 // once per process; a failure is not remembered, so a later attempt (say,
 // after a test changed LOOM_CUDA_DRIVER) tries again. Also counts the cuda
 // artifacts in use and marks the threads running their entry points, which
@@ -10,10 +10,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Device.h"
-#include "Plugin.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Target.h"
 #include "loom/runtime/World.h"
+#include "support/Plugin.h"
 
 #include <atomic>
 #include <cstdlib>

@@ -16,8 +16,8 @@
 #include "loom/runtime/Error.h"
 #include "loom/runtime/HangReport.h"
 
-#include "Plugin.h"
 #include "comm/ExitDeadline.h"
+#include "support/Plugin.h"
 
 #include <cerrno>
 #include <csignal>
@@ -118,7 +118,7 @@ bool isExecutable(const std::string &path) {
   return !path.empty() && access(path.c_str(), X_OK) == 0;
 }
 
-/// A temporary directory for the ranks' flight records (HangReport.h),
+/// A temporary directory for the ranks' flight records (FlightRecord.h),
 /// named to them in the environment, removed with its files at the end
 /// unless kept (they describe a hang).
 class FlightDir {
@@ -227,7 +227,7 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
   // The ranks of this job are on this machine and talk through shared
   // memory: none of them listens on the network (Open MPI's TCP transport
   // would on every interface), and mpiexec's own channel to them stays on
-  // the loopback interface (research/reliability.md, scenario 19). The
+  // the loopback interface (docs/reliability.md, scenario 19). The
   // user's settings win; MPICH's hydra has none of these.
   if (!isHydra(mpiexec)) {
     const bool defaults = !std::getenv("OMPI_MCA_btl") &&

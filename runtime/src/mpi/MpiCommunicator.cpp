@@ -2,7 +2,7 @@
 //
 // The MPI plugin, libLoomMpi.so: the only file that includes mpi.h, built
 // into its own library so that libLoomRuntime.so has no dependency on
-// libmpi (src/Plugin.h); src/comm/MpiPlugin.cpp loads it for multi-rank jobs
+// libmpi (support/Plugin.h); comm/MpiPlugin.cpp loads it for multi-rank jobs
 // through loom_mpi_plugin_connect at the end of this file. On the thread that
 // created the communicator, collectives are MPI's blocking ones: Open MPI's
 // tuned blocking all-reduce is about twice as fast as its non-blocking one for
@@ -31,17 +31,17 @@
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
 
-#include "Clock.h"
-#include "Export.h"
-#include "Plugin.h"
 #include "comm/Watchdog.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
+#include "loom/runtime/Flags.h"
 #include "loom/runtime/World.h"
+#include "support/Clock.h"
+#include "support/Export.h"
+#include "support/Plugin.h"
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <climits>
 #include <cstdio>
@@ -77,10 +77,8 @@ int64_t pieceBytesFromEnvironment() {
   const char *text = std::getenv("LOOM_MPI_PIECE_BYTES");
   if (!text || !*text)
     return kPieceBytes;
-  char *end = nullptr;
-  errno = 0;
-  long long value = std::strtoll(text, &end, 10);
-  if (errno != 0 || *end != '\0' || value < 0)
+  int64_t value = 0;
+  if (!parseInteger(text, value) || value < 0)
     fail("LOOM_MPI_PIECE_BYTES=%s: expected a number of bytes, 0 or more "
          "(0: whole messages)",
          text);

@@ -1,5 +1,5 @@
 """Mutation testing of loomc on model IR (reliability scenarios 15 and 17 of
-research/reliability.md): takes valid loom-dialect models, applies random
+docs/reliability.md): takes valid loom-dialect models, applies random
 textual mutations (dimensions changed consistently or alone, integer and
 float attributes set to edge values, operands swapped or replaced, ops
 renamed, deleted or duplicated, element types changed, bytes flipped) and

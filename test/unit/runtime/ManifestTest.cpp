@@ -8,6 +8,10 @@
 #include "loom/runtime/Manifest.h"
 #include "TestUtil.h"
 #include "loom/runtime/Artifact.h"
+#include "loom/runtime/ManifestSchema.h"
+#include "manifest/NotedKeys.h"
+
+#include <set>
 
 using namespace loom::rt;
 using namespace loom::rt::test;
@@ -349,4 +353,123 @@ TEST(Manifest, RejectsCO2ShardsWhoseRoundBufferOverflows) {
               {"params", {"w"}}};
   EXPECT_TRUE(rejects(
       m, {"m.json: co2.shard_elements:", "x 4 ranks", "implausibly large"}));
+}
+
+namespace {
+
+/// The softmax manifest, sharded CO2 over two ranks: W and b flatten to 36
+/// elements, the loss slot makes 37, so each rank's shard has 19.
+json shardedManifest() {
+  json m = softmaxManifest();
+  m["mesh"] = {{"axes", {"dp"}}, {"shape", {2}}};
+  m["co2"] = {{"local_steps", 2},
+              {"sharded", true},
+              {"shard_elements", 19},
+              {"params", {"W", "b"}},
+              {"layout",
+               {{{"offset", 0}, {"elements", 19}},
+                {{"offset", 19}, {"elements", 17}}}}};
+  return m;
+}
+
+} // namespace
+
+TEST(Manifest, ParsesTheCO2ShardLayout) {
+  Manifest m = parseManifest(shardedManifest().dump(), "m.json");
+  ASSERT_EQ(m.co2.layout.size(), 2u);
+  EXPECT_EQ(m.co2.layout[1].offset, 19);
+  EXPECT_EQ(m.co2.layout[1].elements, 17);
+  EXPECT_EQ(m.co2.paramElements(), 36);
+  EXPECT_EQ(m.co2.lossSlot(), (std::pair<int, int64_t>{1, 17}));
+
+  // 38 elements and the loss slot fill rank 0 and start rank 1's shard.
+  json full = shardedManifest();
+  full["co2"]["layout"][1]["elements"] = 0;
+  m = parseManifest(full.dump(), "m.json");
+  EXPECT_EQ(m.co2.lossSlot(), (std::pair<int, int64_t>{1, 0}));
+}
+
+TEST(Manifest, RejectsInconsistentCO2ShardLayouts) {
+  json m = shardedManifest();
+  m["co2"].erase("layout");
+  EXPECT_TRUE(rejects(
+      m, {"m.json: co2.layout: missing required field", "older loomc"}));
+  m = shardedManifest();
+  m["co2"]["layout"].erase(1);
+  EXPECT_TRUE(rejects(m, {"co2.layout:", "1 slices", "mesh has 2 ranks"}));
+  m = shardedManifest();
+  m["co2"]["layout"][1]["offset"] = 17;
+  EXPECT_TRUE(
+      rejects(m, {"co2.layout[1].offset:", "expected 1 x "
+                                           "co2.shard_elements = 19, got 17"}));
+  m = shardedManifest();
+  m["co2"]["layout"][1]["elements"] = 20;
+  EXPECT_TRUE(rejects(m, {"co2.layout[1].elements:", "more than"}));
+  m = shardedManifest();
+  m["co2"]["layout"][0]["elements"] = 18;
+  EXPECT_TRUE(rejects(m, {"co2.layout[1].elements:", "must be empty"}));
+  m = shardedManifest();
+  m["co2"]["layout"][1]["elements"] = 19;
+  EXPECT_TRUE(rejects(m, {"co2.layout:", "no room for the loss slot"}));
+  m = shardedManifest();
+  m["co2"]["layout"][0].erase("offset");
+  EXPECT_TRUE(rejects(m, {"co2.layout[0].offset: missing required field"}));
+  m = shardedManifest();
+  m["co2"]["layout"][0]["elements"] = -1;
+  EXPECT_TRUE(rejects(m, {"co2.layout[0].elements:", "at least 0"}));
+}
+
+// ManifestSchema.def marks each key Read (the runtime parses it) or Info
+// (it ignores it). The parser notes every key it looks up, by the address
+// of its name in ManifestSchema.h, over manifests that between them take
+// every branch that reads a key: a key marked Read that the parser never
+// looks up, a key marked Info that it does, or a key looked up that is not
+// in the schema (a string of its own) fails here.
+namespace {
+
+constexpr bool Read = true, Info = false;
+
+struct SchemaKey {
+  const char *object;
+  const char *name;
+  bool read;
+};
+
+const SchemaKey kSchema[] = {
+#define LOOM_MANIFEST_KEY(Object, Key, Type, Use)                              \
+  {#Object, loom::manifest::Object::Key, Use},
+#include "loom/runtime/ManifestSchema.def"
+};
+
+/// What the parser looks up over manifests that have every key it reads.
+std::set<const char *> keysTheParserReads() {
+  std::set<const char *> read;
+  json cuda = shardedManifest();
+  cuda["library_sha256"] = std::string(64, 'a');
+  cuda["target"] = "cuda";
+  cuda["cuda"] = {{"chip", "sm_90"}};
+  cuda["compile_options"] = {{"precision", "f32"}};
+  json none = softmaxManifest();
+  none["task"] = {{"kind", "none"}, {"batch", 16}};
+  for (const json &m : {cuda, bigramManifest(), none})
+    parseManifestNotingKeys(m.dump(), "m.json", read);
+  return read;
+}
+
+} // namespace
+
+TEST(ManifestSchema, TheRuntimeReadsExactlyTheKeysMarkedRead) {
+  std::set<const char *> read = keysTheParserReads();
+  std::set<const char *> known;
+  for (const SchemaKey &key : kSchema) {
+    known.insert(key.name);
+    EXPECT_EQ(read.count(key.name) != 0, key.read)
+        << key.object << "." << key.name << " is marked "
+        << (key.read ? "Read" : "Info") << " in ManifestSchema.def, but the "
+        << "runtime " << (key.read ? "never reads it" : "reads it");
+  }
+  for (const char *name : read)
+    EXPECT_TRUE(known.count(name))
+        << "the runtime reads \"" << name
+        << "\", which is not a name of ManifestSchema.h";
 }

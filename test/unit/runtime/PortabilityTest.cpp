@@ -1,10 +1,10 @@
 //===- PortabilityTest.cpp - What the runtime needs to start ----*- C++ -*-===//
 //
 // libLoomRuntime.so and loom-run must start on machines without MPI or any
-// NVIDIA software: those live in plugins loaded on demand (src/Plugin.h).
-// These tests read the DT_NEEDED entries of the built ELF files, as
-// `readelf -d` shows them, and check the plugins' entries too, which proves
-// that the reader sees a dependency when there is one.
+// NVIDIA software: those live in plugins loaded on demand
+// (src/support/Plugin.h). These tests read the DT_NEEDED entries of the built
+// ELF files, as `readelf -d` shows them, and check the plugins' entries too,
+// which proves that the reader sees a dependency when there is one.
 //
 //===----------------------------------------------------------------------===//
 

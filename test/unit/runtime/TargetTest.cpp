@@ -11,13 +11,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Target.h"
-#include "Plugin.h"
 #include "TestUtil.h"
 #include "comm/Backends.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Trainer.h"
 #include "loom/runtime/World.h"
+#include "support/Plugin.h"
 
 #include <cmath>
 #include <cstdlib>

@@ -1,6 +1,6 @@
 //===- BackgroundSave.h - Checkpoints written while training goes on ------===//
 //
-// `loom-run --save-async` (research/reliability.md, scenario 13). When a
+// `loom-run --save-async` (docs/reliability.md, scenario 13). When a
 // save is due the state is copied (a memcpy, tens of milliseconds for
 // hundreds of MB) and a thread of its own writes the copy as a synchronous
 // save does (temporary directory, sha256, fsync, swap), while the next

@@ -2,7 +2,17 @@
 //
 // The tools' mains stay thin: they walk argv with ArgCursor and convert
 // values with the parse* helpers, which throw UsageError with a message that
-// names the flag. Both `--flag value` and `--flag=value` are accepted.
+// names the flag. Both `--flag value` and `--flag=value` are accepted, and
+// nothing else.
+//
+// Why not absl flags (absl/flags/parse.h): absl::ParseCommandLine prints its
+// own "ERROR: ..." lines and exits with status 1 (a command-line mistake here
+// is one `loom-run: error:` line and status 2); it also accepts `-flag`,
+// `--noflag`, `--flag=false`, `--` and its own --flagfile/--fromenv/--help,
+// which would become part of loom-run's interface; and it reports no argv
+// slice per flag, which the launcher needs to pass the ranks every argument
+// but its own (--ranks, --max-restarts, --stop-timeout) as it was spelled.
+// Abseil 20220623 (Debian 12) has no ParseAbseilFlagsOnly either.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_FLAGS_H
@@ -41,6 +51,11 @@ private:
   std::vector<std::string> args;
   size_t pos = 0;
 };
+
+/// Whether `text` is a decimal integer that fits in 64 bits, spelled as
+/// strtoll reads one whole: an optional sign, leading (not trailing)
+/// whitespace allowed. Flags and environment settings read integers with it.
+bool parseInteger(const std::string &text, int64_t &value);
 
 /// An integer >= `min`; throws UsageError("--steps: expected an integer >= 0,
 /// got 'x'").

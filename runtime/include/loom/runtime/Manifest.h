@@ -1,9 +1,10 @@
 //===- Manifest.h - The parsed manifest.json of an artifact -----*- C++ -*-===//
 //
-// docs/artifact.md is the schema; this is its in-memory form. Parsing checks
-// every field the runtime relies on (types, shapes, cross references between
-// entries and the tensor lists) so that later code can trust the manifest,
-// and every error names the file and the JSON path of the offending field.
+// docs/artifact.md describes the schema and ManifestSchema.def lists its
+// keys; this is its in-memory form. Parsing checks every field the runtime
+// relies on (types, shapes, cross references between entries and the
+// tensor lists) so that later code can trust the manifest, and every error
+// names the file and the JSON path of the offending field.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_MANIFEST_H
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::rt {
@@ -89,6 +91,16 @@ struct MeshSpec {
   std::string describe() const;
 };
 
+/// Sharded CO2: the slice of the flattened parameters whose outer state
+/// one rank keeps (manifest co2.layout[rank]).
+struct CO2Shard {
+  /// Its first element, which is also where the rank's shard of the round
+  /// buffer starts: rank x shardElements.
+  int64_t offset = 0;
+  /// How many parameter elements it holds, at most shardElements.
+  int64_t elements = 0;
+};
+
 /// CO2 (manifest "co2"): every `localSteps` steps the trainer runs an outer
 /// step, fed by the mean over ranks of the parameters as they were at the
 /// previous one, which the communication thread computed meanwhile
@@ -103,6 +115,17 @@ struct CO2Spec {
   bool sharded = false;
   int64_t shardElements = 0;
   std::vector<std::string> params;
+  /// Sharded: one slice per rank of the mesh, in rank order, as loomc laid
+  /// them out. Parsing checks that they follow each other from element 0
+  /// and leave room for the loss slot; the trainer, that they cover the
+  /// parameters `params` names.
+  std::vector<CO2Shard> layout;
+
+  /// Sharded: the parameter elements the slices hold, all of them.
+  int64_t paramElements() const;
+  /// Sharded: where the round's mean loss travels, the element after the
+  /// last parameter element: its rank and its index in that rank's shard.
+  std::pair<int, int64_t> lossSlot() const;
 };
 
 /// Manifest "cuda", present exactly when the target is cuda.

@@ -22,12 +22,14 @@
 #include <iosfwd>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace loom::rt {
 
 class Artifact;
-class CO2Rounds;
 class Communicator;
+class StepObserver;
+class SyncPolicy;
 
 struct TrainOptions {
   /// Steps to run in this invocation (after a resume: this many more).
@@ -79,6 +81,7 @@ struct TrainResult {
 };
 
 class BackgroundSave;
+struct StepSync;
 
 class Trainer {
 public:
@@ -101,11 +104,36 @@ public:
 
 private:
   struct Setup;
-  /// Everything before the first step; throws Error.
+  /// Everything before the first step (the steps of it below); throws Error.
   void prepare(Setup &setup);
-  /// Saves a checkpoint; with CO2 every rank writes its own part.
-  void save(TrainerState &state, CO2Rounds *co2);
-  void savePerRank(TrainerState &state, CO2Rounds &co2);
+  void checkOptions();
+  void findOutputs(Setup &setup);
+  /// --load; returns whether the run resumes a full checkpoint.
+  bool load(Setup &setup);
+  void resumeState(Setup &setup, const LoadResult &loaded);
+  void checkStepRange(const TrainerState &state);
+  void openInputsAndOutputs(Setup &setup);
+  /// After setup, on every rank: the ranks agree on where they start.
+  void agreeOnStart(Setup &setup);
+  /// Rank 0's line before the first step.
+  void announce(const Setup &setup, int64_t firstStep, int64_t lastStep);
+  /// What watches the steps (StepObserver.h), in the order they are told.
+  std::vector<std::unique_ptr<StepObserver>>
+  makeObservers(Setup &setup, std::unique_ptr<StepObserver> trace,
+                int64_t firstStep, int64_t lastStep);
+  /// One step: the batch, train_step, the ranks' synchronisation.
+  StepRecord trainStep(Setup &setup, int64_t step, StepSync &sync,
+                       int &wantStop);
+  /// After the loop: the final lines of rank 0.
+  void report(const RunSummary &summary, const TrainerState &state,
+              bool stopping, int64_t lastStep);
+  /// Saves at --save-every and at the end (TrainerSave.cpp).
+  std::unique_ptr<StepObserver> saveObserver(TrainerState &state,
+                                             SyncPolicy &sync);
+  /// Saves a checkpoint; with a per-rank policy every rank writes its own
+  /// part.
+  void save(TrainerState &state, SyncPolicy &sync);
+  void savePerRank(TrainerState &state, SyncPolicy &sync);
   /// After rank 0 wrote a checkpoint: every rank learns whether it failed.
   void agreeAfterRootWrote(const std::string &failure);
   /// --save-async: waits for this rank's save in flight, if any, and
@@ -122,6 +150,8 @@ private:
   std::unique_ptr<Communicator> writers;
   /// --save-async: rank 0's writer, or with CO2 every rank's.
   std::unique_ptr<BackgroundSave> background;
+  /// run(): what watches the steps, made once the setup is done.
+  std::vector<std::unique_ptr<StepObserver>> observers;
 };
 
 } // namespace loom::rt

@@ -1,6 +1,6 @@
 """Cuts the network link of one host of an emulated cluster (bench/cluster.sh)
 while a job trains on it, and reports how long its ranks take to stop
-(research/reliability.md, scenario 4).
+(docs/reliability.md, scenario 4).
 
 usage: partition.py --metrics FILE --cluster CLUSTER_SH [--hosts N]
                     [--cut-host K] [--after-steps S] [--deadline D] -- COMMAND...

@@ -1,6 +1,6 @@
 """Runs a training job that saves a checkpoint every step and measures the
 resident memory, threads and open files of each of its loom-run processes
-from /proc (research/reliability.md, scenarios 13 and 5: host memory must
+from /proc (docs/reliability.md, scenarios 13 and 5: host memory must
 not grow with the number of saves, nor must threads or file descriptors).
 
 usage: rss_over_saves.py --metrics FILE [--from S] [--to T] [--max-growth F]

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Feeds byte-level mutants of one bytecode file to loom-opt and checks
-each answer (research/reliability.md, scenarios 15 and 16 for bytecode).
+each answer (docs/reliability.md, scenarios 15 and 16 for bytecode).
 
 Every mutant must give exit status 0, or 1 with at least one "error:" line;
 a signal, another status, a stack dump or a run past the time limit fails.

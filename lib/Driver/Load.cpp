@@ -1,0 +1,135 @@
+//===- Load.cpp - The context, and the module loomc compiles --------------===//
+//
+// The model comes from --model (built here, in the element type --dtype
+// names) or from a file (text, or bytecode read in a child process). A file
+// decides its own element type, and one that is already a training step
+// was made with its own train flags: both are checked against what the
+// user gave. Either way the module is verified, loom.task included, before
+// any stage runs.
+//
+//===----------------------------------------------------------------------===//
+#include "Compilation.h"
+#include "TaskCheck.h"
+
+#include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Driver/ModelZoo.h"
+#include "loom/InitAll.h"
+#include "loom/Support/IsolatedBytecode.h"
+#include "loom/Support/Nesting.h"
+
+#include "mlir/IR/Verifier.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Support/FileUtilities.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::driver;
+
+static DialectRegistry allDialects() {
+  DialectRegistry registry;
+  registerAllDialects(registry);
+  return registry;
+}
+
+CompileContext::CompileContext(const Compilation &c)
+    : ctx(allDialects()), handler(sourceMgr, &ctx, c.diagnostics) {
+  ctx.loadDialect<LoomDialect>();
+  const CompileOptions &options = c.options;
+  if (!options.printOpOnDiagnostic)
+    ctx.printOpOnDiagnostic(false);
+  // Registered last, so it sees each diagnostic first; failure() passes it
+  // on to the printer.
+  if (options.onDiagnostic)
+    ctx.getDiagEngine().registerHandler([&options](Diagnostic &diagnostic) {
+      options.onDiagnostic(diagnostic);
+      return failure();
+    });
+}
+
+/// The --model, with parameters of the type --dtype names.
+static OwningOpRef<ModuleOp> buildFromSpec(const Compilation &c,
+                                           MLIRContext *ctx) {
+  auto spec = parseModelSpec(c.options.modelSpec);
+  if (!spec) {
+    c.report(llvm::toString(spec.takeError()));
+    return {};
+  }
+  Type et = c.options.dtype == "f64" ? Type(Float64Type::get(ctx))
+                                     : Type(Float32Type::get(ctx));
+  return buildModel(ctx, *spec, et);
+}
+
+/// The input file (or inputText), parsed.
+static OwningOpRef<ModuleOp> parseInputFile(const Compilation &c,
+                                            CompileContext &context) {
+  const CompileOptions &options = c.options;
+  std::string err;
+  std::unique_ptr<llvm::MemoryBuffer> file =
+      options.inputText ? llvm::MemoryBuffer::getMemBufferCopy(
+                              *options.inputText, options.inputFile)
+                        : openInputFile(options.inputFile, &err);
+  if (!file) {
+    c.report(err);
+    return {};
+  }
+  // MLIR's bytecode reader is not safe on malformed input: a child
+  // process reads bytecode and passes back its text.
+  if (failed(replaceBytecodeWithText(file, &context.ctx)))
+    return {};
+  context.sourceMgr.AddNewSourceBuffer(std::move(file), llvm::SMLoc());
+  if (failed(checkTextNesting(context.sourceMgr, &context.ctx)))
+    return {};
+  return parseSourceFile<ModuleOp>(context.sourceMgr, &context.ctx);
+}
+
+/// The flags that configure the train stage: an input that is already a
+/// training step was made with its own, and they cannot change it now.
+static constexpr const char *kTrainFlags[] = {
+    "optimizer", "warmup-steps", "decay-steps", "min-lr",
+    "clip-norm", "dp",           "overlap",     "bucket-mib",
+    "co2",       "calibration",  "link"};
+
+/// Takes the element type of a file's model from its IR (--dtype, which
+/// chooses it for a --model, may only agree), and refuses train flags for a
+/// file that is already a training step.
+static LogicalResult checkInputAgainstFlags(Compilation &c, ModuleOp module) {
+  const CompileOptions &options = c.options;
+  for (ParamOp p : module.getOps<ParamOp>()) {
+    std::string irType =
+        p.getTensorType().getElementType().isF64() ? "f64" : "f32";
+    if (c.given("dtype") && options.dtype != irType)
+      return c.error("--dtype=" + options.dtype + " does not apply to " +
+                     options.inputFile + ": its parameters are " + irType +
+                     " (--dtype chooses the element type of a --model)");
+    c.resolved.dtype = irType;
+    break;
+  }
+  if (!module.lookupSymbol("loss_and_grad"))
+    return success();
+  std::string flags;
+  for (const char *flag : kTrainFlags)
+    if (c.given(flag))
+      flags += (flags.empty() ? "--" : ", --") + std::string(flag);
+  if (flags.empty())
+    return success();
+  return c.error(options.inputFile +
+                 " is already a training step (it defines "
+                 "@loss_and_grad), made with its own optimizer and "
+                 "parallelism: " +
+                 flags + " cannot change it; compile the model instead");
+}
+
+OwningOpRef<ModuleOp> mlir::loom::driver::loadModule(Compilation &c,
+                                                     CompileContext &context) {
+  OwningOpRef<ModuleOp> module;
+  if (!c.options.modelSpec.empty()) {
+    module = buildFromSpec(c, &context.ctx);
+  } else {
+    module = parseInputFile(c, context);
+    if (module && failed(checkInputAgainstFlags(c, *module)))
+      return {};
+  }
+  if (!module || failed(verify(*module)) || failed(verifyTask(*module)))
+    return {};
+  return module;
+}

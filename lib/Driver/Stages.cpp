@@ -1,0 +1,198 @@
+//===- Stages.cpp - The stages loomc runs, as a table ---------------------===//
+//
+// loomc compiles in three stages, each one pass pipeline: train (the model
+// to a training step), lower-to-linalg (loom ops to linalg on memrefs) and
+// lower-to-llvm (for the CPU or for CUDA). Each stage's name is what
+// --dump-pass-pipeline prints and --mlir-timing reports, and its IR is what
+// --emit=mlir --stage=... prints. The manifest reads the module between
+// stages. Each stage is one row of kStages; runStages() walks them.
+//
+//===----------------------------------------------------------------------===//
+#include "Compilation.h"
+
+#include "loom/Analysis/CostModel.h"
+#include "passes/Pipelines/Pipelines.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/Pass/PassManager.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::driver;
+
+namespace {
+/// One stage: a pass pipeline, and what loomc does around it.
+struct StageRow {
+  /// As --dump-pass-pipeline prints it ("loomc: stage NAME: ...") and
+  /// --mlir-timing reports it.
+  const char *name;
+  /// The IR this stage produces, as --emit=mlir --stage names it.
+  Stage produces;
+  /// Whether `module` still needs the stage (null: always). A stage that
+  /// is not needed is skipped whole, `before` and `after` included.
+  bool (*needed)(ModuleOp module);
+  /// Runs before the pipeline is built (null: nothing).
+  LogicalResult (*before)(Compilation &c, ModuleOp module);
+  void (*build)(PassManager &pm, Compilation &c);
+  /// Runs after the pipeline (null: nothing).
+  LogicalResult (*after)(Compilation &c, ModuleOp module);
+};
+} // namespace
+
+/// A module that is already at the train stage (e.g. the output of
+/// --stage=train fed back in) skips the train pipeline.
+static bool needsTrainStage(ModuleOp module) {
+  return !module.lookupSymbol("loss_and_grad");
+}
+
+/// The train pipeline's options: the optimizer and its schedule, the
+/// parallelism, and the cost model's view of the machine.
+static void fillTrainOptions(const Compilation &c,
+                             TrainPipelineOptions &train) {
+  const CompileOptions &options = c.options;
+  const OptimizerSpec &optimizer = c.optimizer;
+  const MachineModel &machine = c.resolved.machine;
+  train.optimizer = optimizer.kind;
+  train.lr = optimizer.lr;
+  train.beta1 = optimizer.beta1;
+  train.beta2 = optimizer.beta2;
+  train.eps = optimizer.eps;
+  train.weightDecay = optimizer.wd;
+  train.momentum = optimizer.momentum;
+  train.warmupSteps = options.warmupSteps;
+  train.decaySteps = options.decaySteps;
+  train.minLr = options.minLr;
+  train.clipNorm = options.clipNorm;
+  train.dp = options.dp;
+  train.overlap = options.overlap;
+  train.bucketMiB = options.bucketMiB > 0
+                        ? options.bucketMiB
+                        : chooseBucketBytes(machine) / (1024 * 1024);
+  if (c.co2) {
+    train.co2 = true;
+    train.co2LocalSteps = c.co2->localSteps;
+    train.co2OuterLr = c.co2->outerLr;
+    train.co2OuterMomentum = c.co2->outerMomentum;
+    train.co2GapPenalty = c.co2->gapPenalty;
+    train.co2Clip = c.co2->clip;
+    train.co2Sharded = c.co2->sharded;
+  }
+  train.linkGbps = machine.linkBytesPerSecond * 8 / 1e9;
+  train.linkLatencyUs = machine.linkLatencySeconds * 1e6;
+  train.gflops = machine.flopsPerSecond / 1e9;
+  train.commCpu = machine.commCpuFraction;
+}
+
+static void buildTrainStage(PassManager &pm, Compilation &c) {
+  TrainPipelineOptions train;
+  fillTrainOptions(c, train);
+  // The manifest records the bucket size the stage was built with.
+  c.resolved.bucketMiB = train.bucketMiB;
+  buildTrainPipeline(pm, train);
+}
+
+/// Says why CO2 chose its local steps (with local-steps=auto).
+static LogicalResult reportCO2Choice(Compilation &c, ModuleOp module) {
+  if (auto co2 = module->getAttrOfType<DictionaryAttr>("loom.co2"))
+    if (auto why = co2.getAs<StringAttr>("local_steps_reason");
+        why && !why.getValue().empty())
+      c.diagnostics << "loomc: co2: " << why.getValue() << "\n";
+  return success();
+}
+
+/// The manifest reads the model from the train stage's IR, whether loomc
+/// ran that stage or was given its output.
+static LogicalResult recordModel(Compilation &c, ModuleOp module) {
+  return c.manifest.addModel(module, c.resolved);
+}
+
+static void buildLinalgStage(PassManager &pm, Compilation &c) {
+  buildLowerToLinalgPipeline(pm, c.bf16());
+}
+
+/// The entry points and state tensors, from the buffer calling convention.
+static LogicalResult recordEntries(Compilation &c, ModuleOp module) {
+  return c.manifest.addEntries(module);
+}
+
+static void buildCudaLowering(PassManager &pm, const Compilation &c) {
+  CudaPipelineOptions gpu;
+  gpu.chip = c.options.cudaChip;
+  gpu.features = cudaFeatures(c.options.cudaChip);
+  gpu.bf16 = c.bf16();
+  gpu.lateFrees = c.options.lateFrees;
+  buildBufferizeForDevicePipeline(pm);
+  buildGpuKernelsPipeline(pm, gpu);
+  buildGpuToLLVMPipeline(pm, gpu);
+}
+
+static void buildLlvmStage(PassManager &pm, Compilation &c) {
+  if (c.cuda())
+    return buildCudaLowering(pm, c);
+  const CompileOptions &options = c.options;
+  PrecisionOptions cpu;
+  cpu.bf16 = c.bf16();
+  cpu.gpuLoops = options.emulateGpuLoops;
+  cpu.lateFrees = options.lateFrees;
+  cpu.planBuffers = options.planBuffers;
+  if (!options.emulateGpuKernels.empty()) {
+    buildEmulatedGpuPipeline(pm, cpu, options.emulateGpuKernels == "reverse");
+  } else {
+    buildBufferizePipeline(pm, options.emulateGpuLoops);
+    buildLowerToLLVMPipeline(pm, cpu);
+  }
+}
+
+/// In order. The names are those --dump-pass-pipeline has always printed.
+static const StageRow kStages[] = {
+    {"train", Stage::Train, needsTrainStage, nullptr, buildTrainStage,
+     reportCO2Choice},
+    {"lower-to-linalg", Stage::Linalg, nullptr, recordModel, buildLinalgStage,
+     recordEntries},
+    {"lower-to-llvm", Stage::Lowered, nullptr, nullptr, buildLlvmStage,
+     nullptr},
+};
+
+/// Prints the pipeline if asked, then runs it on `module`, timed under
+/// `root`, with MLIR's pass manager options (--mlir-print-ir-*, the crash
+/// reproducer) and the caller's configurePasses applied.
+static LogicalResult runPipeline(PassManager &pm, ModuleOp module,
+                                 TimingScope &root, StringRef name,
+                                 const Compilation &c) {
+  if (c.options.dumpPassPipeline) {
+    c.diagnostics << "loomc: stage " << name << ": ";
+    pm.printAsTextualPipeline(c.diagnostics);
+    c.diagnostics << "\n";
+  }
+  TimingScope scope = root.nest(name);
+  pm.enableTiming(scope);
+  if (failed(applyPassManagerCLOptions(pm)))
+    return failure();
+  if (c.options.configurePasses)
+    c.options.configurePasses(pm);
+  return pm.run(module);
+}
+
+static LogicalResult runStage(const StageRow &stage, Compilation &c,
+                              ModuleOp module, TimingScope &root) {
+  if (stage.needed && !stage.needed(module))
+    return success();
+  if (stage.before && failed(stage.before(c, module)))
+    return failure();
+  PassManager pm(module.getContext());
+  stage.build(pm, c);
+  if (failed(runPipeline(pm, module, root, stage.name, c)))
+    return failure();
+  return stage.after ? stage.after(c, module) : success();
+}
+
+LogicalResult mlir::loom::driver::runStages(Compilation &c, ModuleOp module,
+                                            TimingScope &root, Stage last) {
+  for (const StageRow &stage : kStages) {
+    if (stage.produces > last)
+      break;
+    if (failed(runStage(stage, c, module, root)))
+      return failure();
+  }
+  return success();
+}

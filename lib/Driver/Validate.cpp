@@ -1,0 +1,194 @@
+//===- Validate.cpp - loomc's options, checked before compiling -----------===//
+//
+// Every option is checked before any IR is built, so that a bad value is
+// named by its flag rather than reported by a pass at an unknown location,
+// and a flag that would have no effect is refused rather than ignored. The
+// checks run in a fixed order: the first that fails is the one reported.
+//
+//===----------------------------------------------------------------------===//
+#include "Compilation.h"
+
+#include "loom/Analysis/MachineSpec.h"
+#include "loom/runtime/abi.h"
+
+#include "llvm/MC/MCSubtargetInfo.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/TargetParser/Triple.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace mlir;
+using namespace mlir::loom;
+using namespace mlir::loom::driver;
+
+/// The optimizer schedule's flags, against the optimizer's lr.
+static LogicalResult checkScheduleFlags(const Compilation &c) {
+  const CompileOptions &options = c.options;
+  auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof(text), "%g", v);
+    return std::string(text);
+  };
+  double lr = c.optimizer.lr;
+  if (!std::isfinite(options.clipNorm) || options.clipNorm < 0)
+    return c.error("--clip-norm must be a non-negative number (0: off), got " +
+                   number(options.clipNorm));
+  if (!std::isfinite(options.minLr) || options.minLr < 0 || options.minLr > lr)
+    return c.error("--min-lr must be between 0 and the optimizer's lr (" +
+                   number(lr) + "), got " + number(options.minLr));
+  if (options.warmupSteps < 0)
+    return c.error("--warmup-steps must be non-negative, got " +
+                   llvm::Twine(options.warmupSteps));
+  if (options.decaySteps < 0)
+    return c.error("--decay-steps must be non-negative, got " +
+                   llvm::Twine(options.decaySteps));
+  if (!std::isfinite(options.bucketMiB) || options.bucketMiB < 0)
+    return c.error("--bucket-mib must be positive (0: chosen from the cost "
+                   "model), got " +
+                   number(options.bucketMiB));
+  return success();
+}
+
+/// --optimizer (and the schedule over its lr) and --co2, parsed into `c`.
+static LogicalResult parseTrainSpecs(Compilation &c) {
+  const CompileOptions &options = c.options;
+  auto optimizer = parseOptimizerSpec(options.optimizer);
+  if (!optimizer)
+    return c.error(llvm::toString(optimizer.takeError()));
+  c.optimizer = *optimizer;
+  if (failed(checkScheduleFlags(c)))
+    return failure();
+  if (options.co2.empty())
+    return success();
+  auto spec = parseCO2Spec(options.co2);
+  if (!spec)
+    return c.error(llvm::toString(spec.takeError()));
+  if (options.dp < 2)
+    return c.error("--co2 needs --dp=N with N > 1 (CO2 averages the ranks' "
+                   "models every local-steps steps)");
+  if (options.overlap)
+    return c.error("--co2 and --overlap do not combine: CO2's inner steps "
+                   "do not communicate, and its outer all-reduce already "
+                   "overlaps the next local steps");
+  c.co2 = *spec;
+  return success();
+}
+
+/// Data parallelism, what to print, the element types, the model and the
+/// output.
+static LogicalResult checkModelFlags(const Compilation &c) {
+  const CompileOptions &options = c.options;
+  if (options.dp < 1)
+    return c.error("--dp must be at least 1, got " + llvm::Twine(options.dp));
+  if (options.dp > LOOM_MAX_RANKS)
+    return c.error("--dp must be at most " + llvm::Twine(LOOM_MAX_RANKS) +
+                   " (the runtime's limit on ranks), got " +
+                   llvm::Twine(options.dp));
+  if (options.overlap && options.dp < 2)
+    return c.error("--overlap needs --dp=N with N > 1: it overlaps the "
+                   "gradient all-reduce of data parallelism with compute");
+  if (c.given("bucket-mib") && !options.overlap)
+    return c.error("--bucket-mib applies to --overlap only (the size of the "
+                   "all-reduce buckets it overlaps)");
+  if (c.given("stage") && !options.emitMlir)
+    return c.error("--stage applies to --emit=mlir only (which stage's IR to "
+                   "print); an artifact is always compiled to the end");
+  if (options.dtype != "f32" && options.dtype != "f64")
+    return c.error("--dtype must be f32 or f64, got '" + options.dtype + "'");
+  if (options.precision != "f32" && options.precision != "bf16")
+    return c.error("--precision must be f32 or bf16, got '" +
+                   options.precision + "'");
+  if (c.bf16() && options.dtype != "f32")
+    return c.error("--precision=bf16 needs f32 parameters (--dtype=f32): its "
+                   "master weights are f32 and only f32 GEMMs are demoted");
+  if (options.inputFile.empty() == options.modelSpec.empty())
+    return c.error("give exactly one model: an input .mlir file or "
+                   "--model=SPEC (see --help)");
+  if (!options.emitMlir && options.outputDir.empty())
+    return c.error("no output directory: use -o OUTDIR (or --emit=mlir)");
+  return success();
+}
+
+/// Checks --cuda-chip against the architectures LLVM's NVPTX backend
+/// knows, before the compile: an unknown one otherwise surfaced at the very
+/// end, as repeated "not a recognized processor" warnings and a ptxas log.
+static LogicalResult checkCudaChip(const Compilation &c) {
+  StringRef chip = c.options.cudaChip;
+  LLVMInitializeNVPTXTargetInfo();
+  LLVMInitializeNVPTXTargetMC();
+  llvm::Triple triple("nvptx64-nvidia-cuda");
+  std::string lookupError;
+  const llvm::Target *target =
+      llvm::TargetRegistry::lookupTarget(triple, lookupError);
+  if (!target)
+    return c.error("--target=cuda: this LLVM has no NVPTX backend: " +
+                   lookupError);
+  // Created for no particular chip: an unknown one would print a warning.
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (info && info->isCPUStringValid(chip))
+    return success();
+  std::string known;
+  if (info)
+    for (const llvm::SubtargetSubTypeKV &cpu :
+         info->getAllProcessorDescriptions())
+      if (StringRef(cpu.Key).starts_with("sm_"))
+        known += (known.empty() ? "" : ", ") + std::string(cpu.Key);
+  return c.error("--cuda-chip: '" + chip +
+                 "' is not an NVIDIA GPU architecture LLVM knows (" + known +
+                 ")");
+}
+
+/// --target and the options that apply to one target only.
+static LogicalResult checkTargetFlags(const Compilation &c) {
+  const CompileOptions &options = c.options;
+  const bool cuda = c.cuda();
+  if (!cuda && options.target != "cpu")
+    return c.error("--target must be cpu or cuda, got '" + options.target +
+                   "'");
+  if (cuda && options.emulateGpuLoops)
+    return c.error("--emulate-gpu-loops is for --target=cpu: it runs the "
+                   "GPU's loop nests on the CPU");
+  if (!options.emulateGpuKernels.empty() &&
+      options.emulateGpuKernels != "forward" &&
+      options.emulateGpuKernels != "reverse")
+    return c.error("--emulate-gpu-kernels must be forward or reverse, got '" +
+                   options.emulateGpuKernels + "'");
+  if (!options.emulateGpuKernels.empty() && (cuda || options.emulateGpuLoops))
+    return c.error("--emulate-gpu-kernels is for --target=cpu without "
+                   "--emulate-gpu-loops: it runs the GPU's kernels on the CPU");
+  if (cuda && failed(checkCudaChip(c)))
+    return failure();
+  if (cuda && !options.co2.empty())
+    return c.error("--co2 does not support --target=cuda yet (its rounds "
+                   "copy host buffers)");
+  return success();
+}
+
+/// The cost model's inputs: a calibration file, then a --link spec over it.
+static LogicalResult resolveMachine(Compilation &c) {
+  const CompileOptions &options = c.options;
+  if (!options.calibrationFile.empty()) {
+    int64_t ranks = 1;
+    if (auto err = applyCalibrationFile(options.calibrationFile,
+                                        c.resolved.machine, ranks))
+      return c.error(llvm::toString(std::move(err)));
+    if (ranks > 1 && options.dp > 1 && ranks != options.dp)
+      c.diagnostics << "loomc: warning: " << options.calibrationFile
+                    << " was measured on " << ranks << " ranks, compiling for "
+                    << options.dp << "\n";
+  }
+  if (!options.linkSpec.empty())
+    if (auto err = applyLinkSpec(options.linkSpec, c.resolved.machine))
+      return c.error(llvm::toString(std::move(err)));
+  return success();
+}
+
+LogicalResult mlir::loom::driver::validate(Compilation &c) {
+  if (failed(parseTrainSpecs(c)) || failed(checkModelFlags(c)) ||
+      failed(checkTargetFlags(c)))
+    return failure();
+  return resolveMachine(c);
+}

@@ -1,0 +1,759 @@
+//===- Manifest.cpp - Parsing and validating manifest.json ------*- C++ -*-===//
+//
+// Every check names the JSON path of the field at fault, e.g.
+//   out/manifest.json: params[3].shape: expected a list of non-negative
+//   integers, got "64"
+// so a compiler bug or a hand-edited manifest is found without a debugger.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Manifest.h"
+#include "loom/runtime/Error.h"
+#include "loom/runtime/ManifestSchema.h"
+#include "loom/runtime/abi.h"
+#include "manifest/NotedKeys.h"
+#include "support/FileUtil.h"
+#include "support/JsonParse.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cctype>
+#include <cstdint>
+#include <set>
+
+using nlohmann::json;
+namespace key = loom::manifest;
+
+namespace loom::rt {
+
+namespace {
+
+/// Walks the JSON document, remembering the source for messages.
+class Parser {
+public:
+  Parser(std::string source, std::set<const char *> *keysRead)
+      : source(std::move(source)), keysRead(keysRead) {}
+
+  [[noreturn]] void error(const std::string &path, const std::string &what) {
+    if (path.empty())
+      fail("%s: %s", source.c_str(), what.c_str());
+    fail("%s: %s: %s", source.c_str(), path.c_str(), what.c_str());
+  }
+
+  static std::string describe(const json &value) {
+    std::string text = value.dump();
+    if (text.size() > 40)
+      text = text.substr(0, 37) + "...";
+    return text;
+  }
+
+  /// `field` is a key of ManifestSchema.h (loom::manifest::...).
+  const json *optional(const json &object, const char *field) {
+    if (keysRead)
+      keysRead->insert(field);
+    auto it = object.find(field);
+    return it == object.end() ? nullptr : &*it;
+  }
+
+  const json &require(const json &object, const std::string &path,
+                      const char *field) {
+    const json *value = optional(object, field);
+    if (!value)
+      error(join(path, field), "missing required field");
+    return *value;
+  }
+
+  static std::string join(const std::string &path, const std::string &field) {
+    return path.empty() ? field : path + "." + field;
+  }
+  static std::string index(const std::string &path, size_t i) {
+    return path + "[" + std::to_string(i) + "]";
+  }
+
+  void expectObject(const json &value, const std::string &path) {
+    if (!value.is_object())
+      error(path, "expected an object, got " + describe(value));
+  }
+  const json &expectArray(const json &value, const std::string &path) {
+    if (!value.is_array())
+      error(path, "expected a list, got " + describe(value));
+    return value;
+  }
+
+  std::string string(const json &value, const std::string &path,
+                     bool allowEmpty = false) {
+    if (!value.is_string())
+      error(path, "expected a string, got " + describe(value));
+    std::string text = value.get<std::string>();
+    if (!allowEmpty && text.empty())
+      error(path, "must not be empty");
+    return text;
+  }
+
+  int64_t integer(const json &value, const std::string &path, int64_t min) {
+    if (!value.is_number_integer() ||
+        (value.is_number_unsigned() &&
+         value.get<uint64_t>() > uint64_t(INT64_MAX)))
+      error(path, "expected an integer, got " + describe(value));
+    int64_t result = value.get<int64_t>();
+    if (result < min)
+      error(path, "must be at least " + std::to_string(min) + ", got " +
+                      std::to_string(result));
+    return result;
+  }
+
+  double number(const json &value, const std::string &path) {
+    if (!value.is_number())
+      error(path, "expected a number, got " + describe(value));
+    return value.get<double>();
+  }
+
+  bool boolean(const json &value, const std::string &path) {
+    if (!value.is_boolean())
+      error(path, "expected true or false, got " + describe(value));
+    return value.get<bool>();
+  }
+
+  Shape shape(const json &value, const std::string &path) {
+    bool ok = value.is_array();
+    Shape result;
+    if (ok) {
+      for (const json &dim : value) {
+        if (!dim.is_number_integer() || dim.get<int64_t>() < 0) {
+          ok = false;
+          break;
+        }
+        result.push_back(dim.get<int64_t>());
+      }
+    }
+    if (!ok)
+      error(path,
+            "expected a list of non-negative integers, got " + describe(value));
+    // The loader computes element counts and byte sizes (8 bytes at most an
+    // element) dimension by dimension; no partial product may overflow.
+    if (!checkedNumElements(result, int64_t(1) << 60))
+      error(path, "shape " + describe(value) +
+                      " is implausibly large (more than 2^60 elements)");
+    return result;
+  }
+
+  DType dtype(const json &value, const std::string &path) {
+    std::string name = string(value, path);
+    std::optional<DType> type = parseDTypeName(name);
+    if (!type)
+      error(path, "unknown dtype \"" + name +
+                      "\" (expected f32, f64, i32 "
+                      "or i64)");
+    return *type;
+  }
+
+  InitSpec init(const json &value, const std::string &path) {
+    expectObject(value, path);
+    InitSpec spec;
+    std::string kind = string(require(value, path, key::init::kind),
+                              join(path, key::init::kind));
+    if (kind == "zeros")
+      spec.kind = InitSpec::Kind::Zeros;
+    else if (kind == "ones")
+      spec.kind = InitSpec::Kind::Ones;
+    else if (kind == "normal")
+      spec.kind = InitSpec::Kind::Normal;
+    else if (kind == "uniform")
+      spec.kind = InitSpec::Kind::Uniform;
+    else
+      error(join(path, key::init::kind),
+            "unknown init kind \"" + kind +
+                "\" (expected zeros, ones, normal or "
+                "uniform)");
+    if (const json *scale = optional(value, key::init::scale))
+      spec.scale = number(*scale, join(path, key::init::scale));
+    else if (spec.kind == InitSpec::Kind::Normal ||
+             spec.kind == InitSpec::Kind::Uniform)
+      error(join(path, key::init::scale), "missing required field");
+    if (spec.scale < 0)
+      error(join(path, key::init::scale), "must not be negative");
+    return spec;
+  }
+
+  TensorSpec tensor(const json &value, const std::string &path,
+                    bool needsInit) {
+    expectObject(value, path);
+    TensorSpec spec;
+    spec.name = string(require(value, path, key::tensor::name),
+                       join(path, key::tensor::name));
+    spec.shape = shape(require(value, path, key::tensor::shape),
+                       join(path, key::tensor::shape));
+    spec.dtype = dtype(require(value, path, key::tensor::dtype),
+                       join(path, key::tensor::dtype));
+    if (const json *initValue = optional(value, key::tensor::init))
+      spec.init = init(*initValue, join(path, key::tensor::init));
+    else if (needsInit)
+      error(join(path, key::tensor::init), "missing required field");
+    return spec;
+  }
+
+  TaskSpec task(const json &value, const std::string &path) {
+    expectObject(value, path);
+    TaskSpec task;
+    std::string kind = string(require(value, path, key::task::kind),
+                              join(path, key::task::kind));
+    auto positive = [&](const char *field) {
+      return integer(require(value, path, field), join(path, field), 1);
+    };
+    // Tokens and labels are int32 (the inputs' dtype).
+    auto labels = [&](const char *field) {
+      int64_t n = positive(field);
+      if (n > INT32_MAX)
+        error(join(path, field),
+              "must be at most " + std::to_string(INT32_MAX) +
+                  " (labels are i32), got " + std::to_string(n));
+      return n;
+    };
+    if (kind == "lm") {
+      task.kind = TaskSpec::Kind::LM;
+      task.batch = positive(key::task::batch);
+      task.seq = positive(key::task::seq);
+      task.vocab = labels(key::task::vocab);
+    } else if (kind == "classify") {
+      task.kind = TaskSpec::Kind::Classify;
+      task.batch = positive(key::task::batch);
+      task.features = positive(key::task::features);
+      task.classes = labels(key::task::classes);
+    } else if (kind == "none") {
+      task.kind = TaskSpec::Kind::None;
+      if (const json *batch = optional(value, key::task::batch))
+        task.batch = integer(*batch, join(path, key::task::batch), 0);
+    } else {
+      error(join(path, key::task::kind),
+            "unknown task kind \"" + kind +
+                "\" (expected lm, classify or none)");
+    }
+    return task;
+  }
+
+  CudaSpec cuda(const json &value, const std::string &path) {
+    expectObject(value, path);
+    CudaSpec cuda;
+    std::string chipPath = join(path, key::cuda::chip);
+    const json &chip = require(value, path, key::cuda::chip);
+    cuda.chip = string(chip, chipPath);
+    // "sm_<major><minor>" with an optional feature suffix ("sm_90a"); the
+    // last digit is the minor version, as in nvcc's and ptxas's spelling.
+    size_t digits = 0;
+    bool prefixed = cuda.chip.rfind("sm_", 0) == 0;
+    if (prefixed)
+      while (3 + digits < cuda.chip.size() &&
+             std::isdigit(static_cast<unsigned char>(cuda.chip[3 + digits])))
+        ++digits;
+    std::string suffix = prefixed ? cuda.chip.substr(3 + digits) : "";
+    if (!prefixed || digits < 2 || digits > 3 || suffix.size() > 1 ||
+        (suffix.size() == 1 &&
+         !std::islower(static_cast<unsigned char>(suffix[0]))))
+      error(chipPath, "expected a CUDA architecture such as \"sm_90\", got " +
+                          describe(chip));
+    int number = std::stoi(cuda.chip.substr(3, digits));
+    cuda.major = number / 10;
+    cuda.minor = number % 10;
+    return cuda;
+  }
+
+  /// `ranks`: the mesh's, over which a sharded artifact's state is split.
+  CO2Spec co2(const json &value, const std::string &path, int64_t ranks) {
+    expectObject(value, path);
+    CO2Spec co2;
+    co2.localSteps = integer(require(value, path, key::co2::local_steps),
+                             join(path, key::co2::local_steps), 1);
+    if (const json *sharded = optional(value, key::co2::sharded)) {
+      if (!sharded->is_boolean())
+        error(join(path, key::co2::sharded), "expected true or false");
+      co2.sharded = sharded->get<bool>();
+    }
+    if (!co2.sharded)
+      return co2;
+    std::string shardPath = join(path, key::co2::shard_elements);
+    co2.shardElements =
+        integer(require(value, path, key::co2::shard_elements), shardPath, 1);
+    // The trainer's round buffer holds a shard per rank of the mesh.
+    if (co2.shardElements > (int64_t(1) << 60) / ranks)
+      error(shardPath, std::to_string(co2.shardElements) + " x " +
+                           std::to_string(ranks) +
+                           " ranks is implausibly large (more than 2^60 "
+                           "elements)");
+    std::string listPath = join(path, key::co2::params);
+    const json &list =
+        expectArray(require(value, path, key::co2::params), listPath);
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (!list[i].is_string())
+        error(index(listPath, i), "expected a name");
+      co2.params.push_back(list[i].get<std::string>());
+    }
+    if (co2.params.empty())
+      error(listPath, "a sharded CO2 artifact updates at least one param");
+    co2.layout = co2Layout(value, path, co2.shardElements, ranks);
+    return co2;
+  }
+
+  /// co2.layout, as --loom-co2 laid it out: a slice per rank, each at the
+  /// start of the rank's shard (the collectives move equal shards), full up
+  /// to the last parameter element, after which there must be room for the
+  /// loss slot. Whether they cover co2.params is the trainer's to check
+  /// (CO2Rounds), which resolves the names.
+  std::vector<CO2Shard> co2Layout(const json &co2, const std::string &co2Path,
+                                  int64_t shardElements, int64_t ranks) {
+    std::string path = join(co2Path, key::co2::layout);
+    std::string shardName = join(co2Path, key::co2::shard_elements);
+    const json *value = optional(co2, key::co2::layout);
+    if (!value)
+      error(path, "missing required field (an artifact from an older loomc: "
+                  "compile the model again)");
+    const json &list = expectArray(*value, path);
+    if (static_cast<int64_t>(list.size()) != ranks)
+      error(path, "has " + std::to_string(list.size()) +
+                      " slices but the mesh has " + std::to_string(ranks) +
+                      " ranks");
+    std::vector<CO2Shard> layout;
+    bool full = true; // every slice so far holds shard_elements
+    for (size_t r = 0; r < list.size(); ++r) {
+      std::string at = index(path, r);
+      expectObject(list[r], at);
+      std::string offsetPath = join(at, key::co2_shard::offset);
+      std::string elementsPath = join(at, key::co2_shard::elements);
+      CO2Shard shard;
+      shard.offset =
+          integer(require(list[r], at, key::co2_shard::offset), offsetPath, 0);
+      shard.elements = integer(require(list[r], at, key::co2_shard::elements),
+                               elementsPath, 0);
+      const int64_t start = static_cast<int64_t>(r) * shardElements;
+      if (shard.offset != start)
+        error(offsetPath, "expected " + std::to_string(r) + " x " + shardName +
+                              " = " + std::to_string(start) + ", got " +
+                              std::to_string(shard.offset));
+      if (shard.elements > shardElements)
+        error(elementsPath, std::to_string(shard.elements) + " is more than " +
+                                shardName + " (" +
+                                std::to_string(shardElements) + ")");
+      if (!full && shard.elements > 0)
+        error(elementsPath, "a slice after one that is not full must be "
+                            "empty (the slices follow each other)");
+      full = shard.elements == shardElements;
+      layout.push_back(shard);
+    }
+    if (full)
+      error(path, "leaves no room for the loss slot (every slice holds " +
+                      shardName + " parameter elements)");
+    return layout;
+  }
+
+  MeshSpec mesh(const json &value, const std::string &path) {
+    expectObject(value, path);
+    MeshSpec mesh;
+    std::string axesPath = join(path, key::mesh::axes);
+    std::string shapePath = join(path, key::mesh::shape);
+    const json &axes =
+        expectArray(require(value, path, key::mesh::axes), axesPath);
+    const json &shape =
+        expectArray(require(value, path, key::mesh::shape), shapePath);
+    if (axes.empty())
+      error(axesPath, "must name at least one axis");
+    if (axes.size() != shape.size())
+      error(path, "axes has " + std::to_string(axes.size()) +
+                      " names but shape has " + std::to_string(shape.size()) +
+                      " sizes");
+    std::set<std::string> seen;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      std::string axis = string(axes[i], index(axesPath, i));
+      if (!seen.insert(axis).second)
+        error(index(axesPath, i), "duplicate axis \"" + axis + "\"");
+      mesh.axes.push_back(axis);
+      // Bounding every partial product keeps the rank count (ranks())
+      // from overflowing, however many axes there are.
+      int64_t size = integer(shape[i], index(shapePath, i), 1);
+      if (size > LOOM_MAX_RANKS)
+        error(index(shapePath, i),
+              "axis size " + std::to_string(size) + " is implausibly large");
+      mesh.shape.push_back(size);
+      if (mesh.ranks() > LOOM_MAX_RANKS)
+        error(shapePath, "the mesh has more than 2^20 ranks");
+    }
+    return mesh;
+  }
+
+  std::string source;
+  /// Where parseManifestNotingKeys wants the keys looked up; usually null.
+  std::set<const char *> *keysRead;
+};
+
+ArgRole parseRole(Parser &parser, const json &value, const std::string &path) {
+  std::string role = parser.string(value, path);
+  if (role == "param")
+    return ArgRole::Param;
+  if (role == "state")
+    return ArgRole::State;
+  if (role == "step")
+    return ArgRole::Step;
+  if (role == "input")
+    return ArgRole::Input;
+  if (role == "output")
+    return ArgRole::Output;
+  parser.error(path, "unknown role \"" + role +
+                         "\" (expected param, state, step, input or output)");
+}
+
+/// Inputs must be exactly what the task's data source produces. Task none
+/// accepts any inputs (its source fills them with seeded random values).
+void checkTaskInputs(Parser &parser, const Manifest &manifest) {
+  if (manifest.task.kind == TaskSpec::Kind::None)
+    return;
+  struct Expected {
+    const char *name;
+    Shape shape;
+    std::vector<DType> dtypes;
+  };
+  const TaskSpec &task = manifest.task;
+  std::vector<Expected> expected;
+  if (task.kind == TaskSpec::Kind::LM) {
+    expected = {{"tokens", {task.batch, task.seq}, {DType::I32}},
+                {"targets", {task.batch, task.seq}, {DType::I32}}};
+  } else if (task.kind == TaskSpec::Kind::Classify) {
+    expected = {{"x", {task.batch, task.features}, {DType::F32, DType::F64}},
+                {"y", {task.batch}, {DType::I32}}};
+  }
+  std::string taskName = taskKindName(task.kind);
+  for (size_t i = 0; i < manifest.inputs.size(); ++i) {
+    const TensorSpec &input = manifest.inputs[i];
+    std::string path = Parser::index(key::root::inputs, i);
+    // CO2's outer step: fed by the trainer's schedule, not by the data.
+    if (manifest.co2.localSteps > 0 && input.name.rfind("co2.", 0) == 0)
+      continue;
+    const Expected *match = nullptr;
+    for (const Expected &e : expected)
+      if (input.name == e.name)
+        match = &e;
+    if (!match) {
+      std::string names;
+      for (const Expected &e : expected)
+        names += std::string(names.empty() ? "" : ", ") + e.name;
+      parser.error(Parser::join(path, key::tensor::name),
+                   "input '" + input.name + "' is not produced by task " +
+                       taskName + " (expected " + names + ")");
+    }
+    if (input.shape != match->shape)
+      parser.error(Parser::join(path, key::tensor::shape),
+                   "input '" + input.name + "' of task " + taskName +
+                       " must have shape " + shapeToString(match->shape) +
+                       ", got " + shapeToString(input.shape));
+    bool typeOk = false;
+    for (DType type : match->dtypes)
+      typeOk |= type == input.dtype;
+    if (!typeOk)
+      parser.error(Parser::join(path, key::tensor::dtype),
+                   "input '" + input.name + "' of task " + taskName +
+                       " cannot have dtype " + dtypeName(input.dtype));
+  }
+  for (const Expected &e : expected)
+    if (!manifest.findInput(e.name))
+      parser.error(key::root::inputs, std::string("task ") + taskName +
+                                          " needs an input named '" + e.name +
+                                          "'");
+}
+
+EntryArg parseArg(Parser &parser, const json &value, const std::string &path) {
+  parser.expectObject(value, path);
+  auto field = [&](const char *name) {
+    return std::make_pair(&parser.require(value, path, name),
+                          Parser::join(path, name));
+  };
+  EntryArg arg;
+  auto [role, rolePath] = field(key::arg::role);
+  arg.role = parseRole(parser, *role, rolePath);
+  auto [name, namePath] = field(key::arg::name);
+  arg.name = parser.string(*name, namePath);
+  auto [shape, shapePath] = field(key::arg::shape);
+  arg.shape = parser.shape(*shape, shapePath);
+  auto [dtype, dtypePath] = field(key::arg::dtype);
+  arg.dtype = parser.dtype(*dtype, dtypePath);
+  return arg;
+}
+
+/// The tensor list (and its name) an argument of `role` must be declared in,
+/// or null for roles that have none.
+const TensorSpec *declaredTensor(const Manifest &manifest, const EntryArg &arg,
+                                 const char *&listName) {
+  switch (arg.role) {
+  case ArgRole::Param:
+    listName = key::root::params;
+    return manifest.findParam(arg.name);
+  case ArgRole::State:
+    listName = key::root::state;
+    return manifest.findState(arg.name);
+  case ArgRole::Input:
+    listName = key::root::inputs;
+    return manifest.findInput(arg.name);
+  case ArgRole::Step:
+  case ArgRole::Output:
+    break;
+  }
+  listName = nullptr;
+  return nullptr;
+}
+
+/// Checks what an argument refers to: the tensor it names, or for an
+/// output, the other entries' outputs of that name (which share one buffer,
+/// so they must agree on shape and dtype).
+void checkArg(Parser &parser, const Manifest &manifest, const EntryArg &arg,
+              const std::string &argPath,
+              const std::set<std::string> &tensorNames,
+              std::map<std::string, std::pair<Shape, DType>> &outputs) {
+  std::string namePath = Parser::join(argPath, key::arg::name);
+  if (arg.role == ArgRole::Step &&
+      (!arg.shape.empty() || arg.dtype != DType::I64))
+    parser.error(argPath, "a step argument must be an i64 scalar "
+                          "(shape [], dtype i64)");
+  if (arg.role == ArgRole::Output) {
+    if (tensorNames.count(arg.name))
+      parser.error(namePath, "output '" + arg.name +
+                                 "' has the name of a param, state or input");
+    auto [it, inserted] = outputs.insert({arg.name, {arg.shape, arg.dtype}});
+    if (!inserted &&
+        (it->second.first != arg.shape || it->second.second != arg.dtype))
+      parser.error(argPath,
+                   "output '" + arg.name + "' is " + shapeToString(arg.shape) +
+                       " " + dtypeName(arg.dtype) + " here but " +
+                       shapeToString(it->second.first) + " " +
+                       dtypeName(it->second.second) + " in another entry");
+  }
+  const char *listName = nullptr;
+  const TensorSpec *declared = declaredTensor(manifest, arg, listName);
+  if (!listName)
+    return;
+  if (!declared)
+    parser.error(namePath, std::string(argRoleName(arg.role)) + " '" +
+                               arg.name + "' is not declared in " + listName);
+  if (declared->shape != arg.shape || declared->dtype != arg.dtype)
+    parser.error(argPath, "'" + arg.name + "' is " + shapeToString(arg.shape) +
+                              " " + dtypeName(arg.dtype) + " here but " +
+                              shapeToString(declared->shape) + " " +
+                              dtypeName(declared->dtype) + " in " + listName);
+}
+
+void parseEntries(Parser &parser, const json &value, Manifest &manifest) {
+  parser.expectObject(value, key::root::entries);
+  // Outputs with the same name in several entries share one buffer.
+  std::map<std::string, std::pair<Shape, DType>> outputs;
+  std::set<std::string> tensorNames;
+  for (const auto *list : {&manifest.params, &manifest.state, &manifest.inputs})
+    for (const TensorSpec &spec : *list)
+      tensorNames.insert(spec.name);
+
+  for (const auto &[entryName, entryValue] : value.items()) {
+    std::string path = Parser::join(key::root::entries, entryName);
+    parser.expectObject(entryValue, path);
+    EntrySpec entry;
+    entry.name = entryName;
+    entry.symbol =
+        parser.string(parser.require(entryValue, path, key::entry::symbol),
+                      Parser::join(path, key::entry::symbol));
+    std::string argsPath = Parser::join(path, key::entry::args);
+    const json &args = parser.expectArray(
+        parser.require(entryValue, path, key::entry::args), argsPath);
+    std::set<std::string> seen;
+    for (size_t i = 0; i < args.size(); ++i) {
+      std::string argPath = Parser::index(argsPath, i);
+      EntryArg arg = parseArg(parser, args[i], argPath);
+      if (!seen.insert(arg.name).second)
+        parser.error(Parser::join(argPath, key::arg::name),
+                     "'" + arg.name +
+                         "' is passed twice to this entry "
+                         "(buffers may not alias)");
+      checkArg(parser, manifest, arg, argPath, tensorNames, outputs);
+      entry.args.push_back(std::move(arg));
+    }
+    manifest.entries.emplace(entryName, std::move(entry));
+  }
+}
+
+/// Where the artifact came from and which library to load.
+void parseHeader(Parser &parser, const json &root, Manifest &manifest) {
+  manifest.formatVersion =
+      parser.integer(parser.require(root, "", key::root::format_version),
+                     key::root::format_version, 0);
+  if (manifest.formatVersion != LOOM_ABI_VERSION)
+    parser.error(key::root::format_version,
+                 "artifact has format version " +
+                     std::to_string(manifest.formatVersion) +
+                     " but this runtime reads version " +
+                     std::to_string(LOOM_ABI_VERSION) +
+                     " (recompile the model with a matching loomc)");
+  if (const json *generator = parser.optional(root, key::root::generator))
+    manifest.generator = parser.string(*generator, key::root::generator, true);
+  manifest.library = parser.string(parser.require(root, "", key::root::library),
+                                   key::root::library);
+  if (const json *digest = parser.optional(root, key::root::library_sha256)) {
+    manifest.librarySha256 = parser.string(*digest, key::root::library_sha256);
+    if (manifest.librarySha256.size() != 64 ||
+        manifest.librarySha256.find_first_not_of("0123456789abcdef") !=
+            std::string::npos)
+      parser.error(key::root::library_sha256,
+                   "must be 64 lower-case hex digits, got \"" +
+                       manifest.librarySha256 + "\"");
+  }
+}
+
+/// What the entry points run on: "target", and "cuda" exactly for cuda.
+void parseTarget(Parser &parser, const json &root, Manifest &manifest) {
+  if (const json *target = parser.optional(root, key::root::target)) {
+    std::string name = parser.string(*target, key::root::target);
+    std::optional<Target> parsed = parseTargetName(name);
+    if (!parsed)
+      parser.error(key::root::target,
+                   "unknown target \"" + name + "\" (expected cpu or cuda)");
+    manifest.target = *parsed;
+  }
+  if (const json *cuda = parser.optional(root, key::root::cuda)) {
+    if (manifest.target != Target::CUDA)
+      parser.error(key::root::cuda, "only a cuda artifact (\"target\": "
+                                    "\"cuda\") has this field");
+    manifest.cuda = parser.cuda(*cuda, key::root::cuda);
+  } else if (manifest.target == Target::CUDA) {
+    parser.error(key::root::cuda,
+                 "missing required field (a cuda artifact names the "
+                 "GPU architecture of its kernels: \"cuda\": "
+                 "{\"chip\": \"sm_90\"})");
+  }
+}
+
+/// The optional string field `field` of the optional object `object` of
+/// the document, into `into` (unchanged when either is absent).
+void readNested(Parser &parser, const json &root, const char *object,
+                const char *field, std::string &into) {
+  const json *value = parser.optional(root, object);
+  if (!value)
+    return;
+  parser.expectObject(*value, object);
+  if (const json *text = parser.optional(*value, field))
+    into = parser.string(*text, Parser::join(object, field), true);
+}
+
+/// How the model was compiled and what it is; checked, mostly informative.
+void parseDescription(Parser &parser, const json &root, Manifest &manifest) {
+  readNested(parser, root, key::root::compile_options,
+             key::compile_options::precision, manifest.precision);
+  if (const json *dtype = parser.optional(root, key::root::dtype)) {
+    manifest.dtype = parser.dtype(*dtype, key::root::dtype);
+    if (!isFloat(manifest.dtype))
+      parser.error(key::root::dtype, "the model dtype must be f32 or f64");
+  }
+  readNested(parser, root, key::root::model, key::model::kind,
+             manifest.modelKind);
+  readNested(parser, root, key::root::model, key::model::spec,
+             manifest.modelSpec);
+  readNested(parser, root, key::root::optimizer, key::optimizer::kind,
+             manifest.optimizerKind);
+}
+
+/// params, state and inputs, whose names are unique across all three.
+void parseTensors(Parser &parser, const json &root, Manifest &manifest) {
+  std::set<std::string> names;
+  auto add = [&](TensorSpec spec, const std::string &path,
+                 std::vector<TensorSpec> &list) {
+    if (!names.insert(spec.name).second)
+      parser.error(Parser::join(path, key::tensor::name),
+                   "duplicate tensor name '" + spec.name +
+                       "' (names are unique across params, "
+                       "state and inputs)");
+    list.push_back(std::move(spec));
+  };
+  const json &params = parser.expectArray(
+      parser.require(root, "", key::root::params), key::root::params);
+  for (size_t i = 0; i < params.size(); ++i) {
+    std::string path = Parser::index(key::root::params, i);
+    TensorSpec spec = parser.tensor(params[i], path, /*needsInit=*/true);
+    if (!isFloat(spec.dtype))
+      parser.error(Parser::join(path, key::tensor::dtype),
+                   "params must be f32 or f64");
+    if (const json *decay =
+            parser.optional(params[i], key::tensor::weight_decay))
+      spec.weightDecay =
+          parser.boolean(*decay, Parser::join(path, key::tensor::weight_decay));
+    add(std::move(spec), path, manifest.params);
+  }
+  if (const json *state = parser.optional(root, key::root::state)) {
+    parser.expectArray(*state, key::root::state);
+    for (size_t i = 0; i < state->size(); ++i) {
+      std::string path = Parser::index(key::root::state, i);
+      TensorSpec spec = parser.tensor((*state)[i], path, /*needsInit=*/false);
+      // Optimizer state names its param; CO2's sharded outer state
+      // (a slice of all of them) has none.
+      if (const json *param =
+              parser.optional((*state)[i], key::tensor::param)) {
+        std::string paramPath = Parser::join(path, key::tensor::param);
+        spec.param = parser.string(*param, paramPath);
+        if (!manifest.findParam(spec.param))
+          parser.error(paramPath,
+                       "names '" + spec.param + "', which is not a param");
+      }
+      add(std::move(spec), path, manifest.state);
+    }
+  }
+  if (const json *inputs = parser.optional(root, key::root::inputs)) {
+    parser.expectArray(*inputs, key::root::inputs);
+    for (size_t i = 0; i < inputs->size(); ++i) {
+      std::string path = Parser::index(key::root::inputs, i);
+      add(parser.tensor((*inputs)[i], path, /*needsInit=*/false), path,
+          manifest.inputs);
+    }
+  }
+}
+
+Manifest parse(const std::string &text, const std::string &source,
+               std::set<const char *> *keysRead) {
+  Parser parser(source, keysRead);
+  json root;
+  std::string problem;
+  if (!parseJson(text.data(), text.data() + text.size(), root, problem))
+    parser.error("", "invalid JSON: " + problem);
+  parser.expectObject(root, "");
+
+  Manifest manifest;
+  manifest.source = source;
+  parseHeader(parser, root, manifest);
+  parseTarget(parser, root, manifest);
+  parseDescription(parser, root, manifest);
+  manifest.task =
+      parser.task(parser.require(root, "", key::root::task), key::root::task);
+  if (const json *mesh = parser.optional(root, key::root::mesh))
+    manifest.mesh = parser.mesh(*mesh, key::root::mesh);
+  parseTensors(parser, root, manifest);
+  if (const json *co2 = parser.optional(root, key::root::co2))
+    manifest.co2 = parser.co2(*co2, key::root::co2, manifest.mesh.ranks());
+  checkTaskInputs(parser, manifest);
+  parseEntries(parser, parser.require(root, "", key::root::entries), manifest);
+  return manifest;
+}
+
+} // namespace
+
+Manifest parseManifest(const std::string &text, const std::string &source) {
+  return parse(text, source, nullptr);
+}
+
+Manifest parseManifestNotingKeys(const std::string &text,
+                                 const std::string &source,
+                                 std::set<const char *> &keysRead) {
+  return parse(text, source, &keysRead);
+}
+
+Manifest readManifest(const std::string &artifactDir) {
+  std::string path = artifactDir + "/manifest.json";
+  std::string text;
+  try {
+    text = readFileText(path);
+  } catch (const Error &) {
+    fail("%s is not a Loom artifact: cannot read %s (expected the directory "
+         "written by loomc -o)",
+         artifactDir.c_str(), path.c_str());
+  }
+  return parseManifest(text, path);
+}
+
+} // namespace loom::rt

@@ -1,0 +1,53 @@
+//===- SyncPolicy.cpp - Per-step synchronisation and the factory -*- C++ -*-===//
+//
+// PerStepSync, the policy of every artifact whose compiled step does its own
+// collectives (plain and overlapped data parallelism, one rank), and the
+// choice of a policy from the manifest. SyncPolicy.h says what a policy is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "train/SyncPolicy.h"
+#include "train/CO2Sync.h"
+#include "loom/runtime/Artifact.h"
+#include "loom/runtime/Collectives.h"
+#include "loom/runtime/Communicator.h"
+
+namespace loom::rt {
+
+SyncPolicy::~SyncPolicy() = default;
+
+namespace {
+
+class PerStepSync final : public SyncPolicy {
+public:
+  explicit PerStepSync(Communicator &comm) : comm(comm) {}
+
+  void completeStep(int64_t, double, bool, StepSync &) override {
+    // Compiled code waits for what it starts; this also keeps the
+    // trainer's own reduction below out of the communication thread's way.
+    waitForAllCollectives();
+  }
+
+  void agreeOnStep(double rankLoss, bool wantStop, StepSync &sync) override {
+    // The loss of the global batch is the mean over ranks; the stop votes
+    // ride on the reduction every step runs.
+    double reduced[2] = {rankLoss, wantStop ? 1.0 : 0.0};
+    comm.allReduceSum(reduced, 2);
+    sync.loss = reduced[0] / comm.size();
+    sync.stopping = reduced[1] > 0;
+  }
+
+private:
+  Communicator &comm;
+};
+
+} // namespace
+
+std::unique_ptr<SyncPolicy> makeSyncPolicy(Artifact &artifact,
+                                           Communicator &comm) {
+  if (artifact.manifest().co2.localSteps > 0)
+    return makeCO2Sync(artifact, comm);
+  return std::make_unique<PerStepSync>(comm);
+}
+
+} // namespace loom::rt
