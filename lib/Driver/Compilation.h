@@ -35,8 +35,10 @@ struct Compilation {
   /// --calibration and --link, an input file's element type, and the
   /// all-reduce bucket size the train stage chose.
   CompileOptions resolved;
-  OptimizerSpec optimizer;    ///< --optimizer, parsed
-  std::optional<CO2Spec> co2; ///< --co2, parsed (none: not given)
+  /// --optimizer parsed, with the schedule flags: what the train stage
+  /// hands --loom-add-optimizer whole.
+  OptimizerOptions optimizer;
+  std::optional<CO2Options> co2; ///< --co2, parsed (none: not given)
   llvm::raw_ostream &diagnostics;
   ManifestBuilder manifest;
 

@@ -114,45 +114,32 @@ static json::Array inputsJson(ModuleOp train) {
 }
 
 /// CO2's schedule, which the runtime runs (docs/co2.md), from the IR's
-/// loom.co2, whose names are the manifest's.
-static FailureOr<json::Object> co2Json(ModuleOp train, DictionaryAttr co2) {
-  auto integer = [&](const char *name) {
-    return cast<IntegerAttr>(co2.get(name)).getInt();
-  };
-  auto number = [&](const char *name) {
-    return cast<FloatAttr>(co2.get(name)).getValueAsDouble();
-  };
+/// #loom.co2, whose field names are the manifest's.
+static json::Object co2Json(CO2Attr co2) {
   json::Object out{
-      {key::co2::local_steps, integer(key::co2::local_steps)},
-      {key::co2::outer_lr, number(key::co2::outer_lr)},
-      {key::co2::outer_momentum, number(key::co2::outer_momentum)},
-      {key::co2::gap_penalty, number(key::co2::gap_penalty)},
-      {key::co2::clip, number(key::co2::clip)},
-      {key::co2::ranks, integer(key::co2::ranks)},
-      {key::co2::local_steps_reason,
-       cast<StringAttr>(co2.get(key::co2::local_steps_reason)).str()}};
-  auto sharded = co2.getAs<BoolAttr>(key::co2::sharded);
-  if (!sharded || !sharded.getValue())
+      {key::co2::local_steps, co2.getLocalSteps()},
+      {key::co2::outer_lr, co2.getOuterLr().getValueAsDouble()},
+      {key::co2::outer_momentum, co2.getOuterMomentum().getValueAsDouble()},
+      {key::co2::gap_penalty, co2.getGapPenalty().getValueAsDouble()},
+      {key::co2::clip, co2.getClip().getValueAsDouble()},
+      {key::co2::ranks, co2.getRanks()},
+      {key::co2::local_steps_reason, co2.getLocalStepsReason().str()}};
+  if (!co2.getSharded())
     return out;
   out[key::co2::sharded] = true;
-  out[key::co2::shard_elements] = integer(key::co2::shard_elements);
+  out[key::co2::shard_elements] = co2.getShardElements();
   json::Array names;
-  for (Attribute name : cast<ArrayAttr>(co2.get(key::co2::params)))
+  for (Attribute name : co2.getParams())
     names.push_back(cast<StringAttr>(name).str());
   out[key::co2::params] = std::move(names);
-  // As --loom-co2 decided it; the runtime checks and follows it.
-  auto slices = co2.getAs<ArrayAttr>(key::co2::layout);
-  if (!slices)
-    return train.emitError("loom.co2 of a sharded CO2 step has no layout (IR "
-                           "from an older loomc: compile the model again)");
+  // As --loom-co2 decided it (the attribute's verifier checked it); the
+  // runtime checks and follows it.
   json::Array layout;
-  for (Attribute slice : slices) {
-    auto dict = cast<DictionaryAttr>(slice);
-    json::Object shard;
-    for (const char *name : {key::co2_shard::offset, key::co2_shard::elements})
-      shard[name] = cast<IntegerAttr>(dict.get(name)).getInt();
-    layout.push_back(std::move(shard));
-  }
+  for (auto [offset, elements] :
+       llvm::zip_equal(co2.getShardOffsets().asArrayRef(),
+                       co2.getShardSizes().asArrayRef()))
+    layout.push_back(json::Object{{key::co2_shard::offset, offset},
+                                  {key::co2_shard::elements, elements}});
   out[key::co2::layout] = std::move(layout);
   return out;
 }
@@ -208,12 +195,8 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
     addScalars(opt, optimizer);
     manifest[key::root::optimizer] = std::move(optimizer);
   }
-  if (auto co2 = train->getAttrOfType<DictionaryAttr>("loom.co2")) {
-    FailureOr<json::Object> out = co2Json(train, co2);
-    if (failed(out))
-      return failure();
-    manifest[key::root::co2] = std::move(*out);
-  }
+  if (auto co2 = train->getAttrOfType<CO2Attr>(kCO2Attr))
+    manifest[key::root::co2] = co2Json(co2);
   manifest[key::root::cost_model] = costModelJson(options);
   manifest[key::root::compile_options] =
       json::Object{{key::compile_options::command_line, options.commandLine},

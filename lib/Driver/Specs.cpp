@@ -175,29 +175,29 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
                              "' (expected mlp:... or gpt:...)");
 }
 
-llvm::Expected<OptimizerSpec>
+llvm::Expected<OptimizerOptions>
 mlir::loom::driver::parseOptimizerSpec(StringRef text) {
-  OptimizerSpec spec;
+  OptimizerOptions spec;
   auto [kind, body] = text.split(':');
-  spec.kind = kind.str();
+  spec.optimizer = kind.str();
   if (kind == "adamw") {
     if (auto err = applyFields("--optimizer", kind, body,
                                {floatField("lr", spec.lr, true),
                                 floatField("beta1", spec.beta1, false),
                                 floatField("beta2", spec.beta2, false),
                                 floatField("eps", spec.eps, true),
-                                floatField("wd", spec.wd, false)}))
+                                floatField("wd", spec.weightDecay, false)}))
       return std::move(err);
     if (spec.beta1 >= 1 || spec.beta2 >= 1)
       return fail("--optimizer", "fields 'beta1' and 'beta2' must be below 1");
     return spec;
   }
   if (kind == "sgd") {
-    spec.wd = 0.0;
+    spec.weightDecay = 0.0;
     if (auto err = applyFields("--optimizer", kind, body,
                                {floatField("lr", spec.lr, true),
                                 floatField("momentum", spec.momentum, false),
-                                floatField("wd", spec.wd, false)}))
+                                floatField("wd", spec.weightDecay, false)}))
       return std::move(err);
     if (spec.momentum >= 1)
       return fail("--optimizer", "field 'momentum' must be below 1");
@@ -211,8 +211,8 @@ mlir::loom::driver::parseOptimizerSpec(StringRef text) {
 /// arithmetic of a round stays far from overflowing.
 constexpr int64_t kMaxLocalSteps = 1000000;
 
-llvm::Expected<CO2Spec> mlir::loom::driver::parseCO2Spec(StringRef text) {
-  CO2Spec spec;
+llvm::Expected<CO2Options> mlir::loom::driver::parseCO2Spec(StringRef text) {
+  CO2Options spec;
   if (text == "on")
     return spec; // the defaults
   Field localSteps{"local-steps",
@@ -247,6 +247,19 @@ llvm::Expected<CO2Spec> mlir::loom::driver::parseCO2Spec(StringRef text) {
   if (spec.outerMomentum >= 1)
     return fail("--co2", "field 'outer-momentum' must be below 1");
   return spec;
+}
+
+std::string mlir::loom::driver::co2SpecHelp() {
+  CO2Options d;
+  return llvm::formatv(
+      "With --dp: CO2 local updating with a one-step-stale outer "
+      "all-reduce overlapping the next local steps. SPEC: "
+      "on (the defaults) or local-steps=N|auto ({0}), outer-lr ({1:f1}), "
+      "outer-momentum ({2:f1}), gap-penalty ({3:f1}; 0 off), clip ({4:f1}; 0 "
+      "off), sharded ({5}; 1: each rank keeps 1/N of the outer state), e.g. "
+      "--co2=local-steps=4 (docs/co2.md)",
+      d.localSteps, d.outerLr, d.outerMomentum, d.gapPenalty, d.clip,
+      int(d.sharded));
 }
 
 std::string mlir::loom::driver::modelSpecHelp() {

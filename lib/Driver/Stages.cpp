@@ -10,7 +10,8 @@
 //===----------------------------------------------------------------------===//
 #include "Compilation.h"
 
-#include "loom/Analysis/CostModel.h"
+#include "dialects/Loom/IR/LoomDialect.h"
+#include "passes/Analysis/CostModel.h"
 #include "passes/Pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -45,47 +46,25 @@ static bool needsTrainStage(ModuleOp module) {
   return !module.lookupSymbol("loss_and_grad");
 }
 
-/// The train pipeline's options: the optimizer and its schedule, the
-/// parallelism, and the cost model's view of the machine.
-static void fillTrainOptions(const Compilation &c,
-                             TrainPipelineOptions &train) {
+/// The train pipeline's options, each group whole: the optimizer and its
+/// schedule, the parallelism, CO2, and the cost model's view of the machine.
+static TrainOptions trainOptions(const Compilation &c) {
   const CompileOptions &options = c.options;
-  const OptimizerSpec &optimizer = c.optimizer;
   const MachineModel &machine = c.resolved.machine;
-  train.optimizer = optimizer.kind;
-  train.lr = optimizer.lr;
-  train.beta1 = optimizer.beta1;
-  train.beta2 = optimizer.beta2;
-  train.eps = optimizer.eps;
-  train.weightDecay = optimizer.wd;
-  train.momentum = optimizer.momentum;
-  train.warmupSteps = options.warmupSteps;
-  train.decaySteps = options.decaySteps;
-  train.minLr = options.minLr;
-  train.clipNorm = options.clipNorm;
+  TrainOptions train;
+  train.optimizer = c.optimizer;
   train.dp = options.dp;
   train.overlap = options.overlap;
   train.bucketMiB = options.bucketMiB > 0
                         ? options.bucketMiB
                         : chooseBucketBytes(machine) / (1024 * 1024);
-  if (c.co2) {
-    train.co2 = true;
-    train.co2LocalSteps = c.co2->localSteps;
-    train.co2OuterLr = c.co2->outerLr;
-    train.co2OuterMomentum = c.co2->outerMomentum;
-    train.co2GapPenalty = c.co2->gapPenalty;
-    train.co2Clip = c.co2->clip;
-    train.co2Sharded = c.co2->sharded;
-  }
-  train.linkGbps = machine.linkBytesPerSecond * 8 / 1e9;
-  train.linkLatencyUs = machine.linkLatencySeconds * 1e6;
-  train.gflops = machine.flopsPerSecond / 1e9;
-  train.commCpu = machine.commCpuFraction;
+  train.co2 = c.co2;
+  train.machine = toMachineOptions(machine);
+  return train;
 }
 
 static void buildTrainStage(PassManager &pm, Compilation &c) {
-  TrainPipelineOptions train;
-  fillTrainOptions(c, train);
+  TrainOptions train = trainOptions(c);
   // The manifest records the bucket size the stage was built with.
   c.resolved.bucketMiB = train.bucketMiB;
   buildTrainPipeline(pm, train);
@@ -93,10 +72,9 @@ static void buildTrainStage(PassManager &pm, Compilation &c) {
 
 /// Says why CO2 chose its local steps (with local-steps=auto).
 static LogicalResult reportCO2Choice(Compilation &c, ModuleOp module) {
-  if (auto co2 = module->getAttrOfType<DictionaryAttr>("loom.co2"))
-    if (auto why = co2.getAs<StringAttr>("local_steps_reason");
-        why && !why.getValue().empty())
-      c.diagnostics << "loomc: co2: " << why.getValue() << "\n";
+  if (auto co2 = module->getAttrOfType<CO2Attr>(kCO2Attr))
+    if (!co2.getLocalStepsReason().empty())
+      c.diagnostics << "loomc: co2: " << co2.getLocalStepsReason() << "\n";
   return success();
 }
 

@@ -34,7 +34,7 @@ std::string inputName(func::FuncOp loss, unsigned i) {
 }
 
 /// The runtime refuses an artifact whose inputs are not exactly what its
-/// task's data source produces (runtime/src/Manifest.cpp,
+/// task's data source produces (runtime/src/manifest/Manifest.cpp,
 /// checkTaskInputs): say so here, at the argument, rather than there.
 LogicalResult verifyInputs(ModuleOp module, func::FuncOp loss, StringRef kind,
                            ArrayRef<ExpectedInput> expected) {
@@ -101,7 +101,7 @@ LogicalResult mlir::loom::driver::verifyTask(ModuleOp module) {
   const bool classify = kind.getValue() == "classify";
   StringRef key = classify ? "classes" : "vocab";
   StringRef input = classify ? "y" : "targets";
-  // Every size the runtime reads (runtime/src/Manifest.cpp, task()).
+  // Every size the runtime reads (runtime/src/manifest/Manifest.cpp, task()).
   SmallVector<int64_t> sizes;
   for (StringRef field : classify ? SmallVector<StringRef>{"batch", "features"}
                                   : SmallVector<StringRef>{"batch", "seq"}) {

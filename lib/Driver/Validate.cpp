@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 #include "Compilation.h"
 
-#include "loom/Analysis/MachineSpec.h"
+#include "loom/Driver/MachineSpec.h"
 #include "loom/runtime/abi.h"
 
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -60,6 +60,10 @@ static LogicalResult parseTrainSpecs(Compilation &c) {
   c.optimizer = *optimizer;
   if (failed(checkScheduleFlags(c)))
     return failure();
+  c.optimizer.warmupSteps = options.warmupSteps;
+  c.optimizer.decaySteps = options.decaySteps;
+  c.optimizer.minLr = options.minLr;
+  c.optimizer.clipNorm = options.clipNorm;
   if (options.co2.empty())
     return success();
   auto spec = parseCO2Spec(options.co2);

@@ -3,10 +3,14 @@
 
 #include "dialects/Comm/IR/CommDialect.h"
 #include "dialects/Loom/IR/LoomDialect.h"
+#include "passes/Analysis/Passes.h"
+#include "passes/Bufferize/Passes.h"
+#include "passes/CPU/Passes.h"
 #include "passes/Distribute/Passes.h"
-#include "passes/Lowering/Passes.h"
+#include "passes/GPU/Passes.h"
 #include "passes/Pipelines/Pipelines.h"
 #include "passes/Schedule/Passes.h"
+#include "passes/ToLinalg/Passes.h"
 #include "passes/Train/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
@@ -27,9 +31,13 @@ void mlir::loom::registerAllDialects(DialectRegistry &registry) {
 
 void mlir::loom::registerAllPasses() {
   mlir::registerAllPasses();
+  registerAnalysisPasses();
   registerTrainPasses();
   registerDistributePasses();
   registerSchedulePasses();
-  registerLoweringPasses();
+  registerToLinalgPasses();
+  registerBufferizePasses();
+  registerCPUPasses();
+  registerGPUPasses();
   registerPipelines();
 }

@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Distribute/Passes.h"
 
-#include "loom/Analysis/CostModel.h"
+#include "passes/Analysis/CostModel.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -26,8 +26,26 @@ namespace mlir::loom {
 
 namespace {
 
+/// The sharded outer state's layout, for loom.co2: the trained parameters
+/// in flattening order, the slice size and rank r's slice.
+struct Shards {
+  ArrayAttr params;
+  int64_t elements = 0;
+  SmallVector<int64_t> offsets, sizes;
+};
+
 struct CO2Pass : impl::CO2PassBase<CO2Pass> {
-  using Base::Base;
+  // The options, one per line of CO2Options.def.
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
+  Option<TYPE> NAME{*this, FLAG, llvm::cl::desc(HELP), llvm::cl::init(DEFAULT)};
+#include "passes/Distribute/CO2Options.def"
+
+  CO2Pass() = default;
+  CO2Pass(const CO2Pass &other) : Base(other) {}
+  explicit CO2Pass(const CO2Options &options) {
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP) NAME = options.NAME;
+#include "passes/Distribute/CO2Options.def"
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -90,39 +108,28 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
     if (tau == 0)
       tau = chooseLocalSteps(grad, step, trained, ranks, reason);
     OpBuilder b(module.getContext());
-    SmallVector<NamedAttribute> shardInfo;
+    Shards shards;
     if (sharded) {
-      FailureOr<SmallVector<NamedAttribute>> shards =
+      FailureOr<Shards> built =
           buildOuterShard(module, step, trained, ranks);
-      if (failed(shards))
+      if (failed(built))
         return signalPassFailure();
-      SmallVector<Attribute> names;
-      for (ParamOp p : trained)
-        names.push_back(b.getStringAttr(p.getSymName()));
-      shardInfo = {b.getNamedAttr("sharded", b.getBoolAttr(true)),
-                   b.getNamedAttr("params", b.getArrayAttr(names))};
-      shardInfo.append(shards->begin(), shards->end());
+      shards = std::move(*built);
     } else {
       buildOuterStep(module, step, trained);
     }
     module->setAttr(
-        "loom.co2",
-        b.getDictionaryAttr({
-            b.getNamedAttr("local_steps", b.getI64IntegerAttr(tau)),
-            b.getNamedAttr("outer_lr", b.getF64FloatAttr(outerLr)),
-            b.getNamedAttr("outer_momentum", b.getF64FloatAttr(outerMomentum)),
-            b.getNamedAttr("gap_penalty", b.getF64FloatAttr(gapPenalty)),
-            b.getNamedAttr("clip", b.getF64FloatAttr(clip)),
-            b.getNamedAttr("mesh",
-                           FlatSymbolRefAttr::get(mesh.getSymNameAttr())),
-            b.getNamedAttr("ranks", b.getI64IntegerAttr(ranks)),
-            b.getNamedAttr("local_steps_reason", b.getStringAttr(reason)),
-        }));
-    if (!shardInfo.empty()) {
-      NamedAttrList all(module->getAttrOfType<DictionaryAttr>("loom.co2"));
-      all.append(shardInfo);
-      module->setAttr("loom.co2", all.getDictionary(module.getContext()));
-    }
+        kCO2Attr,
+        CO2Attr::get(module.getContext(), tau, b.getF64FloatAttr(outerLr),
+                     b.getF64FloatAttr(outerMomentum),
+                     b.getF64FloatAttr(gapPenalty), b.getF64FloatAttr(clip),
+                     FlatSymbolRefAttr::get(mesh.getSymNameAttr()), ranks,
+                     reason, sharded, shards.params, shards.elements,
+                     shards.offsets.empty()
+                         ? DenseI64ArrayAttr()
+                         : b.getDenseI64ArrayAttr(shards.offsets),
+                     shards.sizes.empty() ? DenseI64ArrayAttr()
+                                          : b.getDenseI64ArrayAttr(shards.sizes)));
   }
 
   LogicalResult checkOptions(ModuleOp module) {
@@ -136,13 +143,8 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
     if (gapPenalty < 0 || clip < 0)
       return module.emitError(
           "--loom-co2: gap-penalty and clip must be non-negative (0: off)");
-    if (!(commCpu >= 0 && commCpu <= 1) ||
-        !(maxOverhead > 0 && maxOverhead < 1))
-      return module.emitError("--loom-co2: comm-cpu must be in [0, 1] and "
-                              "max-overhead in (0, 1)");
-    if (!(linkGbps > 0) || linkLatencyUs < 0 || !(gflops > 0))
-      return module.emitError("--loom-co2: the cost model needs a positive "
-                              "link-gbps and gflops");
+    if (!(maxOverhead > 0 && maxOverhead < 1))
+      return module.emitError("--loom-co2: max-overhead must be in (0, 1)");
     return success();
   }
 
@@ -152,10 +154,10 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
   int64_t chooseLocalSteps(func::FuncOp grad, func::FuncOp step,
                            ArrayRef<ParamOp> trained, int64_t ranks,
                            std::string &reason) {
-    MachineModel machine;
-    machine.linkBytesPerSecond = linkGbps * 1e9 / 8;
-    machine.linkLatencySeconds = linkLatencyUs * 1e-6;
-    machine.flopsPerSecond = gflops * 1e9;
+    // As --loom-describe-machine recorded it.
+    ModuleOp module = step->getParentOfType<ModuleOp>();
+    MachineOptions given = getMachineOptions(module);
+    MachineModel machine = toMachineModel(given);
     double flops = 0;
     for (func::FuncOp fn : {grad, step})
       fn.walk([&](Operation *op) { flops += estimateFlops(op); });
@@ -173,7 +175,7 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
         std::max<int64_t>(1, std::ceil(comm / compute)) + (sharded ? 1 : 0);
     // Hidden is not free: while the all-reduce runs, its polls and the
     // network stack take commCpu of its time from the cores compute uses.
-    double stolen = commCpu * comm;
+    double stolen = given.commCpu * comm;
     int64_t cheap = std::ceil(stolen / (maxOverhead * compute));
     int64_t tau = std::max(hide, cheap);
     reason = llvm::formatv(
@@ -183,20 +185,20 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
         "steps{9}, and takes ~{10:f3} ms of compute from the cores while it "
         "runs ({11:f2} of its time), which {12} local steps keep under "
         "{13:f0}% of a round; local-steps={14}",
-        compute * 1e3, flops / 1e9, double(gflops), bytes / (1 << 20), ranks,
-        comm * 1e3, double(linkGbps), double(linkLatencyUs), hide,
+        compute * 1e3, flops / 1e9, given.gflops, bytes / (1 << 20), ranks,
+        comm * 1e3, given.linkGbps, given.linkLatencyUs, hide,
         sharded ? " (one more than the reduce-scatter and all-gather need: "
                   "the sharded update runs between steps)"
                 : "",
-        stolen * 1e3, double(commCpu), cheap, maxOverhead * 100, tau);
+        stolen * 1e3, given.commCpu, cheap, maxOverhead * 100, tau);
     return tau;
   }
 
   /// @outer_shard(co2.round, co2.shard_mean) -> co2.shard_out: the outer
   /// step of this rank's slice of shard_elements elements
-  /// (loom.co2_outer_shard, state co2.shard.co2_*). Returns loom.co2's
-  /// shard_elements and layout.
-  FailureOr<SmallVector<NamedAttribute>>
+  /// (loom.co2_outer_shard, state co2.shard.co2_*). Returns the layout
+  /// loom.co2 records.
+  FailureOr<Shards>
   buildOuterShard(ModuleOp module, func::FuncOp step, ArrayRef<ParamOp> trained,
                   int64_t ranks) {
     Type elementType =
@@ -232,9 +234,12 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
         b.getF64FloatAttr(outerMomentum), b.getF64FloatAttr(gapPenalty),
         b.getF64FloatAttr(clip));
     func::ReturnOp::create(b, loc, update.getResult());
-    return SmallVector<NamedAttribute>{
-        b.getNamedAttr("shard_elements", b.getI64IntegerAttr(shard)),
-        b.getNamedAttr("layout", shardLayout(b, elements, shard, ranks))};
+    SmallVector<Attribute> names;
+    for (ParamOp p : trained)
+      names.push_back(b.getStringAttr(p.getSymName()));
+    Shards shards{b.getArrayAttr(names), shard, {}, {}};
+    layOutShards(shards, elements, ranks);
+    return shards;
   }
 
   /// Which slice of the flattened parameters each rank keeps the outer
@@ -242,17 +247,13 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
   /// shard starts at r x `shard` (the reduce-scatter and all-gather move
   /// equal shards) and holds up to `shard` parameter elements; the loss
   /// slot follows the last of them, then zero padding.
-  static ArrayAttr shardLayout(Builder &b, int64_t elements, int64_t shard,
-                               int64_t ranks) {
-    SmallVector<Attribute> slices;
+  static void layOutShards(Shards &shards, int64_t elements, int64_t ranks) {
     for (int64_t r = 0; r < ranks; ++r) {
-      int64_t offset = r * shard;
-      int64_t held = std::clamp<int64_t>(elements - offset, 0, shard);
-      slices.push_back(b.getDictionaryAttr(
-          {b.getNamedAttr("offset", b.getI64IntegerAttr(offset)),
-           b.getNamedAttr("elements", b.getI64IntegerAttr(held))}));
+      int64_t offset = r * shards.elements;
+      shards.offsets.push_back(offset);
+      shards.sizes.push_back(
+          std::clamp<int64_t>(elements - offset, 0, shards.elements));
     }
-    return b.getArrayAttr(slices);
   }
 
   /// @outer_step(round, co2.mean:<p>...) { loom.co2_outer per parameter }.
@@ -283,4 +284,9 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
 };
 
 } // namespace
+
+std::unique_ptr<Pass> createCO2Pass(const CO2Options &options) {
+  return std::make_unique<CO2Pass>(options);
+}
+
 } // namespace mlir::loom

@@ -4,6 +4,7 @@
 
 #include "dialects/Comm/IR/CommOps.h"
 #include "dialects/Loom/IR/LoomOps.h"
+#include "passes/Distribute/CO2Options.h"
 
 #include "mlir/Pass/Pass.h"
 
@@ -11,6 +12,9 @@ namespace mlir::loom {
 
 #define GEN_PASS_DECL
 #include "passes/Distribute/Passes.h.inc"
+
+/// --loom-co2 with `options`.
+std::unique_ptr<Pass> createCO2Pass(const CO2Options &options);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Distribute/Passes.h.inc"

@@ -46,8 +46,8 @@ def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
       `loom.co2_outer` to every parameter the inner step trains: outer
       momentum on the stale averaged pseudo-gradient, the staleness gap
       penalty and the clip (equations on `loom.co2_outer`);
-    - the module gets `loom.co2 = {local_steps, mesh, axis, ...}`, which the
-      manifest carries to the runtime. Every `local_steps` inner steps the
+    - the module gets `loom.co2 = #loom.co2<local_steps, mesh, ranks, ...>`,
+      which the manifest carries to the runtime. Every `local_steps` inner steps the
       runtime waits for the previous round's mean all-reduce of the local
       models, which ran on the communication thread during this round's
       local steps, starts this round's, and calls `@outer_step` with the
@@ -59,50 +59,30 @@ def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
     co2.shard_out` applies `loom.co2_outer_shard` to one rank's slice of the
     flattened parameters (`shard_elements` = ceil((elements + 1) / ranks):
     the parameters in `loom.co2`'s `params` order, then the round's loss,
-    then zero padding), whose state `co2.shard.co2_anchor`,
+    then zero padding; rank r's slice, recorded in `loom.co2`'s
+    `shard_offsets` and `shard_sizes`, is what the runtime follows), whose
+    state `co2.shard.co2_anchor`,
     `co2.shard.co2_prev_anchor` and `co2.shard.co2_momentum` the rank alone
     keeps. The runtime feeds it from a reduce-scatter of the local models
     and all-gathers the new anchor slices, so each rank keeps 1/N of the
     anchors and the outer momentum.
 
     `local-steps=0` picks the smallest number of local steps whose compute
-    hides the outer all-reduce under the cost model (FLOPs of one inner step
-    at `gflops`, the all-reduce of every parameter over `link-gbps` plus
-    `link-latency-us`) and keeps the compute the all-reduce takes from the
-    cores while it runs in the background (`comm-cpu` of its time: the
-    communication thread's polls, the network stack) under `max-overhead`
-    of the round, and reports the estimate as a remark. The sharded
+    hides the outer all-reduce under the cost model, on the machine the
+    module's `loom.machine` describes (`--loom-describe-machine`; FLOPs of
+    one inner step at `gflops`, the all-reduce of every parameter over
+    `link-gbps` plus `link-latency-us`) and keeps the compute the all-reduce
+    takes from the cores while it runs in the background (`comm-cpu` of its
+    time: the communication thread's polls, the network stack) under
+    `max-overhead` of the round, and reports the estimate as a remark. The sharded
     round adds one step: its update runs between the reduce-scatter and the
     all-gather, after the step during which the reduce-scatter finished.
+
+    Options: one per line of `passes/Distribute/CO2Options.def`
+    (local-steps, outer-lr, outer-momentum, gap-penalty, clip, sharded,
+    max-overhead), which defines each with its default and help once.
   }];
   let dependentDialects = ["::mlir::loom::comm::CommDialect"];
-  let options = [
-    Option<"localSteps", "local-steps", "int64_t", /*default=*/"12",
-           "Inner steps per outer round (0: chosen by the cost model).">,
-    Option<"outerLr", "outer-lr", "double", /*default=*/"0.8",
-           "Outer learning rate (alpha).">,
-    Option<"outerMomentum", "outer-momentum", "double", /*default=*/"0.0",
-           "Outer momentum (beta).">,
-    Option<"gapPenalty", "gap-penalty", "double", /*default=*/"2.0",
-           "Staleness gap penalty strength (lambda; 0: off).">,
-    Option<"clip", "clip", "double", /*default=*/"1.0",
-           "Clip of the outer momentum, elementwise (phi; 0: off).">,
-    Option<"sharded", "sharded", "bool", /*default=*/"false",
-           "Shard the outer state over the ranks (reduce-scatter + "
-           "all-gather instead of all-reduce).">,
-    Option<"linkGbps", "link-gbps", "double", /*default=*/"10.0",
-           "Link bandwidth for local-steps=0 (Gbit/s).">,
-    Option<"linkLatencyUs", "link-latency-us", "double", /*default=*/"50.0",
-           "Collective latency for local-steps=0 (microseconds).">,
-    Option<"commCpu", "comm-cpu", "double", /*default=*/"0.2",
-           "Compute time lost per second of a background collective, for "
-           "local-steps=0.">,
-    Option<"maxOverhead", "max-overhead", "double", /*default=*/"0.1",
-           "Largest share of a round's compute local-steps=0 lets the "
-           "outer all-reduce's CPU cost take.">,
-    Option<"gflops", "gflops", "double", /*default=*/"50.0",
-           "Compute rate for local-steps=0 (GFLOP/s).">,
-  ];
 }
 
 #endif // LOOM_PASSES_DISTRIBUTE_PASSES_TD

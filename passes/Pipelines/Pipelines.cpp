@@ -1,9 +1,13 @@
 //===- Pipelines.cpp - Loom's named pass pipelines ------------------------===//
 #include "passes/Pipelines/Pipelines.h"
 
+#include "passes/Analysis/Passes.h"
+#include "passes/Bufferize/Passes.h"
+#include "passes/CPU/Passes.h"
 #include "passes/Distribute/Passes.h"
-#include "passes/Lowering/Passes.h"
+#include "passes/GPU/Passes.h"
 #include "passes/Schedule/Passes.h"
+#include "passes/ToLinalg/Passes.h"
 #include "passes/Train/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -20,14 +24,32 @@ static void addUpstream(OpPassManager &pm, StringRef pipeline) {
     llvm::report_fatal_error("loom: bad built-in pipeline: " + pipeline);
 }
 
-void mlir::loom::buildTrainPipeline(OpPassManager &pm,
-                                    const TrainPipelineOptions &o) {
+TrainOptions TrainPipelineOptions::bind() const {
+  TrainOptions o;
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP) o.optimizer.NAME = NAME;
+#include "passes/Train/OptimizerOptions.def"
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP) o.machine.NAME = NAME;
+#include "passes/Analysis/MachineOptions.def"
+  o.dp = dp;
+  o.overlap = overlap;
+  o.bucketMiB = bucketMiB;
+  if (co2) {
+    o.co2.emplace();
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP) o.co2->NAME = co2_##NAME;
+#include "passes/Distribute/CO2Options.def"
+  }
+  return o;
+}
+
+void mlir::loom::buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
   addUpstream(pm, "inline,canonicalize,cse");
   pm.addPass(createAutodiffPass());
   // Bad option values are the passes' to diagnose (an error at the module,
   // not a crash of the tool): dp < 1 reaches --loom-data-parallel, co2
   // without it or with overlap reaches --loom-co2.
   if (o.dp != 1) {
+    // The machine, for the passes below that reason about time.
+    pm.addPass(createDescribeMachinePass(o.machine));
     DataParallelPassOptions dp;
     dp.ranks = o.dp;
     pm.addPass(createDataParallelPass(dp));
@@ -36,40 +58,12 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm,
       bucket.maxMiB = o.bucketMiB;
       pm.addPass(createBucketCollectivesPass(bucket));
       pm.addPass(createAsyncCollectivesPass());
-      ScheduleOverlapPassOptions schedule;
-      schedule.linkGbps = o.linkGbps;
-      schedule.linkLatencyUs = o.linkLatencyUs;
-      schedule.gflops = o.gflops;
-      pm.addPass(createScheduleOverlapPass(schedule));
+      pm.addPass(createScheduleOverlapPass());
     }
   }
-  AddOptimizerPassOptions opt;
-  opt.optimizer = o.optimizer;
-  opt.lr = o.lr;
-  opt.beta1 = o.beta1;
-  opt.beta2 = o.beta2;
-  opt.eps = o.eps;
-  opt.weightDecay = o.weightDecay;
-  opt.momentum = o.momentum;
-  opt.warmupSteps = o.warmupSteps;
-  opt.decaySteps = o.decaySteps;
-  opt.minLr = o.minLr;
-  opt.clipNorm = o.clipNorm;
-  pm.addPass(createAddOptimizerPass(opt));
-  if (o.co2) {
-    CO2PassOptions co2;
-    co2.localSteps = o.co2LocalSteps;
-    co2.outerLr = o.co2OuterLr;
-    co2.outerMomentum = o.co2OuterMomentum;
-    co2.gapPenalty = o.co2GapPenalty;
-    co2.clip = o.co2Clip;
-    co2.sharded = o.co2Sharded;
-    co2.linkGbps = o.linkGbps;
-    co2.linkLatencyUs = o.linkLatencyUs;
-    co2.gflops = o.gflops;
-    co2.commCpu = o.commCpu;
-    pm.addPass(createCO2Pass(co2));
-  }
+  pm.addPass(createAddOptimizerPass(o.optimizer));
+  if (o.co2)
+    pm.addPass(createCO2Pass(*o.co2));
   addUpstream(pm, "canonicalize,cse");
 }
 
@@ -267,7 +261,9 @@ void mlir::loom::registerPipelines() {
       "loom-train-pipeline",
       "model -> train: autodiff and the optimizer (@loss_and_grad, "
       "@train_step).",
-      buildTrainPipeline);
+      [](OpPassManager &pm, const TrainPipelineOptions &o) {
+        buildTrainPipeline(pm, o.bind());
+      });
   PassPipelineRegistration<PrecisionOptions>(
       "loom-lower-to-linalg-pipeline",
       "train -> linalg: decompose, buffer ABI, loom -> linalg, fusion.",

@@ -11,73 +11,65 @@
 #ifndef LOOM_PASSES_PIPELINES_PIPELINES_H
 #define LOOM_PASSES_PIPELINES_PIPELINES_H
 
+#include "passes/Analysis/MachineOptions.h"
+#include "passes/Distribute/CO2Options.h"
+#include "passes/Train/OptimizerOptions.h"
+
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
 
+#include <optional>
+
 namespace mlir::loom {
 
+/// What the train stage is built from, each group handed whole to its pass:
+/// bound once per compilation, by loomc from its flags (lib/Driver/
+/// Stages.cpp) or by loom-opt from TrainPipelineOptions.
+struct TrainOptions {
+  OptimizerOptions optimizer;
+  int64_t dp = 1;       ///< data-parallel ranks (1: no averaging)
+  bool overlap = false; ///< bucketed, asynchronous, scheduled all-reduces
+  double bucketMiB = 1.0;
+  std::optional<CO2Options> co2; ///< none: no CO2
+  MachineOptions machine;        ///< what the cost model assumes
+};
+
+/// --loom-train-pipeline's options: the optimizer's and the machine's under
+/// their pass flags, CO2's as co2-<flag>, each from its .def file.
 struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
-  Option<std::string> optimizer{*this, "optimizer",
-                                llvm::cl::desc("adamw or sgd"),
-                                llvm::cl::init("adamw")};
-  Option<double> lr{*this, "lr", llvm::cl::desc("Peak learning rate"),
-                    llvm::cl::init(1e-3)};
-  Option<double> beta1{*this, "beta1", llvm::cl::init(0.9)};
-  Option<double> beta2{*this, "beta2", llvm::cl::init(0.999)};
-  Option<double> eps{*this, "eps", llvm::cl::init(1e-8)};
-  Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(0.01)};
-  Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
-  Option<int64_t> warmupSteps{*this, "warmup-steps", llvm::cl::init(0)};
-  Option<int64_t> decaySteps{*this, "decay-steps", llvm::cl::init(0)};
-  Option<double> minLr{*this, "min-lr", llvm::cl::init(0.0)};
-  Option<double> clipNorm{*this, "clip-norm", llvm::cl::init(0.0)};
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
+  Option<TYPE> NAME{*this, FLAG, llvm::cl::desc(HELP), llvm::cl::init(DEFAULT)};
+#include "passes/Train/OptimizerOptions.def"
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
+  Option<TYPE> NAME{*this, FLAG, llvm::cl::desc(HELP), llvm::cl::init(DEFAULT)};
+#include "passes/Analysis/MachineOptions.def"
   Option<int64_t> dp{*this, "dp",
                      llvm::cl::desc("Data-parallel ranks (1: no averaging)"),
-                     llvm::cl::init(1)};
+                     llvm::cl::init(TrainOptions().dp)};
   Option<bool> overlap{
       *this, "overlap",
       llvm::cl::desc("Bucket the gradient all-reduces, split them into "
                      "start/wait and schedule them to overlap with compute"),
-      llvm::cl::init(false)};
+      llvm::cl::init(TrainOptions().overlap)};
   Option<double> bucketMiB{*this, "bucket-mib",
                            llvm::cl::desc("Largest all-reduce bucket (MiB)"),
-                           llvm::cl::init(1.0)};
+                           llvm::cl::init(TrainOptions().bucketMiB)};
   Option<bool> co2{*this, "co2",
                    llvm::cl::desc("CO2 local steps with a stale outer "
                                   "all-reduce (needs dp > 1)"),
                    llvm::cl::init(false)};
-  Option<int64_t> co2LocalSteps{*this, "co2-local-steps",
-                                llvm::cl::desc("0: from the cost model"),
-                                llvm::cl::init(12)};
-  Option<double> co2OuterLr{*this, "co2-outer-lr", llvm::cl::init(0.8)};
-  Option<double> co2OuterMomentum{*this, "co2-outer-momentum",
-                                  llvm::cl::init(0.0)};
-  Option<double> co2GapPenalty{*this, "co2-gap-penalty", llvm::cl::init(2.0)};
-  Option<double> co2Clip{*this, "co2-clip", llvm::cl::init(1.0)};
-  Option<bool> co2Sharded{*this, "co2-sharded",
-                          llvm::cl::desc("Shard CO2's outer state over the "
-                                         "ranks"),
-                          llvm::cl::init(false)};
-  // The cost model of the overlap scheduler and of CO2's local steps
-  // (loom/Analysis/MachineSpec.h).
-  Option<double> linkGbps{*this, "link-gbps",
-                          llvm::cl::desc("Link bandwidth (Gbit/s)"),
-                          llvm::cl::init(10.0)};
-  Option<double> linkLatencyUs{*this, "link-latency-us",
-                               llvm::cl::desc("Collective latency (us)"),
-                               llvm::cl::init(50.0)};
-  Option<double> commCpu{*this, "comm-cpu",
-                         llvm::cl::desc("Compute lost per second of a "
-                                        "background collective"),
-                         llvm::cl::init(0.2)};
-  Option<double> gflops{*this, "gflops",
-                        llvm::cl::desc("Compute rate (GFLOP/s)"),
-                        llvm::cl::init(50.0)};
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
+  Option<TYPE> co2_##NAME{*this, "co2-" FLAG, llvm::cl::desc(HELP),           \
+                          llvm::cl::init(DEFAULT)};
+#include "passes/Distribute/CO2Options.def"
+
+  /// The options above as the pipeline takes them.
+  TrainOptions bind() const;
 };
 
 /// model -> train: inline helpers, differentiate @loss, average gradients
 /// over `dp` ranks, add @train_step.
-void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options);
+void buildTrainPipeline(OpPassManager &pm, const TrainOptions &options);
 
 /// The options of the CPU lowering pipelines: numerics (loomc --precision)
 /// and the testing variants.

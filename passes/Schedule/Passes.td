@@ -51,7 +51,8 @@ def ScheduleOverlapPass : Pass<"loom-schedule-overlap", "mlir::ModuleOp"> {
     `comm.wait` down to just before the first use of its result. When the
     bytes in flight would exceed `max-inflight-mib`, the oldest collective
     is waited before the next one starts. The cost model (FLOPs per op,
-    bytes over `link-gbps` with `link-latency-us` per collective) estimates
+    bytes over the link with its latency per collective, on the machine the
+    module's `loom.machine` describes: `--loom-describe-machine`) estimates
     the compute hidden behind each collective and is reported as a remark
     with `emit-remarks`.
   }];
@@ -59,12 +60,6 @@ def ScheduleOverlapPass : Pass<"loom-schedule-overlap", "mlir::ModuleOp"> {
   let options = [
     Option<"maxInflightMiB", "max-inflight-mib", "double", /*default=*/"256.0",
            "Cap on bytes in flight.">,
-    Option<"linkGbps", "link-gbps", "double", /*default=*/"10.0",
-           "Link bandwidth for the cost model (Gbit/s).">,
-    Option<"linkLatencyUs", "link-latency-us", "double", /*default=*/"50.0",
-           "Per-collective latency for the cost model (microseconds).">,
-    Option<"gflops", "gflops", "double", /*default=*/"50.0",
-           "Compute rate for the cost model (GFLOP/s).">,
     Option<"emitRemarks", "emit-remarks", "bool", /*default=*/"false",
            "Report each collective's estimated overlap as a remark.">,
   ];

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 #include "passes/Schedule/Passes.h"
 
-#include "loom/Analysis/CostModel.h"
+#include "passes/Analysis/CostModel.h"
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -47,10 +47,8 @@ struct ScheduleOverlapPass
   using Base::Base;
 
   void runOnOperation() override {
-    MachineModel machine;
-    machine.linkBytesPerSecond = linkGbps * 1e9 / 8;
-    machine.linkLatencySeconds = linkLatencyUs * 1e-6;
-    machine.flopsPerSecond = gflops * 1e9;
+    // As --loom-describe-machine recorded it.
+    MachineModel machine = getMachineModel(getOperation());
     getOperation().walk([&](Block *block) {
       SmallVector<Operation *> starts;
       for (Operation &op : *block)

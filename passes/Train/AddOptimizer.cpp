@@ -12,7 +12,17 @@ namespace mlir::loom {
 namespace {
 
 struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
-  using Base::Base;
+  // The options, one per line of OptimizerOptions.def.
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
+  Option<TYPE> NAME{*this, FLAG, llvm::cl::desc(HELP), llvm::cl::init(DEFAULT)};
+#include "passes/Train/OptimizerOptions.def"
+
+  AddOptimizerPass() = default;
+  AddOptimizerPass(const AddOptimizerPass &other) : Base(other) {}
+  explicit AddOptimizerPass(const OptimizerOptions &options) {
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP) NAME = options.NAME;
+#include "passes/Train/OptimizerOptions.def"
+  }
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -156,4 +166,9 @@ struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
 };
 
 } // namespace
+
+std::unique_ptr<Pass> createAddOptimizerPass(const OptimizerOptions &options) {
+  return std::make_unique<AddOptimizerPass>(options);
+}
+
 } // namespace mlir::loom

@@ -3,6 +3,7 @@
 #define LOOM_PASSES_TRAIN_PASSES_H
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "passes/Train/OptimizerOptions.h"
 
 #include "mlir/Pass/Pass.h"
 
@@ -10,6 +11,9 @@ namespace mlir::loom {
 
 #define GEN_PASS_DECL
 #include "passes/Train/Passes.h.inc"
+
+/// --loom-add-optimizer with `options`.
+std::unique_ptr<Pass> createAddOptimizerPass(const OptimizerOptions &options);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Train/Passes.h.inc"

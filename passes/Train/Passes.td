@@ -37,29 +37,15 @@ def AddOptimizerPass : Pass<"loom-add-optimizer", "mlir::ModuleOp"> {
     gradients to `clip-norm` when it is positive, evaluates the learning-rate
     schedule at `%step` and updates every parameter with `loom.adamw` or
     `loom.sgd`. Parameters marked `no_weight_decay` get no weight decay.
+
+    Options: one per line of `passes/Train/OptimizerOptions.def` (optimizer,
+    lr, beta1, beta2, eps, weight-decay, momentum, warmup-steps,
+    decay-steps, min-lr, clip-norm), which defines each with its default and
+    help once; `loom-opt --help` lists them.
   }];
   let dependentDialects = ["::mlir::loom::LoomDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];
-  let options = [
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adamw\"",
-           "adamw or sgd.">,
-    Option<"lr", "lr", "double", /*default=*/"1e-3", "Peak learning rate.">,
-    Option<"beta1", "beta1", "double", /*default=*/"0.9", "AdamW beta1.">,
-    Option<"beta2", "beta2", "double", /*default=*/"0.999", "AdamW beta2.">,
-    Option<"eps", "eps", "double", /*default=*/"1e-8", "AdamW epsilon.">,
-    Option<"weightDecay", "weight-decay", "double", /*default=*/"0.01",
-           "Decoupled weight decay (AdamW) or L2 (SGD).">,
-    Option<"momentum", "momentum", "double", /*default=*/"0.0", "SGD momentum.">,
-    Option<"warmupSteps", "warmup-steps", "int64_t", /*default=*/"0",
-           "Linear warmup steps.">,
-    Option<"decaySteps", "decay-steps", "int64_t", /*default=*/"0",
-           "Cosine decay steps after warmup (0: constant).">,
-    Option<"minLr", "min-lr", "double", /*default=*/"0.0",
-           "Learning rate at the end of the decay.">,
-    Option<"clipNorm", "clip-norm", "double", /*default=*/"0.0",
-           "Global gradient-norm clipping threshold (0: off).">,
-  ];
 }
 
 #endif // LOOM_PASSES_TRAIN_PASSES_TD

@@ -40,23 +40,25 @@ static cl::opt<Stage> stage(
                           "lowering to linalg on tensors"),
                clEnumValN(Stage::Lowered, "lowered", "the LLVM dialect")),
     cl::init(Stage::Lowered), cl::cat(cat));
+// The optimizer's and the schedule's defaults are OptimizerOptions.def's.
+static const mlir::loom::OptimizerOptions schedule;
 static cl::opt<std::string>
     optimizer("optimizer",
               cl::desc("adamw:lr=..,beta1=..,beta2=..,eps=..,wd=.. or "
                        "sgd:lr=..,momentum=..,wd=.. (default adamw)"),
-              cl::init("adamw"), cl::cat(cat));
+              cl::init(schedule.optimizer), cl::cat(cat));
 static cl::opt<int64_t> warmup("warmup-steps",
-                               cl::desc("Linear LR warmup steps"), cl::init(0),
-                               cl::cat(cat));
+                               cl::desc("Linear LR warmup steps"),
+                               cl::init(schedule.warmupSteps), cl::cat(cat));
 static cl::opt<int64_t>
     decay("decay-steps",
           cl::desc("Cosine LR decay steps after warmup (0: constant LR)"),
-          cl::init(0), cl::cat(cat));
+          cl::init(schedule.decaySteps), cl::cat(cat));
 static cl::opt<double> minLr("min-lr", cl::desc("LR at the end of the decay"),
-                             cl::init(0.0), cl::cat(cat));
+                             cl::init(schedule.minLr), cl::cat(cat));
 static cl::opt<double> clip("clip-norm",
                             cl::desc("Clip the global gradient norm (0: off)"),
-                            cl::init(0.0), cl::cat(cat));
+                            cl::init(schedule.clipNorm), cl::cat(cat));
 static cl::opt<int64_t>
     dp("dp",
        cl::desc("Data-parallel ranks: average gradients over N ranks (the "
@@ -83,16 +85,10 @@ static cl::opt<std::string> precision(
              "state and all other ops stay f32)"),
     cl::value_desc("f32|bf16"), cl::init("f32"), cl::cat(cat));
 
-static cl::opt<std::string> co2(
-    "co2",
-    cl::desc("With --dp: CO2 local updating with a one-step-stale outer "
-             "all-reduce overlapping the next local steps. SPEC: "
-             "on (the defaults) or local-steps=N|auto (12), outer-lr (0.8), "
-             "outer-momentum (0.0), "
-             "gap-penalty (2.0; 0 off), clip (1.0; 0 off), sharded (0; 1: "
-             "each rank keeps 1/N of the outer state), e.g. "
-             "--co2=local-steps=4 (docs/co2.md)"),
-    cl::value_desc("SPEC"), cl::init(""), cl::cat(cat));
+// Its defaults are CO2Options.def's.
+static const std::string co2Help = mlir::loom::driver::co2SpecHelp();
+static cl::opt<std::string> co2("co2", cl::desc(co2Help), cl::value_desc("SPEC"),
+                                cl::init(""), cl::cat(cat));
 static cl::opt<std::string> calibration(
     "calibration",
     cl::desc("The cost model's compute rate and link from FILE, written by "

@@ -24,6 +24,12 @@ def Loom_Dialect : Dialect {
   }];
   let dependentDialects = ["::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];
+  let useDefaultAttributePrinterParser = 1;
+  // loom.co2 and loom.machine on a module must be the typed attributes.
+  let hasOperationAttrVerify = 1;
+  let extraClassDeclaration = [{
+    void registerAttributes();
+  }];
 }
 
 class Loom_Op<string mnemonic, list<Trait> traits = []>

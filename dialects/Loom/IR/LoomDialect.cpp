@@ -27,6 +27,7 @@ struct LoomInlinerInterface : public DialectInlinerInterface {
 
 void LoomDialect::initialize() {
   addInterfaces<LoomInlinerInterface>();
+  registerAttributes();
   addOperations<
 #define GET_OP_LIST
 #include "dialects/Loom/IR/LoomOps.cpp.inc"

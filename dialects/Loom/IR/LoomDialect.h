@@ -8,6 +8,9 @@
 
 #include "dialects/Loom/IR/LoomDialect.h.inc"
 
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Loom/IR/LoomAttrs.h.inc"
+
 namespace mlir::loom {
 /// Discardable attribute names shared by passes and the driver.
 /// On a func: which runtime entry point it becomes ("loss", ...).
@@ -21,6 +24,11 @@ inline constexpr llvm::StringLiteral kOutputAttr = "loom.output";
 /// On the module, set by --loom-add-optimizer: the optimizer and schedule
 /// @train_step was built with ({kind, lr, ...}), which the manifest records.
 inline constexpr llvm::StringLiteral kOptimizerAttr = "loom.optimizer";
+/// On the module, set by --loom-co2: its schedule (#loom.co2).
+inline constexpr llvm::StringLiteral kCO2Attr = "loom.co2";
+/// On the module, set by --loom-describe-machine: what the cost model
+/// assumes about the machine (#loom.machine).
+inline constexpr llvm::StringLiteral kMachineAttr = "loom.machine";
 /// On a lowered entry func: one {role, name} dictionary per argument.
 inline constexpr llvm::StringLiteral kAbiAttr = "loom.abi";
 } // namespace mlir::loom

@@ -3,6 +3,7 @@
 #define LOOM_OPS_TD
 
 include "dialects/Loom/IR/LoomBase.td"
+include "dialects/Loom/IR/LoomAttrs.td"
 include "dialects/Loom/IR/LoomInterfaces.td"
 include "mlir/IR/SymbolInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"

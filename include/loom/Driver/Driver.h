@@ -2,7 +2,7 @@
 #ifndef LOOM_DRIVER_DRIVER_H
 #define LOOM_DRIVER_DRIVER_H
 
-#include "loom/Analysis/CostModel.h"
+#include "passes/Analysis/CostModel.h"
 #include "loom/Driver/Specs.h"
 
 #include "mlir/Support/LLVM.h"
@@ -62,14 +62,17 @@ struct CompileOptions {
   /// f32, or bf16: GEMMs on bf16 operands with f32 accumulation, everything
   /// else (master weights, optimizer) f32.
   std::string precision = "f32";
-  int64_t warmupSteps = 0, decaySteps = 0;
-  double minLr = 0.0, clipNorm = 0.0;
+  /// The schedule over --optimizer's lr (defaults: OptimizerOptions.def).
+  int64_t warmupSteps = OptimizerOptions().warmupSteps;
+  int64_t decaySteps = OptimizerOptions().decaySteps;
+  double minLr = OptimizerOptions().minLr;
+  double clipNorm = OptimizerOptions().clipNorm;
   int64_t dp = 1;         ///< data-parallel ranks
   bool overlap = false;   ///< async, bucketed, overlapped gradient all-reduce
   double bucketMiB = 0.0; ///< largest bucket with overlap (0: from the model)
   std::string co2;        ///< --co2 spec ("": plain data parallelism)
   /// The cost model's inputs: a calibration file (loom-run --calibrate),
-  /// then a --link spec over it (loom/Analysis/MachineSpec.h).
+  /// then a --link spec over it (loom/Driver/MachineSpec.h).
   std::string calibrationFile, linkSpec;
   /// What those resolve to (set by compile(); recorded in the manifest).
   MachineModel machine;

@@ -2,6 +2,9 @@
 #ifndef LOOM_DRIVER_SPECS_H
 #define LOOM_DRIVER_SPECS_H
 
+#include "passes/Distribute/CO2Options.h"
+#include "passes/Train/OptimizerOptions.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -28,28 +31,21 @@ struct ModelSpec {
   std::string text; ///< The spec as given, for the manifest.
 };
 
-/// `adamw:lr=..,beta1=..,beta2=..,eps=..,wd=..` or
-/// `sgd:lr=..,momentum=..,wd=..`.
-struct OptimizerSpec {
-  std::string kind = "adamw";
-  double lr = 1e-3, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, wd = 0.01;
-  double momentum = 0.0;
-};
-
-/// `local-steps=N|auto,outer-lr=..,outer-momentum=..,gap-penalty=..,clip=..,
-/// sharded=0|1` (`--co2=...`; docs/co2.md). localSteps 0 is `auto`.
-struct CO2Spec {
-  int64_t localSteps = 12;
-  // Defaults from the convergence sweep in bench/RESULTS.md.
-  double outerLr = 0.8, outerMomentum = 0.0, gapPenalty = 2.0, clip = 1.0;
-  bool sharded = false;
-};
+/// `--optimizer=adamw:lr=..,beta1=..,beta2=..,eps=..,wd=..` or
+/// `sgd:lr=..,momentum=..,wd=..` parses into OptimizerOptions (its kind in
+/// `optimizer`, wd in `weightDecay`; SGD's weight decay defaults to 0), and
+/// `--co2=local-steps=N|auto,outer-lr=..,outer-momentum=..,gap-penalty=..,
+/// clip=..,sharded=0|1` into CO2Options (docs/co2.md; local-steps=auto is
+/// 0). Fields left out keep the defaults the passes' .def files give.
 
 /// Parse errors name the offending field, e.g.
 /// `--model: field 'hiden' is not one of in, hidden, out, layers, batch`.
 llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef text);
-llvm::Expected<OptimizerSpec> parseOptimizerSpec(llvm::StringRef text);
-llvm::Expected<CO2Spec> parseCO2Spec(llvm::StringRef text);
+llvm::Expected<OptimizerOptions> parseOptimizerSpec(llvm::StringRef text);
+llvm::Expected<CO2Options> parseCO2Spec(llvm::StringRef text);
+
+/// loomc's help for --co2: its fields and their defaults.
+std::string co2SpecHelp();
 
 /// loomc's help for --model: each kind's fields and their defaults.
 std::string modelSpecHelp();

@@ -11,7 +11,7 @@
 #include "loom/runtime/Checkpoint.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
-#include "train/TestHooks.h"
+#include "testhooks/TestHooks.h"
 
 #include <algorithm>
 #include <cstring>

@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CheckedCommunicator.h"
-#include "loom/runtime/Collectives.h"
+#include "loom/runtime/CurrentCommunicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/FlightRecord.h"
 

@@ -11,7 +11,7 @@
 #include "CudaDevice.h"
 #include "KernelProfile.h"
 #include "loom/runtime/AllocCache.h"
-#include "loom/runtime/Collectives.h"
+#include "loom/runtime/CurrentCommunicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/World.h"
 #include "support/Clock.h"

@@ -57,7 +57,7 @@
 
 #include "CudaDevice.h"
 #include "KernelProfile.h"
-#include "loom/runtime/Collectives.h"
+#include "loom/runtime/CurrentCommunicator.h"
 #include "loom/runtime/Error.h"
 #include "support/Export.h"
 

@@ -1,8 +1,8 @@
 //===- WaitMonitor.cpp - Ending a rank whose GPU stops answering ---------===//
 
 #include "WaitMonitor.h"
-#include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
+#include "loom/runtime/CurrentCommunicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Flags.h"
 

@@ -5,7 +5,7 @@
 // after a test changed LOOM_CUDA_DRIVER) tries again. Also counts the cuda
 // artifacts in use and marks the threads running their entry points, which
 // decide whether the loom_rt_* collectives take device or host buffers
-// (Collectives.cpp).
+// (artifact/Collectives.cpp).
 //
 //===----------------------------------------------------------------------===//
 

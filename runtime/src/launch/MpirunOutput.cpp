@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "loom/runtime/Collectives.h"
+#include "loom/runtime/CurrentCommunicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Launcher.h"
 

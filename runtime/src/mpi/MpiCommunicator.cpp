@@ -32,8 +32,8 @@
 #include <mpi.h>
 
 #include "comm/Watchdog.h"
-#include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
+#include "loom/runtime/CurrentCommunicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Flags.h"
 #include "loom/runtime/World.h"

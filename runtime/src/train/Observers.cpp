@@ -7,15 +7,15 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "train/StepObserver.h"
-#include "train/SyncPolicy.h"
-#include "train/TestHooks.h"
-#include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
+#include "loom/runtime/CurrentCommunicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Progress.h"
 #include "loom/runtime/StopRequest.h"
 #include "loom/runtime/Trace.h"
+#include "testhooks/TestHooks.h"
+#include "train/StepObserver.h"
+#include "train/SyncPolicy.h"
 
 #include <cmath>
 #include <ostream>

@@ -9,15 +9,15 @@
 
 #include "checkpoint/PerRankSave.h"
 #include "checkpoint/Replicas.h"
-#include "train/StepObserver.h"
-#include "train/SyncPolicy.h"
-#include "train/TestHooks.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/BackgroundSave.h"
 #include "loom/runtime/Checkpoint.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Trainer.h"
+#include "testhooks/TestHooks.h"
+#include "train/StepObserver.h"
+#include "train/SyncPolicy.h"
 
 #include <memory>
 #include <optional>

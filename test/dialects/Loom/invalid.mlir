@@ -1514,3 +1514,110 @@ func.func @co2_outer_shard_clip(%x: tensor<8xf32>, %r: tensor<i64>) {
   %0 = loom.co2_outer_shard "s", %x, %r {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 1.0, clip = -1.0} : tensor<8xf32>, tensor<i64>
   return
 }
+
+//===----------------------------------------------------------------------===//
+// #loom.machine and #loom.co2
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Tests that the machine model's link bandwidth must be positive.
+// expected-error@+1 {{link_gbps and gflops must be positive}}
+module attributes {loom.machine = #loom.machine<link_gbps = 0.0 : f64, link_latency_us = 50.0 : f64, gflops = 50.0 : f64, comm_cpu = 0.2 : f64>} {}
+
+// -----
+
+// Tests that its compute rate must be positive.
+// expected-error@+1 {{link_gbps and gflops must be positive}}
+module attributes {loom.machine = #loom.machine<link_gbps = 1.0 : f64, link_latency_us = 50.0 : f64, gflops = -1.0 : f64, comm_cpu = 0.2 : f64>} {}
+
+// -----
+
+// Tests that its latency must not be negative.
+// expected-error@+1 {{link_latency_us must not be negative}}
+module attributes {loom.machine = #loom.machine<link_gbps = 1.0 : f64, link_latency_us = -1.0 : f64, gflops = 50.0 : f64, comm_cpu = 0.2 : f64>} {}
+
+// -----
+
+// Tests that comm_cpu is a fraction of time.
+// expected-error@+1 {{comm_cpu must be in [0, 1]}}
+module attributes {loom.machine = #loom.machine<link_gbps = 1.0 : f64, link_latency_us = 50.0 : f64, gflops = 50.0 : f64, comm_cpu = 1.5 : f64>} {}
+
+// -----
+
+// Tests that CO2 runs at least one local step.
+// expected-error@+1 {{local_steps must be at least 1 and ranks at least 2}}
+module attributes {loom.co2 = #loom.co2<local_steps = 0, outer_lr = 0.8 : f64, outer_momentum = 0.0 : f64, gap_penalty = 2.0 : f64, clip = 1.0 : f64, mesh = @world, ranks = 2, local_steps_reason = "">} {}
+
+// -----
+
+// Tests that CO2 needs two ranks to average.
+// expected-error@+1 {{local_steps must be at least 1 and ranks at least 2}}
+module attributes {loom.co2 = #loom.co2<local_steps = 4, outer_lr = 0.8 : f64, outer_momentum = 0.0 : f64, gap_penalty = 2.0 : f64, clip = 1.0 : f64, mesh = @world, ranks = 1, local_steps_reason = "">} {}
+
+// -----
+
+// Tests that the outer learning rate must be positive.
+// expected-error@+1 {{outer_lr must be positive}}
+module attributes {loom.co2 = #loom.co2<local_steps = 4, outer_lr = 0.0 : f64, outer_momentum = 0.0 : f64, gap_penalty = 2.0 : f64, clip = 1.0 : f64, mesh = @world, ranks = 2, local_steps_reason = "">} {}
+
+// -----
+
+// Tests that the outer momentum must be below 1.
+// expected-error@+1 {{outer_momentum must be in [0, 1)}}
+module attributes {loom.co2 = #loom.co2<local_steps = 4, outer_lr = 0.8 : f64, outer_momentum = 1.0 : f64, gap_penalty = 2.0 : f64, clip = 1.0 : f64, mesh = @world, ranks = 2, local_steps_reason = "">} {}
+
+// -----
+
+// Tests that the gap penalty and clip must not be negative.
+// expected-error@+1 {{gap_penalty and clip must not be negative}}
+module attributes {loom.co2 = #loom.co2<local_steps = 4, outer_lr = 0.8 : f64, outer_momentum = 0.0 : f64, gap_penalty = 2.0 : f64, clip = -1.0 : f64, mesh = @world, ranks = 2, local_steps_reason = "">} {}
+
+// -----
+
+// Tests that a sharded CO2 names its parameters.
+// expected-error@+1 {{sharded needs params}}
+module attributes {loom.co2 = #loom.co2<local_steps = 4, outer_lr = 0.8 : f64, outer_momentum = 0.0 : f64, gap_penalty = 2.0 : f64, clip = 1.0 : f64, mesh = @world, ranks = 2, local_steps_reason = "", sharded = true, shard_elements = 8, shard_offsets = [0, 8], shard_sizes = [8, 7]>} {}
+
+// -----
+
+// Tests that a sharded CO2 has a positive slice size.
+// expected-error@+1 {{sharded needs a positive shard_elements}}
+module attributes {loom.co2 = #loom.co2<local_steps = 4, outer_lr = 0.8 : f64, outer_momentum = 0.0 : f64, gap_penalty = 2.0 : f64, clip = 1.0 : f64, mesh = @world, ranks = 2, local_steps_reason = "", sharded = true, params = ["w"], shard_offsets = [0, 8], shard_sizes = [8, 7]>} {}
+
+// -----
+
+// Tests that a sharded CO2 has one slice per rank.
+// expected-error@+1 {{shard_offsets and shard_sizes need one entry per rank (2)}}
+module attributes {loom.co2 = #loom.co2<local_steps = 4, outer_lr = 0.8 : f64, outer_momentum = 0.0 : f64, gap_penalty = 2.0 : f64, clip = 1.0 : f64, mesh = @world, ranks = 2, local_steps_reason = "", sharded = true, params = ["w"], shard_elements = 8, shard_offsets = [0], shard_sizes = [8]>} {}
+
+// -----
+
+// Tests that rank r's slice starts at r x shard_elements.
+// expected-error@+1 {{rank 1's slice must start at 1 x shard_elements}}
+module attributes {loom.co2 = #loom.co2<local_steps = 4, outer_lr = 0.8 : f64, outer_momentum = 0.0 : f64, gap_penalty = 2.0 : f64, clip = 1.0 : f64, mesh = @world, ranks = 2, local_steps_reason = "", sharded = true, params = ["w"], shard_elements = 8, shard_offsets = [0, 7], shard_sizes = [8, 7]>} {}
+
+// -----
+
+// Tests that no slice is larger than shard_elements.
+// expected-error@+1 {{rank 0's slice must start at 0 x shard_elements and hold at most shard_elements elements}}
+module attributes {loom.co2 = #loom.co2<local_steps = 4, outer_lr = 0.8 : f64, outer_momentum = 0.0 : f64, gap_penalty = 2.0 : f64, clip = 1.0 : f64, mesh = @world, ranks = 2, local_steps_reason = "", sharded = true, params = ["w"], shard_elements = 8, shard_offsets = [0, 8], shard_sizes = [9, 7]>} {}
+
+// -----
+
+// Tests that an unsharded CO2 has no layout.
+// expected-error@+1 {{params, shard_elements and the slices are for sharded = true only}}
+module attributes {loom.co2 = #loom.co2<local_steps = 4, outer_lr = 0.8 : f64, outer_momentum = 0.0 : f64, gap_penalty = 2.0 : f64, clip = 1.0 : f64, mesh = @world, ranks = 2, local_steps_reason = "", params = ["w"]>} {}
+
+// -----
+
+// Tests that loom.co2 on a module is the typed attribute, not the dictionary
+// of earlier versions.
+// expected-error@+1 {{'loom.co2' must be a #loom.co2 attribute}}
+module attributes {loom.co2 = {local_steps = 4 : i64}} {}
+
+// -----
+
+// Tests that loom.machine on a module is the typed attribute.
+// expected-error@+1 {{'loom.machine' must be a #loom.machine attribute}}
+module attributes {loom.machine = 1.0 : f64} {}

@@ -1,6 +1,8 @@
 // RUN: loom-opt %s -split-input-file --loom-schedule-overlap | FileCheck %s
 // RUN: loom-opt %s -split-input-file --loom-schedule-overlap="max-inflight-mib=0.00003" | FileCheck %s --check-prefix=CAP
 // RUN: loom-opt %s -split-input-file --loom-schedule-overlap="emit-remarks=1" 2>&1 | FileCheck %s --check-prefix=REMARK
+// RUN: loom-opt %s -split-input-file --loom-describe-machine="link-gbps=0.001" \
+// RUN:   --loom-schedule-overlap="emit-remarks=1" 2>&1 | FileCheck %s --check-prefix=SLOW
 
 // Tests that each start moves up to just after its operand is produced and
 // each wait down to just before the first use, so the independent compute
@@ -25,6 +27,10 @@
 // CAP: comm.all_reduce_start
 // CAP: loom.matmul
 // REMARK: remark: collective ~{{[0-9.]+}} ms overlaps ~{{[0-9.]+}} ms of compute (hidden {{[0-9]+}}%)
+// The cost model reads the machine from the module's loom.machine: 16 bytes
+// at 10 Gbit/s (the default) are the 50 us latency; at 1 Mbit/s, 0.178 ms.
+// REMARK: collective ~0.050 ms
+// SLOW: collective ~0.178 ms
 comm.mesh @world shape = [2] axes = ["dp"]
 func.func @overlap(%x: tensor<4xf32>, %m: tensor<16x16xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<16x16xf32>) {
   %g1 = loom.mul %x, %x : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>

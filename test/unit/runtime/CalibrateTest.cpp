@@ -1,6 +1,6 @@
 //===- CalibrateTest.cpp - Tests of loom-run --calibrate's file -*- C++ -*-===//
 //
-// The calibration file is read by loomc (lib/Analysis/MachineSpec.cpp), so
+// The calibration file is read by loomc (lib/Driver/MachineSpec.cpp), so
 // its keys, their presence by rank count and their values are a contract;
 // the link fit must never turn noise into a negative or infinite bandwidth.
 //

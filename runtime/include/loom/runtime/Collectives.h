@@ -1,10 +1,11 @@
 //===- Collectives.h - The communicator behind loom_rt_* --------*- C++ -*-===//
 //
 // Compiled code calls the abi.h collectives (loom_rt_all_reduce, ...) with no
-// communicator argument, so the process has a current one: the Trainer (or a
-// tool) installs its communicator for as long as compiled code may run, and
-// without one the collectives use a LocalCommunicator (one rank), which is
-// why single-process runs need no MPI initialisation.
+// communicator argument, so the process has a current one
+// (CurrentCommunicator.h): the Trainer (or a tool) installs its communicator
+// for as long as compiled code may run, and without one the collectives use a
+// LocalCommunicator (one rank), which is why single-process runs need no MPI
+// initialisation.
 //
 // The collectives also count the time spent inside them and the time the
 // caller spent blocked on them, which the trainer reports per step as
@@ -26,18 +27,15 @@
 #define LOOM_RUNTIME_COLLECTIVES_H
 
 #include "loom/runtime/Communicator.h"
+#include "loom/runtime/CurrentCommunicator.h"
 
 #include <cstdint>
-#include <string>
 
 namespace loom::rt {
 
 class Communicator;
 class CommQueue;
 class DeviceCommunicator;
-
-/// The communicator the loom_rt_* collectives use now.
-Communicator &currentCommunicator();
 
 /// Makes `comm` current until destroyed, then restores the previous one.
 /// For a multi-rank `comm` that allows it, also starts the communication
@@ -93,22 +91,6 @@ int64_t reduceScatterStartInPlace(const void *send, void *recv, int64_t count,
 /// which the caller keeps untouched until the collective is done.
 int64_t allGatherStartInPlace(const void *send, void *recv, int64_t count,
                               DType dtype);
-
-/// Prints `<tool>: error: [rank R: ]message` to stderr and ends the job
-/// through `comm` (default: the current communicator): every rank of a
-/// multi-rank job, or this process. For failures where no exception can be
-/// thrown (inside compiled code) or where the peers cannot be told otherwise
-/// (a collective that will never complete).
-///
-/// `status` is the process's exit status (MPI_Abort's error code); with
-/// kAbortStatusFinal, `loom-run --max-restarts` does not restart the job.
-[[noreturn]] void abortJob(const std::string &message,
-                           Communicator *comm = nullptr, int status = 1);
-
-/// The abortJob status of a rank that stopped the job alone on an error a
-/// restart from the last checkpoint would meet again (a non-finite loss of
-/// its own: resume is bit-exact), as opposed to a crash.
-constexpr int kAbortStatusFinal = 3;
 
 } // namespace loom::rt
 

@@ -1,9 +1,10 @@
 //===- abi.h - The artifact/runtime contract -----------------*- C++ -*-===//
 //
-// The only file shared by the compiler (which emits code against it) and the
-// runtime (which implements the runtime side and calls the entry points).
-// It is plain C so that the compiler can describe it in MLIR without
-// including C++ runtime headers, and so the runtime needs no LLVM.
+// The calling contract between the compiler (which emits code against it)
+// and the runtime (which implements the runtime side and calls the entry
+// points); the other files they share are ManifestSchema.def/.h, the keys of
+// manifest.json. It is plain C so that the compiler can describe it in MLIR
+// without including C++ runtime headers, and so the runtime needs no LLVM.
 //
 // An artifact is a directory holding `manifest.json` and a shared object.
 //

@@ -1,0 +1,102 @@
+//===- LoomAttrs.cpp - loom dialect attributes ----------------------------===//
+#include "dialects/Loom/IR/LoomDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+using namespace mlir::loom;
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/Loom/IR/LoomAttrs.cpp.inc"
+
+void LoomDialect::registerAttributes() {
+  addAttributes<
+#define GET_ATTRDEF_LIST
+#include "dialects/Loom/IR/LoomAttrs.cpp.inc"
+      >();
+}
+
+static double value(FloatAttr attr) { return attr.getValueAsDouble(); }
+
+LogicalResult
+MachineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                    FloatAttr linkGbps, FloatAttr linkLatencyUs,
+                    FloatAttr gflops, FloatAttr commCpu) {
+  if (!(value(linkGbps) > 0) || !(value(gflops) > 0))
+    return emitError() << "link_gbps and gflops must be positive";
+  if (!(value(linkLatencyUs) >= 0))
+    return emitError() << "link_latency_us must not be negative";
+  if (!(value(commCpu) >= 0 && value(commCpu) <= 1))
+    return emitError() << "comm_cpu must be in [0, 1]";
+  return success();
+}
+
+/// The sharded layout: one slice per rank at r x `shard`, none larger.
+static LogicalResult verifyShards(function_ref<InFlightDiagnostic()> emitError,
+                                  int64_t ranks, ArrayAttr params,
+                                  int64_t shard, DenseI64ArrayAttr offsetsAttr,
+                                  DenseI64ArrayAttr sizesAttr) {
+  if (!params || params.empty() ||
+      !llvm::all_of(params, llvm::IsaPred<StringAttr>))
+    return emitError() << "sharded needs params: the trained parameters' "
+                          "names in flattening order";
+  if (shard <= 0)
+    return emitError() << "sharded needs a positive shard_elements";
+  ArrayRef<int64_t> offsets, sizes;
+  if (offsetsAttr)
+    offsets = offsetsAttr.asArrayRef();
+  if (sizesAttr)
+    sizes = sizesAttr.asArrayRef();
+  if (int64_t(offsets.size()) != ranks || int64_t(sizes.size()) != ranks)
+    return emitError() << "shard_offsets and shard_sizes need one entry per "
+                          "rank (" << ranks << ")";
+  for (int64_t r = 0; r < ranks; ++r)
+    if (offsets[r] != r * shard || sizes[r] < 0 || sizes[r] > shard)
+      return emitError() << "rank " << r << "'s slice must start at " << r
+                         << " x shard_elements and hold at most "
+                            "shard_elements elements";
+  return success();
+}
+
+LogicalResult
+CO2Attr::verify(function_ref<InFlightDiagnostic()> emitError,
+                int64_t localSteps, FloatAttr outerLr, FloatAttr outerMomentum,
+                FloatAttr gapPenalty, FloatAttr clip, FlatSymbolRefAttr mesh,
+                int64_t ranks, StringRef localStepsReason, bool sharded,
+                ArrayAttr params, int64_t shardElements,
+                DenseI64ArrayAttr shardOffsets, DenseI64ArrayAttr shardSizes) {
+  if (localSteps < 1 || ranks < 2)
+    return emitError() << "local_steps must be at least 1 and ranks at "
+                          "least 2";
+  if (!(value(outerLr) > 0))
+    return emitError() << "outer_lr must be positive";
+  if (!(value(outerMomentum) >= 0 && value(outerMomentum) < 1))
+    return emitError() << "outer_momentum must be in [0, 1)";
+  if (!(value(gapPenalty) >= 0) || !(value(clip) >= 0))
+    return emitError() << "gap_penalty and clip must not be negative";
+  if (sharded)
+    return verifyShards(emitError, ranks, params, shardElements, shardOffsets,
+                        shardSizes);
+  if (params || shardElements || shardOffsets || shardSizes)
+    return emitError() << "params, shard_elements and the slices are for "
+                          "sharded = true only";
+  return success();
+}
+
+LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  auto expect = [&](bool ok, StringRef what) -> LogicalResult {
+    if (ok)
+      return success();
+    return op->emitError() << "'" << attr.getName().getValue()
+                           << "' must be a " << what << " attribute";
+  };
+  if (attr.getName() == kCO2Attr)
+    return expect(isa<CO2Attr>(attr.getValue()), "#loom.co2");
+  if (attr.getName() == kMachineAttr)
+    return expect(isa<MachineAttr>(attr.getValue()), "#loom.machine");
+  return success();
+}

@@ -1,0 +1,101 @@
+//===- LoomAttrs.td - loom dialect attributes --------------*- tablegen -*-===//
+//
+// Module-level facts that passes record for later passes, the driver and
+// the manifest: typed, so that a misspelt or missing field is a verifier
+// error at the IR's file:line:col rather than a crash of whoever reads it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_ATTRS_TD
+#define LOOM_ATTRS_TD
+
+include "dialects/Loom/IR/LoomBase.td"
+include "mlir/IR/AttrTypeBase.td"
+include "mlir/IR/BuiltinAttributeInterfaces.td"
+
+class Loom_Attr<string name, string attrMnemonic>
+    : AttrDef<Loom_Dialect, name> {
+  let mnemonic = attrMnemonic;
+  let assemblyFormat = "`<` struct(params) `>`";
+  let genVerifyDecl = 1;
+}
+
+def Loom_MachineAttr : Loom_Attr<"Machine", "machine"> {
+  let summary = "The machine the cost model assumes";
+  let description = [{
+    What the passes that reason about time (the overlap scheduler, CO2's
+    choice of local steps) assume about the machine, in the spirit of
+    MLIR's data-layout attributes: one module attribute, `loom.machine`,
+    set once by `--loom-describe-machine` (from `loomc --link` and
+    `--calibration`) and read by the cost model (`MachineModel::of`), instead
+    of link options passed to each pass. A module without it gets the cost
+    model's defaults.
+
+    Example:
+    ```mlir
+    module attributes {loom.machine = #loom.machine<link_gbps = 1.000000e+00 : f64,
+        link_latency_us = 5.000000e+01 : f64, gflops = 5.000000e+01 : f64,
+        comm_cpu = 2.000000e-01 : f64>} {
+    }
+    ```
+
+    **Constraints:**
+    - `link_gbps` and `gflops` are positive.
+    - `link_latency_us` is not negative.
+    - `comm_cpu` (compute lost per second of a background collective) is in
+      [0, 1].
+  }];
+  let parameters = (ins "::mlir::FloatAttr":$link_gbps,
+                        "::mlir::FloatAttr":$link_latency_us,
+                        "::mlir::FloatAttr":$gflops,
+                        "::mlir::FloatAttr":$comm_cpu);
+}
+
+def Loom_CO2Attr : Loom_Attr<"CO2", "co2"> {
+  let summary = "CO2's schedule, as --loom-co2 decided it";
+  let description = [{
+    The module attribute `loom.co2` that `--loom-co2` sets: the outer
+    step's hyperparameters, the local steps per round and why they were
+    chosen, and the mesh the outer all-reduce spans. With `sharded`, also the
+    trained parameters in flattening order and each rank's slice of them
+    (`shard_offsets`, `shard_sizes`: rank r keeps the outer state of
+    `shard_sizes[r]` elements from `shard_offsets[r]`); the manifest records
+    this layout and the runtime follows it instead of recomputing it.
+
+    Example:
+    ```mlir
+    module attributes {loom.co2 = #loom.co2<local_steps = 4,
+        outer_lr = 8.000000e-01 : f64, outer_momentum = 0.000000e+00 : f64,
+        gap_penalty = 2.000000e+00 : f64, clip = 1.000000e+00 : f64,
+        mesh = @world, ranks = 2, local_steps_reason = "",
+        sharded = true, params = ["w", "b"], shard_elements = 8,
+        shard_offsets = [0, 8], shard_sizes = [8, 7]>} {
+    }
+    ```
+
+    **Constraints:**
+    - `local_steps` is at least 1 and `ranks` at least 2.
+    - `outer_lr` is positive, `outer_momentum` in [0, 1), `gap_penalty` and
+      `clip` not negative.
+    - Sharded: `params` names at least one parameter, `shard_elements` is
+      positive, and `shard_offsets` and `shard_sizes` have one entry per
+      rank, rank r's slice starting at r x `shard_elements` and holding at
+      most `shard_elements` elements.
+    - Not sharded: no `params`, `shard_elements` or slices.
+  }];
+  let parameters = (ins
+      "int64_t":$local_steps,
+      "::mlir::FloatAttr":$outer_lr,
+      "::mlir::FloatAttr":$outer_momentum,
+      "::mlir::FloatAttr":$gap_penalty,
+      "::mlir::FloatAttr":$clip,
+      "::mlir::FlatSymbolRefAttr":$mesh,
+      "int64_t":$ranks,
+      StringRefParameter<"why local_steps">:$local_steps_reason,
+      DefaultValuedParameter<"bool", "false">:$sharded,
+      OptionalParameter<"::mlir::ArrayAttr">:$params,
+      DefaultValuedParameter<"int64_t", "0">:$shard_elements,
+      OptionalParameter<"::mlir::DenseI64ArrayAttr">:$shard_offsets,
+      OptionalParameter<"::mlir::DenseI64ArrayAttr">:$shard_sizes);
+}
+
+#endif // LOOM_ATTRS_TD

@@ -1,0 +1,86 @@
+//===- Passes.td - linalg -> buffers passes ----------------*- tablegen -*-===//
+#ifndef LOOM_PASSES_BUFFERIZE_PASSES_TD
+#define LOOM_PASSES_BUFFERIZE_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def FinalizeCommPass : Pass<"loom-finalize-comm", "mlir::ModuleOp"> {
+  let summary = "Drops comm.mesh declarations after bufferization.";
+  let description = [{
+    Bufferization turns every collective into a runtime call; the meshes
+    they named have no meaning in the LLVM dialect. Fails, naming the op,
+    if a collective was left behind.
+  }];
+}
+
+def DuplicateInitsPass : Pass<"loom-duplicate-inits", "mlir::func::FuncOp"> {
+  let summary = "Gives each destination its own empty tensor or zero fill.";
+  let description = [{
+    CSE merges identical `tensor.empty` ops and `linalg.fill`s of them, so
+    ops of one result shape share one destination. Bufferized, that is one
+    buffer, alive until its last use, which every op writing into it copies
+    first (a GPT's attention GEMMs each copied a 32 MiB zero tensor that
+    stayed allocated all step). Runs before bufferization: each use of such
+    a `tensor.empty` or `linalg.fill` (of a `tensor.empty`) as a
+    destination (`outs`) gets its own copy of it, placed just before the
+    user (the original goes when nothing else reads it). Then every op
+    bufferizes to a fresh buffer, allocated and filled where it is
+    needed.
+
+    Example: two `linalg.batch_matmul`s with `outs(%zero)`, where `%zero =
+    linalg.fill ins(%cst) outs(%empty)`, each get their own `tensor.empty`
+    and `linalg.fill`.
+  }];
+  let dependentDialects = ["::mlir::tensor::TensorDialect",
+                           "::mlir::linalg::LinalgDialect"];
+  let statistics = [
+    Statistic<"numDuplicated", "num-duplicated", "Destinations duplicated">,
+  ];
+}
+
+def SplitReductionsPass : Pass<"loom-split-reductions", "mlir::func::FuncOp"> {
+  let summary = "Splits reductions with few outputs into two parallel stages.";
+  let description = [{
+    On a GPU each output of a reduction gets one thread, which loops over
+    the reduced elements. A bias gradient (4096 rows summed into 256
+    outputs) or a gradient norm (a full reduction) then runs on a few
+    hundred threads, or one. For each `linalg` op on tensors with one
+    result, reduction iterators and fewer than `threads` / 8 outputs, this
+    pass
+    - collapses several contiguous reduction dimensions into one
+      (`linalg::collapseOpIterationDims`), so `16x256x256 -> 256` reduces
+      4096 rows;
+    - splits the reduction of K elements with upstream
+      `linalg::splitReduction` into a partial reduction with P times as
+      many outputs (each reducing K / P elements, strided by P so that
+      neighbouring threads read neighbouring elements) and a reduction of
+      the P partials per output. P is the power of two nearest below
+      sqrt(K), at most `threads` / outputs and dividing K, so neither stage
+      loops much longer than the other.
+
+    Ops whose body reads `linalg.index`, with dynamic shapes, or whose
+    combiner upstream does not recognise are left alone, and so are
+    `linalg.matmul` and `linalg.batch_matmul`, however few their outputs:
+    those become cuBLAS calls (`loom-lower-gemm-to-runtime`). The sums are
+    reassociated, so results differ from the one-loop order by rounding.
+
+    Example: `linalg.reduce ins(tensor<4096x256xf32>) outs(tensor<256xf32>)
+    dimensions = [0]` becomes a `linalg.generic` from `tensor<64x64x256xf32>`
+    to `tensor<64x256xf32>` (16384 outputs) and one from there to
+    `tensor<256xf32>`.
+  }];
+  let options = [
+    Option<"threads", "threads", "int64_t", /*default=*/"65536",
+           "Threads that keep the GPU busy: reductions with fewer than "
+           "threads/8 outputs are split, into at most this many partials">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let statistics = [
+    Statistic<"numSplit", "num-split", "Reductions split in two stages">,
+    Statistic<"numCollapsed", "num-collapsed",
+              "Reductions whose reduced dimensions were collapsed into one">,
+  ];
+}
+
+#endif // LOOM_PASSES_BUFFERIZE_PASSES_TD

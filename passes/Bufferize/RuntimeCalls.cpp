@@ -1,0 +1,55 @@
+//===- RuntimeCalls.cpp - Calling the runtime ABI from lowered code -------===//
+#include "passes/Bufferize/RuntimeCalls.h"
+
+#include "loom/runtime/abi.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+
+using namespace mlir;
+
+bool mlir::loom::hasUnitInnerStride(MemRefType type) {
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  if (failed(type.getStridesAndOffset(strides, offset)))
+    return false;
+  return strides.empty() || strides.back() == 1;
+}
+
+Value mlir::loom::bufferPointer(OpBuilder &b, Location loc, Value memref,
+                                memref::ExtractStridedMetadataOp meta) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (!meta)
+    meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  int64_t bytes = type.getElementTypeBitWidth() / 8;
+  Value byteOffset = arith::MulIOp::create(
+      b, loc, meta.getOffset(), arith::ConstantIndexOp::create(b, loc, bytes));
+  Value addr = arith::IndexCastOp::create(
+      b, loc, b.getI64Type(), arith::AddIOp::create(b, loc, base, byteOffset));
+  return LLVM::IntToPtrOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), addr);
+}
+
+func::FuncOp mlir::loom::declareRuntimeFunction(ModuleOp module, StringRef name,
+                                                FunctionType type) {
+  if (auto fn = module.lookupSymbol<func::FuncOp>(name))
+    return fn;
+  OpBuilder b(module.getBodyRegion());
+  auto fn = func::FuncOp::create(b, module.getLoc(), name, type);
+  fn.setPrivate();
+  return fn;
+}
+
+int32_t mlir::loom::runtimeDType(Type t) {
+  if (t.isF32())
+    return LOOM_F32;
+  if (t.isF64())
+    return LOOM_F64;
+  if (t.isInteger(32))
+    return LOOM_I32;
+  if (t.isInteger(64))
+    return LOOM_I64;
+  return -1;
+}

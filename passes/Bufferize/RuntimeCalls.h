@@ -1,0 +1,39 @@
+//===- RuntimeCalls.h - Calling the runtime ABI -----------------*- C++ -*-===//
+//
+// Helpers shared by the passes that turn bufferized ops into calls of the
+// functions declared in runtime/include/loom/runtime/abi.h: the comm
+// collectives' bufferization here, the GEMMs and the arena of the CPU stage
+// (passes/CPU), which builds on this library.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_PASSES_BUFFERIZE_RUNTIMECALLS_H
+#define LOOM_PASSES_BUFFERIZE_RUNTIMECALLS_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinOps.h"
+
+namespace mlir::loom {
+
+/// True when the innermost stride of `type` is statically 1 (rows are
+/// contiguous), as BLAS and the collectives need.
+bool hasUnitInnerStride(MemRefType type);
+
+/// An `!llvm.ptr` to the first element of `memref` (aligned pointer plus
+/// offset), built with memref metadata ops so it works on any layout. Pass
+/// `meta` to reuse an existing metadata extraction of `memref`.
+Value bufferPointer(OpBuilder &b, Location loc, Value memref,
+                    memref::ExtractStridedMetadataOp meta = {});
+
+/// The private declaration of runtime function `name`, created at the top of
+/// `module` on first use.
+func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
+                                    FunctionType type);
+
+/// The `loom_dtype` code of an element type (abi.h), or -1.
+int32_t runtimeDType(Type elementType);
+
+} // namespace mlir::loom
+
+#endif // LOOM_PASSES_BUFFERIZE_RUNTIMECALLS_H

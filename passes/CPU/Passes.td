@@ -1,0 +1,134 @@
+//===- Passes.td - buffers -> LLVM passes for the CPU ------*- tablegen -*-===//
+#ifndef LOOM_PASSES_CPU_PASSES_TD
+#define LOOM_PASSES_CPU_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def LowerGemmToRuntimePass : Pass<"loom-lower-gemm-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Calls the runtime's BLAS for bufferized matmuls.";
+  let description = [{
+    Replaces `linalg.matmul` and `linalg.batch_matmul` on memrefs (plain or
+    with transposed operand maps) by a call to `<prefix>_f32/f64`, or
+    `<prefix>_bf16` for bf16 operands into an f32 result
+    (`--loom-demote-matmuls`):
+    `loom_rt_gemm_*`, which the runtime implements with OpenBLAS, or for
+    device buffers `loom_rt_gpu_gemm_*` (cuBLAS on the compute stream; same
+    arguments, abi.h). Matmuls of other shapes are left for the loop
+    lowering.
+  }];
+  let options = [
+    Option<"prefix", "prefix", "std::string", /*default=*/"\"loom_rt_gemm\"",
+           "The runtime GEMM to call, without its _f32/_f64/_bf16 suffix.">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::memref::MemRefDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numGemms", "num-gemms", "Matmuls turned into runtime calls">,
+  ];
+}
+
+def ApproximateMathPass : Pass<"loom-approximate-math", "mlir::ModuleOp"> {
+  let summary = "Replaces f32 exp/log/tanh by vectorisable polynomials.";
+  let description = [{
+    Upstream polynomial approximations (a few ulp) for f32 `math.exp`,
+    `math.log`, `math.tanh` and friends. Calls into libm's scalar versions
+    took 40 % of a small GPT step and kept the loops around them from being
+    vectorised. f64 math (used by the gradient checks) keeps libm.
+  }];
+  let dependentDialects = ["::mlir::math::MathDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::vector::VectorDialect"];
+}
+
+def HoistDeallocsPass : Pass<"loom-hoist-deallocs", "mlir::func::FuncOp"> {
+  let summary = "Frees each temporary right after its last use.";
+  let description = [{
+    Ownership-based deallocation frees a buffer at the end of the block
+    that allocated it; a training step is one block, so all its
+    temporaries would stay allocated until the step ends. This pass moves
+    each `memref.dealloc` of a `memref.alloc` of the same block to just
+    after the last op of the block that uses the buffer: through a view,
+    inside a nested region (a loop), or through its address (an integer or
+    pointer from `memref.extract_aligned_pointer_as_index` and what is
+    computed from it, including the handle an asynchronous collective
+    returns, so the free follows `loom_rt_wait`). A call that takes the
+    address uses the buffer only until it returns unless it returns a
+    handle (the runtime ABI, abi.h). A free stays where it is when the
+    address is stored to memory or the buffer is used in another block.
+    Runs after the loop nests are built (`--loom-fuse-parallel-loops` may
+    move loops past each other, not past frees), before loops are lowered.
+
+    Example: the attention scores of layer 0 are freed after the backward
+    op that last reads them, and the next layer's scores reuse their
+    memory (the runtime's allocator caches blocks by size).
+  }];
+  let statistics = [
+    Statistic<"numHoisted", "num-hoisted", "Frees moved up">,
+    Statistic<"numKept", "num-kept", "Frees left in place">,
+  ];
+}
+
+def PlanBuffersPass : Pass<"loom-plan-buffers", "mlir::ModuleOp"> {
+  let summary = "Places a function's temporaries at planned offsets of one "
+                "arena.";
+  let description = [{
+    With each temporary freed after its last use (`--loom-hoist-deallocs`),
+    what a step needs at once is the most bytes live at one point. A
+    runtime allocator that serves each request on its own holds more:
+    blocks cached by size serve only requests of their size (a GPT's step
+    held 548 MiB for 411 MiB live). The lifetimes are known at compile
+    time, so this pass lays the buffers out itself: every `memref.alloc` of
+    the function's entry block with a static shape, an identity layout and
+    a byte-sized element type whose one `memref.dealloc` is in the same
+    block becomes a buffer at a constant offset of one `memref.alloc` of
+    bytes (the arena), allocated at the start of the block and freed
+    before its terminator. Each buffer's address comes from the runtime,
+    `loom_rt_arena_slice(arena, offset)` (abi.h), not from a
+    `memref.view`: LLVM's loop vectorizer does not vectorize loops over
+    several views of one allocation (it cannot check them for overlap at
+    run time as it does pointers of unrelated origin), and a GPT's step
+    ran 20 % slower on views. Two buffers share bytes only if
+    one is freed before the other is allocated (their ops' order in the
+    block). Offsets come from the greedy-by-size heuristic: the largest
+    buffer first, each at the lowest offset, aligned to `alignment` bytes,
+    that no buffer it lives with overlaps. Allocations in nested regions,
+    returned buffers and buffers freed elsewhere keep their own
+    allocations.
+
+    Example: `%a = memref.alloc() : memref<1024xf32>` freed before
+    `%b = memref.alloc() : memref<256xf32>` is allocated: both are at
+    offset 0 of `memref.alloc() : memref<4096xi8>`, each built from the
+    pointer `loom_rt_arena_slice` returns (an LLVM memref descriptor,
+    `builtin.unrealized_conversion_cast` to the buffer's type).
+  }];
+  let options = [
+    Option<"alignment", "alignment", "int64_t", /*default=*/"64",
+           "Offsets and the arena's alignment, in bytes (a power of 2)">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numPlanned", "num-planned", "Allocations placed in an arena">,
+    Statistic<"numKept", "num-kept", "Allocations left as they are">,
+    Statistic<"bytesPlanned", "bytes-planned",
+              "Bytes of the placed allocations">,
+    Statistic<"bytesArena", "bytes-arena", "Bytes of the arenas">,
+  ];
+}
+
+def EmitEntryWrappersPass : Pass<"loom-emit-entry-wrappers", "mlir::ModuleOp"> {
+  let summary = "Adds the `void loom_<entry>(void **args)` C entry points.";
+  let description = [{
+    Runs on the LLVM dialect, after functions were converted with the bare
+    pointer calling convention. For every function carrying `loom.entry`,
+    emits an exported `loom_<entry>` that loads one pointer per argument
+    from its array and calls the function.
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+#endif // LOOM_PASSES_CPU_PASSES_TD

@@ -1,0 +1,488 @@
+//===- Collectives.cpp - The loom_rt_* collectives of abi.h -----*- C++ -*-===//
+//
+// The exported collectives validate their arguments, forward to the current
+// communicator and add their duration to a process-wide counter. Compiled
+// code cannot catch exceptions, so a failure inside one (a bad argument, an
+// MPI error) is printed and stops the whole job: the other ranks would
+// otherwise wait forever for this rank's part of the collective.
+//
+// In a multi-rank job the collectives run on a communication thread
+// (CommQueue.h) in issue order: *_start enqueues and returns a handle,
+// loom_rt_wait blocks until that collective is done, and the synchronous
+// forms enqueue and wait (or, once the caller waited for all it queued, run
+// on the caller), so the backend sees one thread at a time and one order. The
+// time the caller spends blocked (in waits and synchronous collectives) is the
+// communication that compute did not hide. A one-rank world has no
+// thread: collectives run inline and *_start returns a handle already done.
+//
+// Called from a cuda artifact's entry point, compiled code passes device
+// buffers, and every collective goes to the device communicator instead
+// (NCCL, connected by ScopedCurrentCommunicator while a cuda artifact is
+// loaded; src/device/Device.h): the calls only
+// enqueue work on the GPU's communication stream, the handles are its
+// tickets, and loom_rt_wait makes the compute stream wait, so no thread and
+// no host blocking is involved; their time is the GPU's, measured with
+// events and added to the counters when the step drains the device. The host
+// communicator stays current for the runtime's own (host-buffer) reductions and
+// for stopping the job.
+//
+// Why here, in artifact/, and not in comm/: these are services compiled code
+// calls, like the allocator and GEMM beside them, and choosing between the
+// host communicator and the device one needs both the communication layer
+// and the device layer (device/Device.h), which itself builds on comm/
+// (DeviceCommunicator is a Communicator). Kept in comm/, they would make comm/
+// and device/ include each other. What the communicators themselves need,
+// the current communicator and abortJob, stays in comm/
+// (CurrentCommunicator.cpp); the communication thread they run on is comm/'s
+// CommQueue.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Collectives.h"
+#include "comm/CommQueue.h"
+#include "device/Device.h"
+#include "loom/runtime/Communicator.h"
+#include "loom/runtime/Error.h"
+#include "loom/runtime/Trace.h"
+#include "loom/runtime/abi.h"
+#include "support/Export.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace loom::rt {
+
+namespace {
+
+/// The host side of the one-rank device communicator made when none is
+/// installed (deviceCollectives).
+LocalCommunicator localWorld;
+std::atomic<int64_t> nanosInCollectives{0};
+std::atomic<int64_t> nanosBlocked{0};
+/// Handles given out by the *_start collectives of a world without a queue.
+std::atomic<int64_t> handlesIssued{0};
+/// The communication thread of the current multi-rank communicator.
+std::atomic<CommQueue *> queue{nullptr};
+/// The device communicator installed by ScopedCurrentCommunicator.
+std::atomic<DeviceCommunicator *> deviceComm{nullptr};
+
+using Clock = std::chrono::steady_clock;
+
+int64_t nanosSince(Clock::time_point start) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() -
+                                                              start)
+      .count();
+}
+
+/// Blocks the calling (compute) thread until queued collective `handle` is
+/// done, counting the time as exposed communication.
+void blockOn(CommQueue &q, int64_t handle) {
+  if (q.completed() >= handle) {
+    q.wait(handle); // returns at once; counts as waited for
+    return;
+  }
+  int64_t startNs = traceNowNanos();
+  Clock::time_point start = Clock::now();
+  q.wait(handle);
+  int64_t waited = nanosSince(start);
+  nanosBlocked += waited;
+  if (tracingEnabled())
+    recordTrace({"wait", TraceLane::Compute, startNs, waited, -1, ""});
+}
+
+/// Validates the arguments every collective has; returns the dtype.
+DType checkedType(const char *name, int64_t group, int64_t count,
+                  int32_t dtype) {
+  if (group != 0)
+    abortJob(formatString("%s: group %lld is not defined (this runtime knows "
+                          "only group 0, all ranks)",
+                          name, static_cast<long long>(group)));
+  if (count < 0)
+    abortJob(formatString("%s: negative count %lld", name,
+                          static_cast<long long>(count)));
+  if (dtype < LOOM_F32 || dtype > LOOM_I64)
+    abortJob(formatString("%s: unknown dtype %d (abi.h loom_dtype)", name,
+                          static_cast<int>(dtype)));
+  return static_cast<DType>(dtype);
+}
+
+/// Runs one collective: validates the common arguments, then runs `body`
+/// timed, turning any exception into a job abort naming the entry point:
+/// inline without a queue, else on the communication thread. Returns the
+/// handle (an async start does not wait for it).
+int64_t collective(const char *name, int64_t group, int64_t count,
+                   int32_t dtype, const char *op, bool async,
+                   std::function<void(Communicator &, DType)> body) {
+  Communicator &comm = currentCommunicator();
+  DType type = checkedType(name, group, count, dtype);
+  int64_t bytes = count * static_cast<int64_t>(dtypeSize(type));
+  auto run = [&comm, name, type, bytes, op, body = std::move(body)] {
+    int64_t startNs = traceNowNanos();
+    Clock::time_point start = Clock::now();
+    try {
+      body(comm, type);
+    } catch (const std::exception &e) {
+      abortJob(formatString("%s: %s", name, e.what()), &comm);
+    }
+    int64_t took = nanosSince(start);
+    nanosInCollectives += took;
+    if (tracingEnabled()) {
+      std::string event = name;
+      if (event.rfind("loom_rt_", 0) == 0)
+        event = event.substr(8);
+      recordTrace({event, TraceLane::Comm, startNs, took, bytes, op});
+    }
+  };
+  CommQueue *q = queue.load();
+  // A synchronous collective runs here when the caller has waited for all
+  // it queued: same order, no hand-off (only this thread enqueues, so the
+  // queue stays empty meanwhile), and the same choice on every rank
+  // (CommQueue.h: not "when the queue is empty").
+  if (!q || (!async && q->awaitedAll())) {
+    Clock::time_point start = Clock::now();
+    run();
+    nanosBlocked += nanosSince(start);
+    return async ? ++handlesIssued : 0; // only without a queue
+  }
+  int64_t handle = q->enqueue(std::move(run));
+  if (!async)
+    blockOn(*q, handle);
+  return handle;
+}
+
+/// The device communicator when the caller is a cuda artifact's entry
+/// point, else nullptr (host buffers). Without one installed (no trainer
+/// around the calls: loom-gradcheck, tests), a one-rank device communicator
+/// made on first use.
+DeviceCommunicator *deviceCollectives(const char *name) {
+  Device *device = deviceOfCall();
+  if (!device)
+    return nullptr;
+  if (DeviceCommunicator *installed = deviceComm.load())
+    return installed;
+  static std::mutex mutex;
+  static DeviceCommunicator *alone = nullptr; // lives as long as the process
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!alone) {
+    try {
+      alone = device->connect(localWorld).release();
+    } catch (const std::exception &e) {
+      abortJob(formatString("%s: %s", name, e.what()));
+    }
+  }
+  return alone;
+}
+
+/// Runs one collective on the device communicator: validates the common
+/// arguments, then enqueues it through `body`, which returns its ticket (0
+/// for the synchronous forms). Any failure stops the job.
+int64_t
+onDevice(DeviceCommunicator &comm, const char *name, int64_t group,
+         int64_t count, int32_t dtype,
+         const std::function<int64_t(DeviceCommunicator &, DType)> &body) {
+  DType type = checkedType(name, group, count, dtype);
+  try {
+    return body(comm, type);
+  } catch (const std::exception &e) {
+    abortJob(formatString("%s: %s", name, e.what()));
+  }
+}
+
+ReduceOp checkedOp(const char *name, int32_t op) {
+  if (op < LOOM_SUM || op > LOOM_MAX)
+    abortJob(formatString("%s: unknown reduce op %d (abi.h loom_reduce_op)",
+                          name, static_cast<int>(op)));
+  return static_cast<ReduceOp>(op);
+}
+
+} // namespace
+
+ScopedCurrentCommunicator::ScopedCurrentCommunicator(Communicator &comm)
+    : previous(exchangeCurrentCommunicator(&comm)), previousQueue(queue.load()),
+      previousDevice(deviceComm.load()) {
+  if (Device *device = activeDevice()) {
+    // Device collectives are enqueued, not run: no thread is needed.
+    try {
+      ownDevice = device->connect(comm).release();
+    } catch (...) {
+      exchangeCurrentCommunicator(previous);
+      throw;
+    }
+    deviceComm.store(ownDevice);
+    queue.store(nullptr);
+  } else if (comm.size() > 1 && comm.supportsCommThread()) {
+    ownQueue = new CommQueue();
+    queue.store(ownQueue);
+  } else {
+    queue.store(nullptr);
+  }
+}
+
+ScopedCurrentCommunicator::~ScopedCurrentCommunicator() {
+  if (ownDevice) {
+    deviceComm.store(previousDevice);
+    delete ownDevice; // finishes what is in flight
+  }
+  queue.store(previousQueue);
+  delete ownQueue; // runs what is still queued
+  exchangeCurrentCommunicator(previous);
+}
+
+double collectiveSeconds() { return nanosInCollectives.load() * 1e-9; }
+
+double blockedCollectiveSeconds() { return nanosBlocked.load() * 1e-9; }
+
+void waitForAllCollectives() {
+  if (DeviceCommunicator *device = deviceComm.load()) {
+    // The host waits here for the kernels too: the collectives' time and
+    // the compute stream's stalls for them come from the GPU's events.
+    device->drain();
+    DeviceCommTimes times = device->takeTimes();
+    nanosInCollectives += static_cast<int64_t>(times.commSeconds * 1e9);
+    nanosBlocked += static_cast<int64_t>(times.exposedSeconds * 1e9);
+    return;
+  }
+  if (CommQueue *q = queue.load())
+    blockOn(*q, q->issued());
+}
+
+bool collectiveFinished(int64_t handle) {
+  CommQueue *q = queue.load();
+  return !q || q->completed() >= handle;
+}
+
+int64_t reduceScatterStartInPlace(const void *send, void *recv, int64_t count,
+                                  DType dtype, ReduceOp op) {
+  return collective("loom_rt_reduce_scatter", 0, count,
+                    static_cast<int32_t>(dtype), reduceOpName(op),
+                    /*async=*/true, [=](Communicator &comm, DType type) {
+                      comm.reduceScatter(send, recv, count, type, op);
+                    });
+}
+
+int64_t allGatherStartInPlace(const void *send, void *recv, int64_t count,
+                              DType dtype) {
+  return collective("loom_rt_all_gather", 0, count, static_cast<int32_t>(dtype),
+                    "gather", /*async=*/true,
+                    [=](Communicator &comm, DType type) {
+                      comm.allGather(send, recv, count, type);
+                    });
+}
+
+} // namespace loom::rt
+
+using namespace loom::rt;
+
+extern "C" {
+
+LOOM_RT_ABI_EXPORT void loom_rt_all_reduce(int64_t group, void *buf,
+                                           int64_t count, int32_t dtype,
+                                           int32_t op) {
+  const char *name = "loom_rt_all_reduce";
+  ReduceOp reduce = checkedOp(name, op);
+  if (DeviceCommunicator *device = deviceCollectives(name)) {
+    onDevice(*device, name, group, count, dtype,
+             [=](DeviceCommunicator &comm, DType type) {
+               comm.allReduce(buf, count, type, reduce);
+               return int64_t(0);
+             });
+    return;
+  }
+  collective(name, group, count, dtype, reduceOpName(reduce),
+             /*async=*/false, [=](Communicator &comm, DType type) {
+               comm.allReduce(buf, count, type, reduce);
+             });
+}
+
+LOOM_RT_ABI_EXPORT void loom_rt_reduce_scatter(int64_t group, const void *send,
+                                               void *recv, int64_t count,
+                                               int32_t dtype, int32_t op) {
+  const char *name = "loom_rt_reduce_scatter";
+  ReduceOp reduce = checkedOp(name, op);
+  if (DeviceCommunicator *device = deviceCollectives(name)) {
+    onDevice(*device, name, group, count, dtype,
+             [=](DeviceCommunicator &comm, DType type) {
+               comm.reduceScatter(send, recv, count, type, reduce);
+               return int64_t(0);
+             });
+    return;
+  }
+  collective(name, group, count, dtype, reduceOpName(reduce),
+             /*async=*/false, [=](Communicator &comm, DType type) {
+               comm.reduceScatter(send, recv, count, type, reduce);
+             });
+}
+
+LOOM_RT_ABI_EXPORT void loom_rt_all_gather(int64_t group, const void *send,
+                                           void *recv, int64_t count,
+                                           int32_t dtype) {
+  const char *name = "loom_rt_all_gather";
+  if (DeviceCommunicator *device = deviceCollectives(name)) {
+    onDevice(*device, name, group, count, dtype,
+             [=](DeviceCommunicator &comm, DType type) {
+               comm.allGather(send, recv, count, type);
+               return int64_t(0);
+             });
+    return;
+  }
+  collective(name, group, count, dtype, "gather",
+             /*async=*/false, [=](Communicator &comm, DType type) {
+               comm.allGather(send, recv, count, type);
+             });
+}
+
+namespace {
+
+void checkRoot(int32_t root) {
+  Communicator &comm = currentCommunicator();
+  if (root < 0 || root >= comm.size())
+    abortJob(formatString("loom_rt_broadcast: root %d is not a rank of the "
+                          "job (it has %d)",
+                          root, comm.size()));
+}
+
+} // namespace
+
+LOOM_RT_ABI_EXPORT void loom_rt_broadcast(int64_t group, void *buf,
+                                          int64_t count, int32_t dtype,
+                                          int32_t root) {
+  const char *name = "loom_rt_broadcast";
+  checkRoot(root);
+  if (DeviceCommunicator *device = deviceCollectives(name)) {
+    onDevice(*device, name, group, count, dtype,
+             [=](DeviceCommunicator &comm, DType type) {
+               comm.broadcast(buf, count, type, root);
+               return int64_t(0);
+             });
+    return;
+  }
+  collective(name, group, count, dtype, "broadcast",
+             /*async=*/false, [=](Communicator &comm, DType type) {
+               comm.broadcast(buf, count, type, root);
+             });
+}
+
+LOOM_RT_ABI_EXPORT int64_t loom_rt_all_reduce_start(int64_t group, void *buf,
+                                                    int64_t count,
+                                                    int32_t dtype, int32_t op) {
+  ReduceOp reduce = checkedOp("loom_rt_all_reduce_start", op);
+  if (DeviceCommunicator *device =
+          deviceCollectives("loom_rt_all_reduce_start"))
+    return onDevice(*device, "loom_rt_all_reduce_start", group, count, dtype,
+                    [=](DeviceCommunicator &comm, DType type) {
+                      return comm.startAllReduce(buf, count, type, reduce);
+                    });
+  return collective("loom_rt_all_reduce", group, count, dtype,
+                    reduceOpName(reduce), /*async=*/true,
+                    [=](Communicator &comm, DType type) {
+                      comm.allReduce(buf, count, type, reduce);
+                    });
+}
+
+LOOM_RT_ABI_EXPORT int64_t loom_rt_broadcast_start(int64_t group, void *buf,
+                                                   int64_t count, int32_t dtype,
+                                                   int32_t root) {
+  checkRoot(root);
+  if (DeviceCommunicator *device = deviceCollectives("loom_rt_broadcast_start"))
+    return onDevice(*device, "loom_rt_broadcast_start", group, count, dtype,
+                    [=](DeviceCommunicator &comm, DType type) {
+                      return comm.startBroadcast(buf, count, type, root);
+                    });
+  return collective("loom_rt_broadcast", group, count, dtype, "broadcast",
+                    /*async=*/true, [=](Communicator &comm, DType type) {
+                      comm.broadcast(buf, count, type, root);
+                    });
+}
+
+namespace {
+
+/// A copy of `bytes` of `send` in a block of the runtime's allocation cache,
+/// freed when the last copy of the returned pointer goes: an asynchronous
+/// collective reads it after its start has returned, when compiled code may
+/// already have reused the original buffer.
+std::shared_ptr<void> stage(const void *send, int64_t bytes) {
+  void *copy = _mlir_memref_to_llvm_alloc(static_cast<size_t>(bytes));
+  if (bytes > 0) // `send` may be null then (an empty vector's data())
+    std::memcpy(copy, send, static_cast<size_t>(bytes));
+  return std::shared_ptr<void>(copy, _mlir_memref_to_llvm_free);
+}
+
+int64_t elementBytes(int32_t dtype) {
+  return dtype >= LOOM_F32 && dtype <= LOOM_I64
+             ? static_cast<int64_t>(dtypeSize(static_cast<DType>(dtype)))
+             : 0; // collective() rejects the dtype before anything is read
+}
+
+} // namespace
+
+LOOM_RT_ABI_EXPORT int64_t
+loom_rt_reduce_scatter_start(int64_t group, const void *send, void *recv,
+                             int64_t count, int32_t dtype, int32_t op) {
+  ReduceOp reduce = checkedOp("loom_rt_reduce_scatter_start", op);
+  // The device communicator stages `send` on the GPU itself.
+  if (DeviceCommunicator *device =
+          deviceCollectives("loom_rt_reduce_scatter_start"))
+    return onDevice(*device, "loom_rt_reduce_scatter_start", group, count,
+                    dtype, [=](DeviceCommunicator &comm, DType type) {
+                      return comm.startReduceScatter(send, recv, count, type,
+                                                     reduce);
+                    });
+  int64_t bytes =
+      count > 0 ? count * currentCommunicator().size() * elementBytes(dtype)
+                : 0;
+  std::shared_ptr<void> staged = stage(send, bytes);
+  return collective(
+      "loom_rt_reduce_scatter", group, count, dtype, reduceOpName(reduce),
+      /*async=*/true, [=](Communicator &comm, DType type) {
+        comm.reduceScatter(staged.get(), recv, count, type, reduce);
+      });
+}
+
+LOOM_RT_ABI_EXPORT int64_t loom_rt_all_gather_start(int64_t group,
+                                                    const void *send,
+                                                    void *recv, int64_t count,
+                                                    int32_t dtype) {
+  if (DeviceCommunicator *device =
+          deviceCollectives("loom_rt_all_gather_start"))
+    return onDevice(*device, "loom_rt_all_gather_start", group, count, dtype,
+                    [=](DeviceCommunicator &comm, DType type) {
+                      return comm.startAllGather(send, recv, count, type);
+                    });
+  std::shared_ptr<void> staged =
+      stage(send, count > 0 ? count * elementBytes(dtype) : 0);
+  return collective("loom_rt_all_gather", group, count, dtype, "gather",
+                    /*async=*/true, [=](Communicator &comm, DType type) {
+                      comm.allGather(staged.get(), recv, count, type);
+                    });
+}
+
+LOOM_RT_ABI_EXPORT void loom_rt_wait(int64_t handle) {
+  DeviceCommunicator *device = deviceCollectives("loom_rt_wait");
+  CommQueue *q = queue.load();
+  int64_t issued = device ? device->issued()
+                   : q    ? q->issued()
+                          : handlesIssued.load();
+  if (handle <= 0 || handle > issued)
+    abortJob(formatString("loom_rt_wait: %lld is not a handle returned by a "
+                          "loom_rt_*_start call",
+                          static_cast<long long>(handle)));
+  if (device) {
+    try {
+      device->wait(handle);
+    } catch (const std::exception &e) {
+      abortJob(formatString("loom_rt_wait: %s", e.what()));
+    }
+    return;
+  }
+  if (q)
+    blockOn(*q, handle);
+}
+
+} // extern "C"
