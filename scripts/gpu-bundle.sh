@@ -21,8 +21,9 @@ rm -rf "$out" && mkdir -p "$out/bin" "$out/runtime"
 cp "$build/bin/loom-run" "$build/bin/loom-gradcheck" "$out/bin/"
 cp "$build"/runtime/libLoom*.so "$out/runtime/"
 # Libraries outside the usual base system, as the loader resolves them here.
-ldd "$build/runtime/libLoomRuntime.so" | awk '/=> \// {print $3}' \
-  | grep -E 'libopenblas|libgfortran|libquadmath|libcrypto' \
+# (Abseil: Debian's libabsl-dev, which a GPU image rarely has.)
+ldd "$build/runtime/libLoomRuntime.so" "$build/bin/loom-run" | awk '/=> \// {print $3}' \
+  | grep -E 'libopenblas|libgfortran|libquadmath|libcrypto|libabsl' | sort -u \
   | while read -r lib; do cp -L "$lib" "$out/runtime/"; done
 cat > "$out/libpath.sh" <<'LIBPATH'
 #!/bin/sh

@@ -74,22 +74,14 @@ void buildTrainPipeline(OpPassManager &pm, const TrainOptions &options);
 /// The options of the CPU lowering pipelines: numerics (loomc --precision)
 /// and the testing variants.
 struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
-  Option<bool> bf16{*this, "bf16",
-                    llvm::cl::desc("Mixed precision: GEMMs on bf16 operands "
-                                   "with f32 accumulation "
-                                   "(--loom-demote-matmuls)"),
-                    llvm::cl::init(false)};
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
+  Option<TYPE> NAME{*this, FLAG, llvm::cl::desc(HELP), llvm::cl::init(DEFAULT)};
+#include "passes/Pipelines/LoweringOptions.def"
   Option<bool> gpuLoops{
       *this, "emulate-gpu-loops",
       llvm::cl::desc("CPU pipelines only, for testing: split reductions and "
                      "build the loop nests as for a GPU (gpuLoopNests), run "
                      "sequentially"),
-      llvm::cl::init(false)};
-  Option<bool> lateFrees{
-      *this, "late-frees",
-      llvm::cl::desc("For comparison: free temporaries at the end of the "
-                     "step, where bufferization puts the frees (no "
-                     "--loom-hoist-deallocs)"),
       llvm::cl::init(false)};
   Option<bool> planBuffers{
       *this, "plan-buffers",
@@ -133,19 +125,13 @@ struct CudaPipelineOptions : public PassPipelineOptions<CudaPipelineOptions> {
   Option<std::string> toolkit{*this, "toolkit",
                               llvm::cl::desc("CUDA toolkit (ptxas, libdevice)"),
                               llvm::cl::init("/usr/local/cuda")};
-  Option<bool> bf16{*this, "bf16",
-                    llvm::cl::desc("Mixed precision: GEMMs on bf16 operands "
-                                   "with f32 accumulation (cuBLAS tensor "
-                                   "cores)"),
-                    llvm::cl::init(false)};
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
+  Option<TYPE> NAME{*this, FLAG, llvm::cl::desc(HELP), llvm::cl::init(DEFAULT)};
+#include "passes/Pipelines/LoweringOptions.def"
   Option<int64_t> blockSize{*this, "block-size",
                             llvm::cl::desc("Threads per block of a mapped "
                                            "loop nest"),
                             llvm::cl::init(256)};
-  Option<bool> lateFrees{*this, "late-frees",
-                         llvm::cl::desc("For comparison: no "
-                                        "--loom-hoist-deallocs"),
-                         llvm::cl::init(false)};
 };
 
 /// linalg -> buffers for a GPU: reductions with few outputs split in two

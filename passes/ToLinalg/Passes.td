@@ -23,8 +23,10 @@ def LowerEntryPointsPass : Pass<"loom-lower-entry-points", "mlir::ModuleOp"> {
     `runtime/include/loom/runtime/abi.h`: it takes one memref per parameter,
     optimizer state tensor, step, input and output (in that order, recorded
     in the `loom.abi` attribute) and returns nothing. Parameter reads become
-    `bufferization.to_tensor` of their buffer; `loom.adamw`/`loom.sgd` become
-    one fused `linalg.generic` each; all new values are written back with
+    `bufferization.to_tensor` of their buffer; every op implementing
+    `OptimizerOpInterface` (`loom.adamw`, `loom.sgd`, CO2's outer updates)
+    names its state tensors and becomes the one fused `linalg.generic` its
+    `buildUpdate` builds (the pass names no optimizer); all new values are written back with
     `bufferization.materialize_in_destination` at the end of the function,
     after every read. Then the `loom.param` declarations are removed.
   }];
