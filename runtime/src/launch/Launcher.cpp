@@ -138,6 +138,8 @@ public:
     std::error_code ignored;
     std::filesystem::remove_all(path, ignored);
   }
+  /// Empty when it could not be made.
+  const std::string &directory() const { return path; }
   std::vector<FlightRecord> records() const {
     return path.empty() ? std::vector<FlightRecord>{} : readFlightRecords(path);
   }
@@ -244,6 +246,18 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
   setenv("LOOM_RUN_LAUNCHED", "1", /*overwrite=*/1);
   // Where ranks that time out in a collective say what they wait in.
   FlightDir flight;
+  // OpenMPI keeps a job's session files under <tmpdir>/ompi.<host>.<uid>,
+  // one directory every job of the user shares, which a job that ends
+  // removes when it is empty: a job starting beside it then fails with "A
+  // call to mkdir was unable to create the desired directory" (seen with
+  // two --ranks jobs at once). Each job gets its own base, inside the
+  // flight directory, unless the user chose one.
+  if (!flight.directory().empty()) {
+    setenv("OMPI_MCA_orte_tmpdir_base", flight.directory().c_str(),
+           /*overwrite=*/0);
+    setenv("PRTE_MCA_prte_tmpdir_base", flight.directory().c_str(),
+           /*overwrite=*/0);
+  }
 
   int fds[2];
   if (pipe(fds) != 0)
