@@ -1,4 +1,4 @@
-//===- MachineOptions.h - The machine model's fields as a struct -*- C++ -*-===//
+//===- MachineOptions.h - The machine model as a struct --------*- C++ -*-===//
 //
 // One field per line of MachineOptions.def, in the units users give them
 // (Gbit/s, microseconds, GFLOP/s): what --loom-describe-machine records as

@@ -110,8 +110,7 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
     OpBuilder b(module.getContext());
     Shards shards;
     if (sharded) {
-      FailureOr<Shards> built =
-          buildOuterShard(module, step, trained, ranks);
+      FailureOr<Shards> built = buildOuterShard(module, step, trained, ranks);
       if (failed(built))
         return signalPassFailure();
       shards = std::move(*built);
@@ -120,16 +119,16 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
     }
     module->setAttr(
         kCO2Attr,
-        CO2Attr::get(module.getContext(), tau, b.getF64FloatAttr(outerLr),
-                     b.getF64FloatAttr(outerMomentum),
-                     b.getF64FloatAttr(gapPenalty), b.getF64FloatAttr(clip),
-                     FlatSymbolRefAttr::get(mesh.getSymNameAttr()), ranks,
-                     reason, sharded, shards.params, shards.elements,
-                     shards.offsets.empty()
-                         ? DenseI64ArrayAttr()
-                         : b.getDenseI64ArrayAttr(shards.offsets),
-                     shards.sizes.empty() ? DenseI64ArrayAttr()
-                                          : b.getDenseI64ArrayAttr(shards.sizes)));
+        CO2Attr::get(
+            module.getContext(), tau, b.getF64FloatAttr(outerLr),
+            b.getF64FloatAttr(outerMomentum), b.getF64FloatAttr(gapPenalty),
+            b.getF64FloatAttr(clip),
+            FlatSymbolRefAttr::get(mesh.getSymNameAttr()), ranks, reason,
+            sharded, shards.params, shards.elements,
+            shards.offsets.empty() ? DenseI64ArrayAttr()
+                                   : b.getDenseI64ArrayAttr(shards.offsets),
+            shards.sizes.empty() ? DenseI64ArrayAttr()
+                                 : b.getDenseI64ArrayAttr(shards.sizes)));
   }
 
   LogicalResult checkOptions(ModuleOp module) {
@@ -198,9 +197,8 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
   /// step of this rank's slice of shard_elements elements
   /// (loom.co2_outer_shard, state co2.shard.co2_*). Returns the layout
   /// loom.co2 records.
-  FailureOr<Shards>
-  buildOuterShard(ModuleOp module, func::FuncOp step, ArrayRef<ParamOp> trained,
-                  int64_t ranks) {
+  FailureOr<Shards> buildOuterShard(ModuleOp module, func::FuncOp step,
+                                    ArrayRef<ParamOp> trained, int64_t ranks) {
     Type elementType =
         ParamOp(trained.front()).getTensorType().getElementType();
     int64_t elements = 0;

@@ -59,7 +59,7 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                                   "all-reduce (needs dp > 1)"),
                    llvm::cl::init(false)};
 #define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
-  Option<TYPE> co2_##NAME{*this, "co2-" FLAG, llvm::cl::desc(HELP),           \
+  Option<TYPE> co2_##NAME{*this, "co2-" FLAG, llvm::cl::desc(HELP),            \
                           llvm::cl::init(DEFAULT)};
 #include "passes/Distribute/CO2Options.def"
 

@@ -87,8 +87,9 @@ static cl::opt<std::string> precision(
 
 // Its defaults are CO2Options.def's.
 static const std::string co2Help = mlir::loom::driver::co2SpecHelp();
-static cl::opt<std::string> co2("co2", cl::desc(co2Help), cl::value_desc("SPEC"),
-                                cl::init(""), cl::cat(cat));
+static cl::opt<std::string> co2("co2", cl::desc(co2Help),
+                                cl::value_desc("SPEC"), cl::init(""),
+                                cl::cat(cat));
 static cl::opt<std::string> calibration(
     "calibration",
     cl::desc("The cost model's compute rate and link from FILE, written by "

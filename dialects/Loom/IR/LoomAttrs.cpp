@@ -21,10 +21,9 @@ void LoomDialect::registerAttributes() {
 
 static double value(FloatAttr attr) { return attr.getValueAsDouble(); }
 
-LogicalResult
-MachineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
-                    FloatAttr linkGbps, FloatAttr linkLatencyUs,
-                    FloatAttr gflops, FloatAttr commCpu) {
+LogicalResult MachineAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                                  FloatAttr linkGbps, FloatAttr linkLatencyUs,
+                                  FloatAttr gflops, FloatAttr commCpu) {
   if (!(value(linkGbps) > 0) || !(value(gflops) > 0))
     return emitError() << "link_gbps and gflops must be positive";
   if (!(value(linkLatencyUs) >= 0))
@@ -52,7 +51,8 @@ static LogicalResult verifyShards(function_ref<InFlightDiagnostic()> emitError,
     sizes = sizesAttr.asArrayRef();
   if (int64_t(offsets.size()) != ranks || int64_t(sizes.size()) != ranks)
     return emitError() << "shard_offsets and shard_sizes need one entry per "
-                          "rank (" << ranks << ")";
+                          "rank ("
+                       << ranks << ")";
   for (int64_t r = 0; r < ranks; ++r)
     if (offsets[r] != r * shard || sizes[r] < 0 || sizes[r] > shard)
       return emitError() << "rank " << r << "'s slice must start at " << r
@@ -91,8 +91,8 @@ LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
   auto expect = [&](bool ok, StringRef what) -> LogicalResult {
     if (ok)
       return success();
-    return op->emitError() << "'" << attr.getName().getValue()
-                           << "' must be a " << what << " attribute";
+    return op->emitError() << "'" << attr.getName().getValue() << "' must be a "
+                           << what << " attribute";
   };
   if (attr.getName() == kCO2Attr)
     return expect(isa<CO2Attr>(attr.getValue()), "#loom.co2");

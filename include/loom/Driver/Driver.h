@@ -2,8 +2,8 @@
 #ifndef LOOM_DRIVER_DRIVER_H
 #define LOOM_DRIVER_DRIVER_H
 
-#include "passes/Analysis/CostModel.h"
 #include "loom/Driver/Specs.h"
+#include "passes/Analysis/CostModel.h"
 
 #include "mlir/Support/LLVM.h"
 

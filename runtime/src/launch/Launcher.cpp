@@ -154,6 +154,20 @@ private:
   bool kept = false;
 };
 
+/// Open MPI keeps a job's session files under <tmpdir>/ompi.<host>.<uid>,
+/// one directory every job of the user shares, which a job that ends
+/// removes when it is empty: a job starting beside it then fails with "A
+/// call to mkdir was unable to create the desired directory" (seen with two
+/// --ranks jobs at once). Each job gets its own base, inside its flight
+/// directory, unless the user chose one.
+void useOwnSessionDir(const FlightDir &flight) {
+  const std::string &dir = flight.directory();
+  if (dir.empty())
+    return;
+  setenv("OMPI_MCA_orte_tmpdir_base", dir.c_str(), /*overwrite=*/0);
+  setenv("PRTE_MCA_prte_tmpdir_base", dir.c_str(), /*overwrite=*/0);
+}
+
 /// Whether `mpiexec` is MPICH's hydra (its flags differ from Open MPI's).
 bool isHydra(const std::string &mpiexec) {
   if (mpiexec.find("mpich") != std::string::npos ||
@@ -246,18 +260,7 @@ LaunchResult launchLocalRanks(const LaunchOptions &options) {
   setenv("LOOM_RUN_LAUNCHED", "1", /*overwrite=*/1);
   // Where ranks that time out in a collective say what they wait in.
   FlightDir flight;
-  // OpenMPI keeps a job's session files under <tmpdir>/ompi.<host>.<uid>,
-  // one directory every job of the user shares, which a job that ends
-  // removes when it is empty: a job starting beside it then fails with "A
-  // call to mkdir was unable to create the desired directory" (seen with
-  // two --ranks jobs at once). Each job gets its own base, inside the
-  // flight directory, unless the user chose one.
-  if (!flight.directory().empty()) {
-    setenv("OMPI_MCA_orte_tmpdir_base", flight.directory().c_str(),
-           /*overwrite=*/0);
-    setenv("PRTE_MCA_prte_tmpdir_base", flight.directory().c_str(),
-           /*overwrite=*/0);
-  }
+  useOwnSessionDir(flight);
 
   int fds[2];
   if (pipe(fds) != 0)

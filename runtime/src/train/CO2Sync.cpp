@@ -7,8 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "train/CO2Sync.h"
-#include "train/CO2Rounds.h"
 #include "loom/runtime/Error.h"
+#include "train/CO2Rounds.h"
 
 namespace loom::rt {
 

@@ -1,4 +1,4 @@
-//===- CO2Sync.h - CO2 local updating as a synchronisation policy -*- C++ -*-===//
+//===- CO2Sync.h - CO2 local updating as a sync policy ---------*- C++ -*-===//
 //
 // Internal to the runtime. The SyncPolicy of a CO2 artifact (loomc --co2):
 // the ranks train their local models without talking, and every
@@ -16,8 +16,7 @@
 namespace loom::rt {
 
 /// `artifact` must be a CO2 artifact (manifest co2.local_steps > 0).
-std::unique_ptr<SyncPolicy> makeCO2Sync(Artifact &artifact,
-                                        Communicator &comm);
+std::unique_ptr<SyncPolicy> makeCO2Sync(Artifact &artifact, Communicator &comm);
 
 } // namespace loom::rt
 

@@ -7,12 +7,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "train/Evaluation.h"
-#include "train/StepObserver.h"
-#include "train/SyncPolicy.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Metrics.h"
+#include "train/StepObserver.h"
+#include "train/SyncPolicy.h"
 
 #include <algorithm>
 #include <ostream>

@@ -1,4 +1,4 @@
-//===- Evaluation.h - Held-out loss, and the trainer's entry I/O -*- C++ -*-===//
+//===- Evaluation.h - Held-out loss, the trainer's entry I/O ---*- C++ -*-===//
 //
 // Internal to the runtime. Evaluating an artifact's loss entry on held-out
 // data, for `loom-run --eval` (Trainer::evaluate) and during training
@@ -53,8 +53,7 @@ struct EvalSetup {
 
 /// Throws Error if the artifact cannot be evaluated on `spec`.
 EvalSetup prepareEval(Artifact &artifact, const std::string &spec,
-                      uint64_t seed, const Communicator &comm,
-                      int64_t batches);
+                      uint64_t seed, const Communicator &comm, int64_t batches);
 
 /// The loss entry's mean over the evaluation's batches and the ranks. The
 /// batch buffers are the training inputs: the next step refills them.

@@ -1,4 +1,4 @@
-//===- SyncPolicy.cpp - Per-step synchronisation and the factory -*- C++ -*-===//
+//===- SyncPolicy.cpp - Per-step synchronisation and the factory ---------===//
 //
 // PerStepSync, the policy of every artifact whose compiled step does its own
 // collectives (plain and overlapped data parallelism, one rank), and the
@@ -7,10 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "train/SyncPolicy.h"
-#include "train/CO2Sync.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
+#include "train/CO2Sync.h"
 
 namespace loom::rt {
 

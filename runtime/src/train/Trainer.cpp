@@ -19,10 +19,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Trainer.h"
-#include "support/Clock.h"
-#include "train/Evaluation.h"
-#include "train/StepObserver.h"
-#include "train/SyncPolicy.h"
 #include "loom/runtime/AllocCache.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/BackgroundSave.h"
@@ -33,6 +29,10 @@
 #include "loom/runtime/StopRequest.h"
 #include "loom/runtime/Trace.h"
 #include "loom/runtime/World.h"
+#include "support/Clock.h"
+#include "train/Evaluation.h"
+#include "train/StepObserver.h"
+#include "train/SyncPolicy.h"
 
 #include <algorithm>
 #include <chrono>
@@ -179,10 +179,9 @@ void Trainer::resumeState(Setup &setup, const LoadResult &loaded) {
   state.step = loaded.state.step;
   state.dataPosition = loaded.state.dataPosition;
   if (loaded.state.ranks != comm.size()) {
-    DataResume moved =
-        resumeUnderOtherRanks(loaded, comm.size(), state.rowsPerStep,
-                              setup.sync->savesPerRank(),
-                              options.externalLauncher);
+    DataResume moved = resumeUnderOtherRanks(
+        loaded, comm.size(), state.rowsPerStep, setup.sync->savesPerRank(),
+        options.externalLauncher);
     state.dataPosition = moved.position;
     if (root)
       log << "note: " << moved.note << "\n";
@@ -202,8 +201,7 @@ void Trainer::resumeState(Setup &setup, const LoadResult &loaded) {
         << " --shuffle; this run is "
         << (options.shuffle ? "shuffled" : "sequential") << "\n";
   if (root)
-    log << "resuming from " << loaded.path << " at step " << state.step
-        << "\n";
+    log << "resuming from " << loaded.path << " at step " << state.step << "\n";
 }
 
 /// The step counter and the data rows of the last step must fit in int64_t:
@@ -236,8 +234,8 @@ void Trainer::openInputsAndOutputs(Setup &setup) {
   if (!options.tracePath.empty())
     checkTraceWritable(options.tracePath, comm.rank());
   if (!options.evalData.empty()) {
-    setup.eval = prepareEval(artifact, options.evalData, setup.state.seed,
-                             comm, options.evalBatches);
+    setup.eval = prepareEval(artifact, options.evalData, setup.state.seed, comm,
+                             options.evalBatches);
     if (root && !setup.eval->note.empty())
       log << "note: " << setup.eval->note << "\n";
   }
@@ -322,9 +320,9 @@ Trainer::makeObservers(Setup &setup, std::unique_ptr<StepObserver> trace,
       log, comm.isRoot(), firstStep, lastStep, options.logEvery,
       task.tokensPerStep() * comm.size(), unit));
   if (setup.eval)
-    observers.push_back(makeEvalObserver(
-        artifact, *setup.eval, setup.batch, comm, *setup.sync, setup.metrics,
-        log, options.evalEvery, lastStep));
+    observers.push_back(makeEvalObserver(artifact, *setup.eval, setup.batch,
+                                         comm, *setup.sync, setup.metrics, log,
+                                         options.evalEvery, lastStep));
   observers.push_back(saveObserver(setup.state, *setup.sync));
   observers.push_back(makeFaultInjector(comm));
   if (trace)
