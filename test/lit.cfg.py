@@ -2,6 +2,14 @@
 import os
 import shutil
 import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import loom_lit_site
+
+# `lit test/...` (a source path): test/loom_lit_site.py says why.
+if loom_lit_site.load_build_site_config(lit_config, config, ""):
+    raise SystemExit
 
 import lit.formats
 from lit.llvm import llvm_config
@@ -16,6 +24,10 @@ config.test_exec_root = os.path.join(config.loom_obj_root, "test")
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%loom_src", config.loom_src_root))
+config.substitutions.append(("%loom_obj", config.loom_obj_root))
+# This lit, for tests that run lit themselves.
+config.substitutions.append(
+    ("%lit", "%s %s" % (sys.executable, os.path.abspath(sys.argv[0]))))
 config.substitutions.append(("%torch_python", config.torch_python or "false"))
 config.substitutions.append(("%python", shutil.which("python3") or "python3"))
 # The runtime library, for tests that load an artifact with ctypes.

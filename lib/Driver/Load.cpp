@@ -119,6 +119,29 @@ static LogicalResult checkInputAgainstFlags(Compilation &c, ModuleOp module) {
                  flags + " cannot change it; compile the model instead");
 }
 
+/// loomc compiles a model or a training step. The IR of a later stage (a
+/// --stage=linalg, bufferized or lowered output fed back) has lost what
+/// the manifest is made from (the parameters' initialisers, the task's
+/// inputs), so it is refused, with what continues it instead (for the
+/// target asked for).
+static LogicalResult checkInputStage(ModuleOp module, bool cuda) {
+  StageEvidence found = detectStage(module);
+  if (found.stage <= Stage::Train)
+    return success();
+  Operation *at = found.op ? found.op : module.getOperation();
+  InFlightDiagnostic diag = at->emitError();
+  diag << "this is the " << getStageName(found.stage)
+       << " stage's IR (as `loomc --emit=mlir --stage="
+       << getStageName(found.stage)
+       << "` prints it), but loomc compiles the model or train stage only; ";
+  if (found.stage == Stage::Lowered)
+    return diag << "`mlir-translate --mlir-to-llvmir` translates this one "
+                   "to LLVM IR";
+  return diag << "continue this one with loom-opt: "
+              << getPipelinesBetween(found.stage, Stage::Lowered, cuda)
+              << " (docs/pipeline.md)";
+}
+
 OwningOpRef<ModuleOp> mlir::loom::driver::loadModule(Compilation &c,
                                                      CompileContext &context) {
   OwningOpRef<ModuleOp> module;
@@ -126,7 +149,8 @@ OwningOpRef<ModuleOp> mlir::loom::driver::loadModule(Compilation &c,
     module = buildFromSpec(c, &context.ctx);
   } else {
     module = parseInputFile(c, context);
-    if (module && failed(checkInputAgainstFlags(c, *module)))
+    if (module && (failed(checkInputStage(*module, c.cuda())) ||
+                   failed(checkInputAgainstFlags(c, *module))))
       return {};
   }
   if (!module || failed(verify(*module)) || failed(verifyTask(*module)))

@@ -1,16 +1,19 @@
 //===- Stages.cpp - The stages loomc runs, as a table ---------------------===//
 //
-// loomc compiles in three stages, each one pass pipeline: train (the model
-// to a training step), lower-to-linalg (loom ops to linalg on memrefs) and
-// lower-to-llvm (for the CPU or for CUDA). Each stage's name is what
-// --dump-pass-pipeline prints and --mlir-timing reports, and its IR is what
-// --emit=mlir --stage=... prints. The manifest reads the module between
-// stages. Each stage is one row of kStages; runStages() walks them.
+// loomc compiles in four stages after the model, each one named pass
+// pipeline: train (the model to a training step), linalg (loom ops to
+// linalg on tensors, entry points on memrefs), bufferized (memrefs only) and
+// lowered (the LLVM dialect, for the CPU or for CUDA). A stage's name
+// (passes/Analysis/Stage.h) is what --dump-pass-pipeline prints,
+// --mlir-timing reports and --emit=mlir --stage=... selects. The manifest
+// reads the module between stages. Each stage is one row of kStages;
+// runStages() walks them.
 //
 //===----------------------------------------------------------------------===//
 #include "Compilation.h"
 
 #include "dialects/Loom/IR/LoomDialect.h"
+#include "loom/Support/PassCounter.h"
 #include "passes/Analysis/CostModel.h"
 #include "passes/Pipelines/Pipelines.h"
 
@@ -24,10 +27,8 @@ using namespace mlir::loom::driver;
 namespace {
 /// One stage: a pass pipeline, and what loomc does around it.
 struct StageRow {
-  /// As --dump-pass-pipeline prints it ("loomc: stage NAME: ...") and
-  /// --mlir-timing reports it.
-  const char *name;
-  /// The IR this stage produces, as --emit=mlir --stage names it.
+  /// The IR this stage produces; its name is what --dump-pass-pipeline
+  /// prints ("loomc: stage NAME: ...") and --mlir-timing reports.
   Stage produces;
   /// Whether `module` still needs the stage (null: always). A stage that
   /// is not needed is skipped whole, `before` and `after` included.
@@ -93,18 +94,24 @@ static LogicalResult recordEntries(Compilation &c, ModuleOp module) {
   return c.manifest.addEntries(module);
 }
 
+/// Buffers as the target needs them: for a GPU (the cuda target, and the
+/// CPU emulating its kernels) nothing on the host stack.
+static void buildBufferizedStage(PassManager &pm, Compilation &c) {
+  if (c.cuda() || !c.options.emulateGpuKernels.empty())
+    return buildBufferizeForDevicePipeline(pm);
+  buildBufferizePipeline(pm, c.options.emulateGpuLoops);
+}
+
 static void buildCudaLowering(PassManager &pm, const Compilation &c) {
   CudaPipelineOptions gpu;
   gpu.chip = c.options.cudaChip;
   gpu.features = cudaFeatures(c.options.cudaChip);
   gpu.bf16 = c.bf16();
   gpu.lateFrees = c.options.lateFrees;
-  buildBufferizeForDevicePipeline(pm);
-  buildGpuKernelsPipeline(pm, gpu);
-  buildGpuToLLVMPipeline(pm, gpu);
+  buildLowerToCudaPipeline(pm, gpu);
 }
 
-static void buildLlvmStage(PassManager &pm, Compilation &c) {
+static void buildLoweredStage(PassManager &pm, Compilation &c) {
   if (c.cuda())
     return buildCudaLowering(pm, c);
   const CompileOptions &options = c.options;
@@ -113,27 +120,24 @@ static void buildLlvmStage(PassManager &pm, Compilation &c) {
   cpu.gpuLoops = options.emulateGpuLoops;
   cpu.lateFrees = options.lateFrees;
   cpu.planBuffers = options.planBuffers;
-  if (!options.emulateGpuKernels.empty()) {
-    buildEmulatedGpuPipeline(pm, cpu, options.emulateGpuKernels == "reverse");
-  } else {
-    buildBufferizePipeline(pm, options.emulateGpuLoops);
-    buildLowerToLLVMPipeline(pm, cpu);
-  }
+  if (!options.emulateGpuKernels.empty())
+    return buildEmulatedGpuPipeline(pm, cpu,
+                                    options.emulateGpuKernels == "reverse");
+  buildLowerToLLVMPipeline(pm, cpu);
 }
 
-/// In order. The names are those --dump-pass-pipeline has always printed.
+/// In order.
 static const StageRow kStages[] = {
-    {"train", Stage::Train, needsTrainStage, nullptr, buildTrainStage,
-     reportCO2Choice},
-    {"lower-to-linalg", Stage::Linalg, nullptr, recordModel, buildLinalgStage,
-     recordEntries},
-    {"lower-to-llvm", Stage::Lowered, nullptr, nullptr, buildLlvmStage,
-     nullptr},
+    {Stage::Train, needsTrainStage, nullptr, buildTrainStage, reportCO2Choice},
+    {Stage::Linalg, nullptr, recordModel, buildLinalgStage, recordEntries},
+    {Stage::Bufferized, nullptr, nullptr, buildBufferizedStage, nullptr},
+    {Stage::Lowered, nullptr, nullptr, buildLoweredStage, nullptr},
 };
 
 /// Prints the pipeline if asked, then runs it on `module`, timed under
 /// `root`, with MLIR's pass manager options (--mlir-print-ir-*, the crash
-/// reproducer) and the caller's configurePasses applied.
+/// reproducer, --mlir-pass-statistics with Loom's counters) and the
+/// caller's configurePasses applied.
 static LogicalResult runPipeline(PassManager &pm, ModuleOp module,
                                  TimingScope &root, StringRef name,
                                  const Compilation &c) {
@@ -146,6 +150,7 @@ static LogicalResult runPipeline(PassManager &pm, ModuleOp module,
   pm.enableTiming(scope);
   if (failed(applyPassManagerCLOptions(pm)))
     return failure();
+  addPassCounterReport(pm);
   if (c.options.configurePasses)
     c.options.configurePasses(pm);
   return pm.run(module);
@@ -159,7 +164,7 @@ static LogicalResult runStage(const StageRow &stage, Compilation &c,
     return failure();
   PassManager pm(module.getContext());
   stage.build(pm, c);
-  if (failed(runPipeline(pm, module, root, stage.name, c)))
+  if (failed(runPipeline(pm, module, root, getStageName(stage.produces), c)))
     return failure();
   return stage.after ? stage.after(c, module) : success();
 }

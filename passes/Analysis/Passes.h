@@ -2,7 +2,9 @@
 #ifndef LOOM_PASSES_ANALYSIS_PASSES_H
 #define LOOM_PASSES_ANALYSIS_PASSES_H
 
+#include "loom/Support/PassCounter.h"
 #include "passes/Analysis/MachineOptions.h"
+#include "passes/Analysis/Stage.h"
 
 #include "mlir/Pass/Pass.h"
 

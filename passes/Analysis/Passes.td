@@ -23,4 +23,29 @@ def DescribeMachinePass : Pass<"loom-describe-machine", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::loom::LoomDialect"];
 }
 
+def CheckStagePass : Pass<"loom-check-stage", "mlir::ModuleOp"> {
+  let summary = "Stops a pipeline given IR of an earlier stage, saying which.";
+  let description = [{
+    Fails unless the module has reached `stage` (see `passes/Analysis/
+    Stage.h`): `linalg` means no loom ops are left, `bufferized` also no
+    tensors. The error points at the first op that shows the stage the input
+    is really at, names it, and says which pipelines make the expected
+    stage from it. The lowering pipelines run it first, so that
+    `loom-opt linalg.mlir --loom-lower-to-llvm-pipeline` says that the input
+    is not bufferized yet rather than failing inside `convert-arith-to-llvm`.
+
+    Example: `loom-opt in.mlir --loom-check-stage=stage=bufferized`.
+  }];
+  let options = [
+    Option<"stage", "stage", "::mlir::loom::Stage",
+           "::mlir::loom::Stage::Bufferized",
+           "The stage the input must have reached (linalg or bufferized)",
+           [{::llvm::cl::values(
+             clEnumValN(::mlir::loom::Stage::Linalg, "linalg",
+                        "no loom ops left"),
+             clEnumValN(::mlir::loom::Stage::Bufferized, "bufferized",
+                        "no loom ops and no tensors"))}]>,
+  ];
+}
+
 #endif // LOOM_PASSES_ANALYSIS_PASSES_TD

@@ -2,6 +2,8 @@
 #ifndef LOOM_PASSES_GPU_PASSES_H
 #define LOOM_PASSES_GPU_PASSES_H
 
+#include "loom/Support/PassCounter.h"
+
 #include "mlir/Pass/Pass.h"
 
 namespace mlir::loom {

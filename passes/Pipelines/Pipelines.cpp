@@ -100,7 +100,16 @@ static void addBufferize(OpPassManager &pm, bool stack) {
   pm.addPass(createFinalizeCommPass());
 }
 
+/// Stops the pipeline at its start unless the input has reached `stage`
+/// (instead of failing deep inside a conversion on IR it cannot handle).
+static void addCheckStage(OpPassManager &pm, Stage stage) {
+  CheckStagePassOptions check;
+  check.stage = stage;
+  pm.addPass(createCheckStagePass(check));
+}
+
 void mlir::loom::buildBufferizePipeline(OpPassManager &pm, bool gpuLoops) {
+  addCheckStage(pm, Stage::Linalg);
   if (gpuLoops)
     pm.addNestedPass<func::FuncOp>(createSplitReductionsPass());
   addBufferize(pm, /*stack=*/true);
@@ -115,6 +124,7 @@ static std::string hoistDeallocs(bool lateFrees) {
 void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm,
                                           const PrecisionOptions &o) {
   bool bf16 = o.bf16, gpuLoops = o.gpuLoops;
+  addCheckStage(pm, Stage::Bufferized);
   pm.addPass(createLowerGemmToRuntimePass());
   pm.addPass(createApproximateMathPass());
   // Each part ends with a comma.
@@ -173,6 +183,7 @@ std::string mlir::loom::gpuLoopNests(int64_t blockSize) {
 /// buildGpuKernelsPipeline, with the GEMMs calling `<gemmPrefix>_<type>`.
 static void addGpuKernels(OpPassManager &pm, const CudaPipelineOptions &o,
                           StringRef gemmPrefix) {
+  addCheckStage(pm, Stage::Bufferized);
   LowerGemmToRuntimePassOptions gemm;
   gemm.prefix = gemmPrefix.str();
   pm.addPass(createLowerGemmToRuntimePass(gemm));
@@ -195,7 +206,6 @@ void mlir::loom::buildGpuKernelsPipeline(OpPassManager &pm,
 void mlir::loom::buildEmulatedGpuPipeline(OpPassManager &pm,
                                           const PrecisionOptions &o,
                                           bool reverse) {
-  buildBufferizeForDevicePipeline(pm);
   CudaPipelineOptions gpu;
   gpu.bf16 = o.bf16;
   gpu.lateFrees = o.lateFrees;
@@ -235,6 +245,7 @@ void mlir::loom::buildGpuToLLVMPipeline(OpPassManager &pm,
 }
 
 void mlir::loom::buildBufferizeForDevicePipeline(OpPassManager &pm) {
+  addCheckStage(pm, Stage::Linalg);
   pm.addNestedPass<func::FuncOp>(createSplitReductionsPass());
   addBufferize(pm, /*stack=*/false);
 }
@@ -248,12 +259,17 @@ std::string mlir::loom::cudaFeatures(StringRef chip) {
   return "";
 }
 
+void mlir::loom::buildLowerToCudaPipeline(OpPassManager &pm,
+                                          const CudaPipelineOptions &o) {
+  buildGpuKernelsPipeline(pm, o);
+  buildGpuToLLVMPipeline(pm, o);
+}
+
 void mlir::loom::buildCudaPipeline(OpPassManager &pm,
                                    const CudaPipelineOptions &o) {
   buildLowerToLinalgPipeline(pm, o.bf16);
   buildBufferizeForDevicePipeline(pm);
-  buildGpuKernelsPipeline(pm, o);
-  buildGpuToLLVMPipeline(pm, o);
+  buildLowerToCudaPipeline(pm, o);
 }
 
 void mlir::loom::registerPipelines() {
@@ -270,27 +286,38 @@ void mlir::loom::registerPipelines() {
       [](OpPassManager &pm, const PrecisionOptions &o) {
         buildLowerToLinalgPipeline(pm, o.bf16);
       });
-  PassPipelineRegistration<>(
-      "loom-bufferize-pipeline", "linalg -> buffers: one-shot bufferization.",
-      [](OpPassManager &pm) { buildBufferizePipeline(pm); });
+  PassPipelineRegistration<BufferizePipelineOptions>(
+      "loom-bufferize-pipeline",
+      "linalg -> bufferized: one-shot bufferization, frees.",
+      [](OpPassManager &pm, const BufferizePipelineOptions &o) {
+        if (o.device)
+          return buildBufferizeForDevicePipeline(pm);
+        buildBufferizePipeline(pm, o.gpuLoops);
+      });
   PassPipelineRegistration<PrecisionOptions>(
       "loom-lower-to-llvm-pipeline",
-      "buffers -> llvm: runtime GEMMs, loops, LLVM dialect, C wrappers.",
+      "bufferized -> lowered (CPU): runtime GEMMs, loops, LLVM dialect, C "
+      "wrappers.",
       [](OpPassManager &pm, const PrecisionOptions &o) {
         buildLowerToLLVMPipeline(pm, o);
       });
   PassPipelineRegistration<PrecisionOptions>(
-      "loom-cpu-pipeline", "train -> llvm: every CPU lowering stage.",
+      "loom-cpu-pipeline", "train -> lowered: every CPU lowering stage.",
       buildCpuPipeline);
   PassPipelineRegistration<CudaPipelineOptions>(
       "loom-gpu-kernels-pipeline",
-      "buffers on the device -> gpu.launch kernels and runtime cuBLAS calls.",
+      "bufferized (device=1) -> gpu.launch kernels and runtime cuBLAS "
+      "calls.",
       buildGpuKernelsPipeline);
   PassPipelineRegistration<CudaPipelineOptions>(
       "loom-gpu-to-llvm-pipeline",
       "kernels -> llvm: NVVM, cubin, host code with mgpu* calls.",
       buildGpuToLLVMPipeline);
   PassPipelineRegistration<CudaPipelineOptions>(
-      "loom-cuda-pipeline", "train -> llvm: every NVIDIA GPU lowering stage.",
-      buildCudaPipeline);
+      "loom-lower-to-cuda-pipeline",
+      "bufferized -> lowered (NVIDIA GPU): the two above.",
+      buildLowerToCudaPipeline);
+  PassPipelineRegistration<CudaPipelineOptions>(
+      "loom-cuda-pipeline",
+      "train -> lowered: every NVIDIA GPU lowering stage.", buildCudaPipeline);
 }

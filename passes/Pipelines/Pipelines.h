@@ -5,7 +5,12 @@
 // --loom-<stage>-pipeline` reproduces exactly what `loomc` does.
 //
 //   model --(train)--> train --(lower-to-linalg)--> linalg
-//         --(bufferize)--> buffers --(lower-to-llvm)--> llvm
+//         --(bufferize)--> bufferized --(lower-to-llvm | lower-to-cuda)-->
+//         lowered
+//
+// (the stage names of passes/Analysis/Stage.h). The lowering pipelines
+// start with --loom-check-stage, so IR of an earlier stage is refused with
+// a message that says what to run first.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_PASSES_PIPELINES_PIPELINES_H
@@ -95,7 +100,22 @@ struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
 /// fusion.
 void buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16 = false);
 
-/// linalg -> buffers: one-shot bufferization and deallocation. With
+/// --loom-bufferize-pipeline's options: the CPU's (the default), the
+/// CPU's with reductions split as for a GPU, or the GPU's.
+struct BufferizePipelineOptions
+    : public PassPipelineOptions<BufferizePipelineOptions> {
+  Option<bool> device{*this, "device",
+                      llvm::cl::desc("For the NVIDIA GPU target (loomc "
+                                     "--target=cuda): reductions split "
+                                     "first, nothing on the host stack"),
+                      llvm::cl::init(false)};
+  Option<bool> gpuLoops{*this, "emulate-gpu-loops",
+                        llvm::cl::desc("CPU, for testing: split reductions "
+                                       "first, as for a GPU"),
+                        llvm::cl::init(false)};
+};
+
+/// linalg -> bufferized: one-shot bufferization and deallocation. With
 /// `gpuLoops`, reductions are split first as for a GPU.
 void buildBufferizePipeline(OpPassManager &pm, bool gpuLoops = false);
 
@@ -153,8 +173,8 @@ std::string cudaFeatures(llvm::StringRef chip);
 void buildGpuKernelsPipeline(OpPassManager &pm,
                              const CudaPipelineOptions &options);
 
-/// linalg -> llvm for the CPU through the GPU's kernel stage, for testing
-/// it without a GPU (loomc --emulate-gpu-kernels): buffers as for a GPU,
+/// bufferized (as for a GPU) -> lowered for the CPU through the GPU's
+/// kernel stage, for testing it without a GPU (loomc --emulate-gpu-kernels):
 /// buildGpuKernelsPipeline with the CPU's GEMMs, every launch as loops
 /// over its blocks and threads (--loom-emulate-gpu-launches, from the last
 /// down with `reverse`), then as buildLowerToLLVMPipeline (`o.gpuLoops`
@@ -166,6 +186,10 @@ void buildEmulatedGpuPipeline(OpPassManager &pm, const PrecisionOptions &o,
 /// calls, kernels to a cubin embedded in the module, C wrappers.
 void buildGpuToLLVMPipeline(OpPassManager &pm,
                             const CudaPipelineOptions &options);
+
+/// bufferized -> lowered for NVIDIA GPUs: the two above.
+void buildLowerToCudaPipeline(OpPassManager &pm,
+                              const CudaPipelineOptions &options);
 
 /// train -> llvm for NVIDIA GPUs: lower-to-linalg, bufferize for device
 /// buffers (nothing on the host stack), the two above.

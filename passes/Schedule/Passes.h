@@ -4,6 +4,7 @@
 
 #include "dialects/Comm/IR/CommOps.h"
 #include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Support/PassCounter.h"
 
 #include "mlir/Pass/Pass.h"
 

@@ -3,6 +3,7 @@
 #define LOOM_PASSES_TRAIN_PASSES_H
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "loom/Support/PassCounter.h"
 #include "passes/Train/OptimizerOptions.h"
 
 #include "mlir/Pass/Pass.h"

@@ -2,6 +2,7 @@
 #include "loom/InitAll.h"
 #include "loom/Support/IsolatedBytecode.h"
 #include "loom/Support/Nesting.h"
+#include "loom/Support/PassCounter.h"
 #include "loom/Version.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -55,6 +56,15 @@ static LogicalResult checkInput(std::unique_ptr<llvm::MemoryBuffer> &input,
 static LogicalResult run(int argc, char **argv, StringRef inputFilename,
                          StringRef outputFilename, DialectRegistry &registry) {
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  // --mlir-pass-statistics with the counts of Loom's passes, which MLIR's
+  // report leaves out (loom/Support/PassCounter.h).
+  config.setPassPipelineSetupFn(
+      [pipeline = MlirOptMainConfig(config)](PassManager &pm) {
+        if (failed(pipeline.setupPassPipeline(pm)))
+          return failure();
+        loom::addPassCounterReport(pm);
+        return success();
+      });
   // Those read no input: upstream's driver prints them.
   if (config.shouldShowDialects() || config.shouldListPasses())
     return MlirOptMain(argc, argv, inputFilename, outputFilename, registry);

@@ -33,12 +33,13 @@ static cl::opt<std::string>
          cl::init("artifact"), cl::cat(cat));
 static cl::opt<Stage> stage(
     "stage", cl::desc("With --emit=mlir: print the IR at the end of"),
-    cl::values(clEnumValN(Stage::Model, "model", "the model (loom dialect)"),
-               clEnumValN(Stage::Train, "train",
-                          "autodiff + optimizer (loom dialect)"),
-               clEnumValN(Stage::Linalg, "linalg",
-                          "lowering to linalg on tensors"),
-               clEnumValN(Stage::Lowered, "lowered", "the LLVM dialect")),
+    cl::values(
+        clEnumValN(Stage::Model, "model", "the model (loom dialect)"),
+        clEnumValN(Stage::Train, "train",
+                   "autodiff + optimizer (loom dialect)"),
+        clEnumValN(Stage::Linalg, "linalg", "lowering to linalg on tensors"),
+        clEnumValN(Stage::Bufferized, "bufferized", "the same on memrefs only"),
+        clEnumValN(Stage::Lowered, "lowered", "the LLVM dialect")),
     cl::init(Stage::Lowered), cl::cat(cat));
 // The optimizer's and the schedule's defaults are OptimizerOptions.def's.
 static const mlir::loom::OptimizerOptions schedule;

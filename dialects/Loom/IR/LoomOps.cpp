@@ -22,6 +22,72 @@ static RankedTensorType tensorOf(Value v) {
 }
 
 //===----------------------------------------------------------------------===//
+// Type inference diagnostics
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Reports an op's type-inference error at a location, or nowhere when the
+/// caller passes none (it only probes). The op is named as emitOpError names
+/// it, since the error is the only one the verifier reports for the op.
+struct InferenceError {
+  std::optional<Location> loc;
+  StringRef opName;
+
+  template <typename... Args>
+  LogicalResult operator()(Args &&...args) const {
+    return emitOptionalError(loc, "'", opName, "' op ",
+                             std::forward<Args>(args)...);
+  }
+};
+} // namespace
+
+/// Checks that operand `name`'s element type is operand `refName`'s.
+static LogicalResult checkElementType(const InferenceError &error,
+                                      StringRef name, RankedTensorType type,
+                                      StringRef refName,
+                                      RankedTensorType refType) {
+  if (type.getElementType() == refType.getElementType())
+    return success();
+  return error(name, " element type ", type.getElementType(), " differs from ",
+               refName, " element type ", refType.getElementType());
+}
+
+/// Verifies a type-inferring op as InferTypeOpInterface's verifier does
+/// (inference succeeds and agrees with the result types), as the op's own
+/// verifier: that runs first, and a failure stops verification there, so the
+/// detailed error is not followed by the interface's generic "failed to infer
+/// returned types".
+template <typename OpTy>
+static LogicalResult verifyInference(OpTy op) {
+  SmallVector<Type> types(op->getResultTypes());
+  return OpTy::refineReturnTypes(op.getContext(), op.getLoc(),
+                                 op->getOperands(), op->getRawDictionaryAttrs(),
+                                 op->getPropertiesStorage(), op->getRegions(),
+                                 types);
+}
+
+#define LOOM_VERIFY_INFERENCE(OP)                                              \
+  LogicalResult OP::verify() { return verifyInference(*this); }
+LOOM_VERIFY_INFERENCE(AddOp)
+LOOM_VERIFY_INFERENCE(SubOp)
+LOOM_VERIFY_INFERENCE(MulOp)
+LOOM_VERIFY_INFERENCE(DivOp)
+LOOM_VERIFY_INFERENCE(MaximumOp)
+LOOM_VERIFY_INFERENCE(MinimumOp)
+LOOM_VERIFY_INFERENCE(MatmulOp)
+LOOM_VERIFY_INFERENCE(LinearOp)
+LOOM_VERIFY_INFERENCE(LayerNormOp)
+LOOM_VERIFY_INFERENCE(AttentionOp)
+LOOM_VERIFY_INFERENCE(EmbeddingOp)
+LOOM_VERIFY_INFERENCE(CrossEntropyOp)
+LOOM_VERIFY_INFERENCE(TransposeOp)
+LOOM_VERIFY_INFERENCE(ConcatOp)
+LOOM_VERIFY_INFERENCE(SumOp)
+LOOM_VERIFY_INFERENCE(MeanOp)
+LOOM_VERIFY_INFERENCE(ReduceMaxOp)
+#undef LOOM_VERIFY_INFERENCE
+
+//===----------------------------------------------------------------------===//
 // Parameters
 //===----------------------------------------------------------------------===//
 
@@ -74,18 +140,15 @@ LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
 //===----------------------------------------------------------------------===//
 
 template <typename Adaptor>
-static LogicalResult inferBinary(std::optional<Location> loc, Adaptor adaptor,
+static LogicalResult inferBinary(const InferenceError &error, Adaptor adaptor,
                                  SmallVectorImpl<Type> &results) {
   auto lhs = tensorOf(adaptor.getLhs()), rhs = tensorOf(adaptor.getRhs());
-  if (lhs.getElementType() != rhs.getElementType())
-    return emitOptionalError(loc, "operands have different element types ",
-                             lhs.getElementType(), " and ",
-                             rhs.getElementType());
+  if (failed(checkElementType(error, "lhs", lhs, "rhs", rhs)))
+    return failure();
   auto shape = broadcastShapes(lhs.getShape(), rhs.getShape());
   if (failed(shape))
-    return emitOptionalError(loc, "shapes ", formatShape(lhs.getShape()),
-                             " and ", formatShape(rhs.getShape()),
-                             " are not broadcast-compatible");
+    return error("lhs shape ", formatShape(lhs.getShape()), " and rhs shape ",
+                 formatShape(rhs.getShape()), " are not broadcast-compatible");
   results.push_back(RankedTensorType::get(*shape, lhs.getElementType()));
   return success();
 }
@@ -93,7 +156,7 @@ static LogicalResult inferBinary(std::optional<Location> loc, Adaptor adaptor,
 #define LOOM_BINARY_INFER(OP)                                                  \
   LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> l, \
                                      Adaptor a, SmallVectorImpl<Type> &r) {    \
-    return inferBinary(l, a, r);                                               \
+    return inferBinary({l, getOperationName()}, a, r);                         \
   }
 LOOM_BINARY_INFER(AddOp)
 LOOM_BINARY_INFER(SubOp)
@@ -120,30 +183,36 @@ LogicalResult MatmulOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
+  InferenceError error{loc, getOperationName()};
   auto a = tensorOf(adaptor.getLhs()), b = tensorOf(adaptor.getRhs());
-  if (a.getElementType() != b.getElementType())
-    return emitOptionalError(loc, "operands have different element types");
+  if (failed(checkElementType(error, "lhs", a, "rhs", b)))
+    return failure();
   int64_t ra = a.getRank(), rb = b.getRank();
-  if (ra < 2 || rb < 2)
-    return emitOptionalError(loc, "operands must have rank >= 2");
+  if (ra < 2)
+    return error("lhs must have rank >= 2, got ", a);
+  if (rb < 2)
+    return error("rhs must have rank >= 2, got ", b);
   if (rb != ra && rb != 2)
-    return emitOptionalError(
-        loc, "rhs must have the rank of lhs or rank 2, got ranks ", ra, " and ",
-        rb);
+    return error("rhs must have the rank of lhs (", ra,
+                 ") or rank 2, got rank ", rb);
   if (rb == ra && a.getShape().drop_back(2) != b.getShape().drop_back(2))
-    return emitOptionalError(loc, "batch dimensions differ: ",
-                             formatShape(a.getShape().drop_back(2)), " vs ",
-                             formatShape(b.getShape().drop_back(2)));
+    return error("lhs batch dimensions ",
+                 formatShape(a.getShape().drop_back(2)),
+                 " differ from rhs batch dimensions ",
+                 formatShape(b.getShape().drop_back(2)));
+  // Each transpose flag swaps which of its operand's last two dimensions is
+  // contracted; the error names the flags, set or not, that chose them.
   bool ta = adaptor.getTransposeA(), tb = adaptor.getTransposeB();
-  int64_t m = a.getDimSize(ra - (ta ? 1 : 2));
-  int64_t ka = a.getDimSize(ra - (ta ? 2 : 1));
-  int64_t kb = b.getDimSize(rb - (tb ? 1 : 2));
-  int64_t n = b.getDimSize(rb - (tb ? 2 : 1));
-  if (ka != kb)
-    return emitOptionalError(loc, "contracted dimensions differ: ", ka, " vs ",
-                             kb);
+  int64_t dimM = ra - (ta ? 1 : 2), dimKa = ra - (ta ? 2 : 1);
+  int64_t dimKb = rb - (tb ? 1 : 2), dimN = rb - (tb ? 2 : 1);
+  if (a.getDimSize(dimKa) != b.getDimSize(dimKb))
+    return error("contracted dimensions differ: lhs dimension ", dimKa,
+                 " (size ", a.getDimSize(dimKa), ", ", ta ? "with" : "without",
+                 " transpose_a) vs rhs dimension ", dimKb, " (size ",
+                 b.getDimSize(dimKb), ", ", tb ? "with" : "without",
+                 " transpose_b)");
   SmallVector<int64_t> shape(a.getShape().drop_back(2));
-  shape.append({m, n});
+  shape.append({a.getDimSize(dimM), b.getDimSize(dimN)});
   results.push_back(RankedTensorType::get(shape, a.getElementType()));
   return success();
 }
@@ -152,21 +221,23 @@ LogicalResult LinearOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
+  InferenceError error{loc, getOperationName()};
   auto x = tensorOf(adaptor.getInput()), w = tensorOf(adaptor.getWeight());
   if (w.getRank() != 2)
-    return emitOptionalError(loc, "weight must have rank 2 [out, in], got ", w);
+    return error("weight must have rank 2 [out, in], got ", w);
   if (x.getRank() < 1 || x.getShape().back() != w.getDimSize(1))
-    return emitOptionalError(loc, "input's last dimension must be ",
-                             w.getDimSize(1), " (weight is [out, in]), got ",
-                             x);
-  if (x.getElementType() != w.getElementType())
-    return emitOptionalError(loc, "operands have different element types");
+    return error("input's last dimension must be ", w.getDimSize(1),
+                 ", weight dimension 1 (weight is [out, in]), got ", x);
+  if (failed(checkElementType(error, "input", x, "weight", w)))
+    return failure();
   if (Value bias = adaptor.getBias()) {
     auto b = tensorOf(bias);
     if (b.getShape() != ArrayRef<int64_t>{w.getDimSize(0)} ||
         b.getElementType() != w.getElementType())
-      return emitOptionalError(loc, "bias must be [", w.getDimSize(0),
-                               "] with the weight's element type, got ", b);
+      return error("bias must be [", w.getDimSize(0),
+                   "] (weight dimension 0, out) with the weight's element "
+                   "type, got ",
+                   b);
   }
   SmallVector<int64_t> shape(x.getShape().drop_back());
   shape.push_back(w.getDimSize(0));
@@ -178,19 +249,24 @@ LogicalResult LayerNormOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
+  InferenceError error{loc, getOperationName()};
   auto x = tensorOf(adaptor.getInput());
   if (x.getRank() < 1)
-    return emitOptionalError(loc, "input must have rank >= 1");
+    return error("input must have rank >= 1, got ", x);
   int64_t d = x.getShape().back();
-  for (Value v : {adaptor.getWeight(), adaptor.getBias()}) {
+  for (auto [name, v] :
+       {std::pair<StringRef, Value>{"weight", adaptor.getWeight()},
+        {"bias", adaptor.getBias()}}) {
     auto t = tensorOf(v);
     if (t.getShape() != ArrayRef<int64_t>{d} ||
         t.getElementType() != x.getElementType())
-      return emitOptionalError(loc, "weight and bias must be [", d,
-                               "] with the input's element type, got ", t);
+      return error(name, " must be [", d,
+                   "] (the input's last dimension) with the input's element "
+                   "type, got ",
+                   t);
   }
   if (!(adaptor.getEpsilon().convertToDouble() > 0))
-    return emitOptionalError(loc, "epsilon must be positive");
+    return error("epsilon must be positive");
   results.push_back(x);
   return success();
 }
@@ -205,29 +281,38 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
                                             std::optional<Location> loc,
                                             Adaptor adaptor,
                                             SmallVectorImpl<Type> &results) {
+  InferenceError error{loc, getOperationName()};
   auto q = tensorOf(adaptor.getQuery()), k = tensorOf(adaptor.getKey()),
        v = tensorOf(adaptor.getValue());
   int64_t r = q.getRank();
   if (r < 2 || k.getRank() != r || v.getRank() != r)
-    return emitOptionalError(loc, "query, key and value must have the same "
-                                  "rank >= 2");
-  if (q.getElementType() != k.getElementType() ||
-      q.getElementType() != v.getElementType())
-    return emitOptionalError(loc, "operands have different element types");
-  if (q.getShape().drop_back(2) != k.getShape().drop_back(2) ||
-      q.getShape().drop_back(2) != v.getShape().drop_back(2))
-    return emitOptionalError(loc, "leading dimensions differ");
+    return error("query, key and value must have the same rank >= 2, got "
+                 "ranks ",
+                 r, ", ", k.getRank(), " and ", v.getRank());
+  for (auto [name, t] :
+       {std::pair<StringRef, RankedTensorType>{"key", k}, {"value", v}}) {
+    if (failed(checkElementType(error, name, t, "query", q)))
+      return failure();
+    if (t.getShape().drop_back(2) != q.getShape().drop_back(2))
+      return error(name, " leading dimensions ",
+                   formatShape(t.getShape().drop_back(2)),
+                   " differ from query leading dimensions ",
+                   formatShape(q.getShape().drop_back(2)));
+  }
   if (q.getShape().back() != k.getShape().back())
-    return emitOptionalError(loc, "query and key head sizes differ: ",
-                             q.getShape().back(), " vs ", k.getShape().back());
+    return error("query and key head sizes (last dimensions) differ: ",
+                 q.getShape().back(), " vs ", k.getShape().back());
   if (k.getDimSize(r - 2) != v.getDimSize(r - 2))
-    return emitOptionalError(loc, "key and value row counts differ");
+    return error("key and value row counts (dimension ", r - 2,
+                 ") differ: ", k.getDimSize(r - 2), " vs ",
+                 v.getDimSize(r - 2));
   if (adaptor.getCausal() && q.getDimSize(r - 2) != k.getDimSize(r - 2))
-    return emitOptionalError(loc, "causal attention needs as many queries as "
-                                  "keys");
+    return error("with causal, query and key row counts (dimension ", r - 2,
+                 ") must be equal, got ", q.getDimSize(r - 2), " vs ",
+                 k.getDimSize(r - 2));
   if (auto scale = adaptor.getScaleAttr())
     if (!(scale.getValueAsDouble() > 0))
-      return emitOptionalError(loc, "scale must be positive");
+      return error("scale must be positive");
   SmallVector<int64_t> shape(q.getShape().drop_back());
   shape.push_back(v.getShape().back());
   results.push_back(RankedTensorType::get(shape, q.getElementType()));
@@ -246,7 +331,8 @@ LogicalResult EmbeddingOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &results) {
   auto table = tensorOf(adaptor.getTable());
   if (table.getRank() != 2)
-    return emitOptionalError(loc, "table must have rank 2, got ", table);
+    return InferenceError{loc, getOperationName()}(
+        "table must have rank 2, got ", table);
   SmallVector<int64_t> shape(tensorOf(adaptor.getIndices()).getShape());
   shape.push_back(table.getDimSize(1));
   results.push_back(RankedTensorType::get(shape, table.getElementType()));
@@ -261,8 +347,7 @@ LogicalResult CrossEntropyOp::inferReturnTypes(MLIRContext *,
   auto targets = tensorOf(adaptor.getTargets());
   if (logits.getRank() < 1 ||
       logits.getShape().drop_back() != targets.getShape())
-    return emitOptionalError(
-        loc,
+    return InferenceError{loc, getOperationName()}(
         "targets must have the logits' shape without the class "
         "dimension: logits ",
         formatShape(logits.getShape()), ", targets ",
@@ -312,17 +397,19 @@ LogicalResult TransposeOp::inferReturnTypes(MLIRContext *,
                                             SmallVectorImpl<Type> &results) {
   auto in = tensorOf(adaptor.getInput());
   ArrayRef<int64_t> perm = adaptor.getPermutation();
+  auto notAPermutation = [&] {
+    return InferenceError{loc, getOperationName()}(
+        "permutation ", formatShape(perm),
+        " must be a permutation of the input's dimensions [0, ", in.getRank(),
+        ")");
+  };
   SmallVector<bool> seen(in.getRank(), false);
   if (int64_t(perm.size()) != in.getRank())
-    return emitOptionalError(loc, "permutation ", formatShape(perm),
-                             " is not a permutation of [0, ", in.getRank(),
-                             ")");
+    return notAPermutation();
   SmallVector<int64_t> shape;
   for (int64_t p : perm) {
     if (p < 0 || p >= in.getRank() || seen[p])
-      return emitOptionalError(loc, "permutation ", formatShape(perm),
-                               " is not a permutation of [0, ", in.getRank(),
-                               ")");
+      return notAPermutation();
     seen[p] = true;
     shape.push_back(in.getDimSize(p));
   }
@@ -374,23 +461,26 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &results) {
+  InferenceError error{loc, getOperationName()};
   if (adaptor.getInputs().empty())
-    return emitOptionalError(loc, "expects at least one operand");
+    return error("expects at least one operand");
   auto first = tensorOf(adaptor.getInputs().front());
   int64_t axis = adaptor.getAxis();
   if (axis < 0 || axis >= first.getRank())
-    return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
-                             first.getRank());
+    return error("axis ", axis, " is out of range for operand #0's rank ",
+                 first.getRank());
   SmallVector<int64_t> shape(first.getShape());
   shape[axis] = 0;
-  for (Value v : adaptor.getInputs()) {
+  for (auto [i, v] : llvm::enumerate(adaptor.getInputs())) {
     auto t = tensorOf(v);
     if (t.getRank() != first.getRank() ||
         t.getElementType() != first.getElementType())
-      return emitOptionalError(loc, "operands differ in rank or element type");
+      return error("operand #", i, " ", t, " differs from operand #0 ", first,
+                   " in rank or element type");
     for (int64_t d = 0; d < t.getRank(); ++d)
       if (d != axis && t.getDimSize(d) != first.getDimSize(d))
-        return emitOptionalError(loc, "operands differ outside axis ", axis);
+        return error("operand #", i, " ", t, " differs from operand #0 ", first,
+                     " outside axis ", axis);
     shape[axis] += t.getDimSize(axis);
   }
   results.push_back(RankedTensorType::get(shape, first.getElementType()));
@@ -402,16 +492,16 @@ LogicalResult ConcatOp::inferReturnTypes(MLIRContext *,
 //===----------------------------------------------------------------------===//
 
 template <typename Adaptor>
-static LogicalResult inferReduce(std::optional<Location> loc, Adaptor adaptor,
+static LogicalResult inferReduce(const InferenceError &error, Adaptor adaptor,
                                  SmallVectorImpl<Type> &results) {
   auto in = tensorOf(adaptor.getInput());
   ArrayRef<int64_t> axes = adaptor.getAxes();
   for (size_t i = 0; i < axes.size(); ++i)
     if (axes[i] < 0 || axes[i] >= in.getRank() ||
         (i > 0 && axes[i] <= axes[i - 1]))
-      return emitOptionalError(loc, "axes ", formatShape(axes),
-                               " must be increasing and in [0, ", in.getRank(),
-                               ")");
+      return error("axes ", formatShape(axes),
+                   " must be increasing and among the input's dimensions [0, ",
+                   in.getRank(), ")");
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < in.getRank(); ++d) {
     if (!llvm::is_contained(axes, d))
@@ -426,7 +516,7 @@ static LogicalResult inferReduce(std::optional<Location> loc, Adaptor adaptor,
 #define LOOM_REDUCE_INFER(OP)                                                  \
   LogicalResult OP::inferReturnTypes(MLIRContext *, std::optional<Location> l, \
                                      Adaptor a, SmallVectorImpl<Type> &r) {    \
-    return inferReduce(l, a, r);                                               \
+    return inferReduce({l, getOperationName()}, a, r);                         \
   }
 LOOM_REDUCE_INFER(SumOp)
 LOOM_REDUCE_INFER(MeanOp)

@@ -11,6 +11,17 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Loom_ParamResource : Resource<"::mlir::loom::ParamResource">;
 
+// An op whose result types are inferred from its operands and attributes.
+// Its verifier (verifyInference in LoomOps.cpp) runs the inference with the
+// op's location, so a shape error is reported once, naming the operands and
+// attributes involved; InferTypeOpInterface's own verifier, which runs later
+// and would add a generic "failed to infer returned types", then only sees
+// valid ops.
+class Loom_InferTypeOp<string mnemonic, list<Trait> traits = []>
+    : Loom_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)> {
+  let hasVerifier = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Parameters
 //===----------------------------------------------------------------------===//
@@ -77,7 +88,7 @@ def Loom_GetParamOp : Loom_Op<"get_param", [
 //===----------------------------------------------------------------------===//
 
 class Loom_BinaryOp<string mnemonic, string what, list<Trait> traits = []>
-    : Loom_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)> {
+    : Loom_InferTypeOp<mnemonic, traits> {
   let summary = "Elementwise " # what # " with broadcasting.";
   let description = [{
     Elementwise }] # what # [{ of two tensors with NumPy broadcasting:
@@ -178,7 +189,7 @@ def Loom_CausalMaskOp : Loom_Op<"causal_mask", [Pure, SameOperandsAndResultType,
 // Linear algebra and NN layers
 //===----------------------------------------------------------------------===//
 
-def Loom_MatmulOp : Loom_Op<"matmul", [Pure, InferTypeOpAdaptor,
+def Loom_MatmulOp : Loom_InferTypeOp<"matmul", [
     DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
   let summary = "(Batched) matrix product.";
   let description = [{
@@ -206,7 +217,7 @@ def Loom_MatmulOp : Loom_Op<"matmul", [Pure, InferTypeOpAdaptor,
   }];
 }
 
-def Loom_LinearOp : Loom_Op<"linear", [Pure, InferTypeOpAdaptor,
+def Loom_LinearOp : Loom_InferTypeOp<"linear", [
     DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
   let summary = "Affine layer y = x W^T + b (PyTorch nn.Linear layout).";
   let description = [{
@@ -229,7 +240,7 @@ def Loom_LinearOp : Loom_Op<"linear", [Pure, InferTypeOpAdaptor,
   }];
 }
 
-def Loom_LayerNormOp : Loom_Op<"layernorm", [Pure, InferTypeOpAdaptor,
+def Loom_LayerNormOp : Loom_InferTypeOp<"layernorm", [
     DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
   let summary = "Layer normalisation over the last dimension.";
   let description = [{
@@ -273,7 +284,7 @@ def Loom_SoftmaxOp : Loom_Op<"softmax", [Pure, SameOperandsAndResultType,
   let hasVerifier = 1;
 }
 
-def Loom_AttentionOp : Loom_Op<"attention", [Pure, InferTypeOpAdaptor,
+def Loom_AttentionOp : Loom_InferTypeOp<"attention", [
     DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
   let summary = "Scaled dot-product attention, optionally causal.";
   let description = [{
@@ -309,7 +320,7 @@ def Loom_AttentionOp : Loom_Op<"attention", [Pure, InferTypeOpAdaptor,
   }];
 }
 
-def Loom_EmbeddingOp : Loom_Op<"embedding", [Pure, InferTypeOpAdaptor,
+def Loom_EmbeddingOp : Loom_InferTypeOp<"embedding", [
     DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
   let summary = "Looks up rows of a table.";
   let description = [{
@@ -334,7 +345,7 @@ def Loom_EmbeddingOp : Loom_Op<"embedding", [Pure, InferTypeOpAdaptor,
   }];
 }
 
-def Loom_CrossEntropyOp : Loom_Op<"cross_entropy", [Pure, InferTypeOpAdaptor,
+def Loom_CrossEntropyOp : Loom_InferTypeOp<"cross_entropy", [
     DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
   let summary = "Mean softmax cross-entropy of logits against class ids.";
   let description = [{
@@ -402,7 +413,7 @@ def Loom_ReshapeOp : Loom_Op<"reshape", [Pure,
   let hasFolder = 1;
 }
 
-def Loom_TransposeOp : Loom_Op<"transpose", [Pure, InferTypeOpAdaptor,
+def Loom_TransposeOp : Loom_InferTypeOp<"transpose", [
     DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
   let summary = "Permutes dimensions.";
   let description = [{
@@ -466,7 +477,7 @@ def Loom_SplitOp : Loom_Op<"split", [Pure,
   let hasVerifier = 1;
 }
 
-def Loom_ConcatOp : Loom_Op<"concat", [Pure, InferTypeOpAdaptor,
+def Loom_ConcatOp : Loom_InferTypeOp<"concat", [
     DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
   let summary = "Concatenates tensors along an axis.";
   let description = [{
@@ -492,7 +503,7 @@ def Loom_ConcatOp : Loom_Op<"concat", [Pure, InferTypeOpAdaptor,
 //===----------------------------------------------------------------------===//
 
 class Loom_ReduceOp<string mnemonic, string what, list<Trait> traits = []>
-    : Loom_Op<mnemonic, !listconcat([Pure, InferTypeOpAdaptor], traits)> {
+    : Loom_InferTypeOp<mnemonic, traits> {
   let summary = what # " over the given axes.";
   let description = what # [{ over `axes`; with `keepdim` the reduced
     dimensions stay with size 1, otherwise they are dropped.

@@ -4,6 +4,7 @@
 
 #include "loom/Driver/Specs.h"
 #include "passes/Analysis/CostModel.h"
+#include "passes/Analysis/Stage.h"
 
 #include "mlir/Support/LLVM.h"
 
@@ -20,7 +21,7 @@ class PassManager;
 namespace mlir::loom::driver {
 
 /// The stages whose IR `--emit=mlir --stage=...` prints.
-enum class Stage { Model, Train, Linalg, Lowered };
+using Stage = ::mlir::loom::Stage;
 
 struct CompileOptions {
   std::string inputFile; ///< a model .mlir file ("-": stdin), or

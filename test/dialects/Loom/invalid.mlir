@@ -1,5 +1,9 @@
 // RUN: loom-opt %s -split-input-file -verify-diagnostics
 
+// -verify-diagnostics fails on an error no case expects, so the cases of
+// type-inferring ops also check that each problem is reported once (without
+// InferTypeOpInterface's generic "failed to infer returned types").
+
 //===----------------------------------------------------------------------===//
 // loom.param
 //===----------------------------------------------------------------------===//
@@ -139,8 +143,7 @@ func.func @get_param_integer() {
 
 // Tests that binary operands must have the same element type.
 func.func @add_mixed_element_types(%a: tensor<4xf32>, %b: tensor<4xf64>) {
-  // expected-error@+2 {{operands have different element types 'f32' and 'f64'}}
-  // expected-error@+1 {{'loom.add' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.add' op lhs element type 'f32' differs from rhs element type 'f64'}}
   %0 = loom.add %a, %b : (tensor<4xf32>, tensor<4xf64>) -> tensor<4xf32>
   return
 }
@@ -149,8 +152,7 @@ func.func @add_mixed_element_types(%a: tensor<4xf32>, %b: tensor<4xf64>) {
 
 // Tests that binary operand shapes must be broadcast-compatible.
 func.func @sub_not_broadcastable(%a: tensor<4x3xf32>, %b: tensor<4xf32>) {
-  // expected-error@+2 {{shapes [4, 3] and [4] are not broadcast-compatible}}
-  // expected-error@+1 {{'loom.sub' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.sub' op lhs shape [4, 3] and rhs shape [4] are not broadcast-compatible}}
   %0 = loom.sub %a, %b : (tensor<4x3xf32>, tensor<4xf32>) -> tensor<4x3xf32>
   return
 }
@@ -159,8 +161,7 @@ func.func @sub_not_broadcastable(%a: tensor<4x3xf32>, %b: tensor<4xf32>) {
 
 // Tests that two non-unit sizes that differ do not broadcast.
 func.func @maximum_not_broadcastable(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
-  // expected-error@+2 {{shapes [2, 3] and [3, 3] are not broadcast-compatible}}
-  // expected-error@+1 {{'loom.maximum' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.maximum' op lhs shape [2, 3] and rhs shape [3, 3] are not broadcast-compatible}}
   %0 = loom.maximum %a, %b : (tensor<2x3xf32>, tensor<3x3xf32>) -> tensor<3x3xf32>
   return
 }
@@ -169,8 +170,7 @@ func.func @maximum_not_broadcastable(%a: tensor<2x3xf32>, %b: tensor<3x3xf32>) {
 
 // Tests that the binary result must have the broadcast shape.
 func.func @mul_wrong_result(%a: tensor<4x3xf32>, %b: tensor<3xf32>) {
-  // expected-error@+2 {{'loom.mul' op inferred type(s) 'tensor<4x3xf32>' are incompatible with return type(s) of operation 'tensor<3xf32>'}}
-  // expected-error@+1 {{'loom.mul' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.mul' op inferred type(s) 'tensor<4x3xf32>' are incompatible with return type(s) of operation 'tensor<3xf32>'}}
   %0 = loom.mul %a, %b : (tensor<4x3xf32>, tensor<3xf32>) -> tensor<3xf32>
   return
 }
@@ -179,8 +179,7 @@ func.func @mul_wrong_result(%a: tensor<4x3xf32>, %b: tensor<3xf32>) {
 
 // Tests that the binary result must have the operands' element type.
 func.func @minimum_wrong_result_element_type(%a: tensor<4xf32>, %b: tensor<4xf32>) {
-  // expected-error@+2 {{'loom.minimum' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4xf64>'}}
-  // expected-error@+1 {{'loom.minimum' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.minimum' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4xf64>'}}
   %0 = loom.minimum %a, %b : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf64>
   return
 }
@@ -291,8 +290,7 @@ func.func @causal_mask_wrong_result(%a: tensor<4x4xf32>) {
 
 // Tests that matmul operands must have the same element type.
 func.func @matmul_mixed_element_types(%a: tensor<4x8xf32>, %b: tensor<8x16xf64>) {
-  // expected-error@+2 {{operands have different element types}}
-  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.matmul' op lhs element type 'f32' differs from rhs element type 'f64'}}
   %0 = loom.matmul %a, %b : (tensor<4x8xf32>, tensor<8x16xf64>) -> tensor<4x16xf32>
   return
 }
@@ -301,8 +299,7 @@ func.func @matmul_mixed_element_types(%a: tensor<4x8xf32>, %b: tensor<8x16xf64>)
 
 // Tests that the matmul lhs must have rank >= 2.
 func.func @matmul_lhs_rank1(%a: tensor<8xf32>, %b: tensor<8x16xf32>) {
-  // expected-error@+2 {{operands must have rank >= 2}}
-  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.matmul' op lhs must have rank >= 2, got 'tensor<8xf32>'}}
   %0 = loom.matmul %a, %b : (tensor<8xf32>, tensor<8x16xf32>) -> tensor<16xf32>
   return
 }
@@ -311,8 +308,7 @@ func.func @matmul_lhs_rank1(%a: tensor<8xf32>, %b: tensor<8x16xf32>) {
 
 // Tests that the matmul rhs must have rank >= 2.
 func.func @matmul_rhs_rank1(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
-  // expected-error@+2 {{operands must have rank >= 2}}
-  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.matmul' op rhs must have rank >= 2, got 'tensor<8xf32>'}}
   %0 = loom.matmul %a, %b : (tensor<4x8xf32>, tensor<8xf32>) -> tensor<4xf32>
   return
 }
@@ -321,8 +317,7 @@ func.func @matmul_rhs_rank1(%a: tensor<4x8xf32>, %b: tensor<8xf32>) {
 
 // Tests that the matmul rhs has the lhs rank or rank 2.
 func.func @matmul_rhs_rank_mismatch(%a: tensor<4x8xf32>, %b: tensor<2x8x16xf32>) {
-  // expected-error@+2 {{rhs must have the rank of lhs or rank 2, got ranks 2 and 3}}
-  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.matmul' op rhs must have the rank of lhs (2) or rank 2, got rank 3}}
   %0 = loom.matmul %a, %b : (tensor<4x8xf32>, tensor<2x8x16xf32>) -> tensor<2x4x16xf32>
   return
 }
@@ -331,8 +326,7 @@ func.func @matmul_rhs_rank_mismatch(%a: tensor<4x8xf32>, %b: tensor<2x8x16xf32>)
 
 // Tests that batched matmul operands have equal batch dimensions.
 func.func @matmul_batch_mismatch(%a: tensor<2x4x8xf32>, %b: tensor<3x8x16xf32>) {
-  // expected-error@+2 {{batch dimensions differ: [2] vs [3]}}
-  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.matmul' op lhs batch dimensions [2] differ from rhs batch dimensions [3]}}
   %0 = loom.matmul %a, %b : (tensor<2x4x8xf32>, tensor<3x8x16xf32>) -> tensor<2x4x16xf32>
   return
 }
@@ -341,8 +335,7 @@ func.func @matmul_batch_mismatch(%a: tensor<2x4x8xf32>, %b: tensor<3x8x16xf32>) 
 
 // Tests that the contracted dimensions must agree.
 func.func @matmul_contraction_mismatch(%a: tensor<4x8xf32>, %b: tensor<7x16xf32>) {
-  // expected-error@+2 {{contracted dimensions differ: 8 vs 7}}
-  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.matmul' op contracted dimensions differ: lhs dimension 1 (size 8, without transpose_a) vs rhs dimension 0 (size 7, without transpose_b)}}
   %0 = loom.matmul %a, %b : (tensor<4x8xf32>, tensor<7x16xf32>) -> tensor<4x16xf32>
   return
 }
@@ -351,8 +344,7 @@ func.func @matmul_contraction_mismatch(%a: tensor<4x8xf32>, %b: tensor<7x16xf32>
 
 // Tests that transpose_b changes which rhs dimension is contracted.
 func.func @matmul_transpose_b_mismatch(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
-  // expected-error@+2 {{contracted dimensions differ: 8 vs 16}}
-  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.matmul' op contracted dimensions differ: lhs dimension 1 (size 8, without transpose_a) vs rhs dimension 1 (size 16, with transpose_b)}}
   %0 = loom.matmul %a, %b transpose_b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
   return
 }
@@ -361,9 +353,28 @@ func.func @matmul_transpose_b_mismatch(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>
 
 // Tests that transpose_a changes which lhs dimension is contracted.
 func.func @matmul_transpose_a_mismatch(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
-  // expected-error@+2 {{contracted dimensions differ: 4 vs 8}}
-  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.matmul' op contracted dimensions differ: lhs dimension 0 (size 4, with transpose_a) vs rhs dimension 0 (size 8, without transpose_b)}}
   %0 = loom.matmul %a, %b transpose_a : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<8x16xf32>
+  return
+}
+
+// -----
+
+// Tests that a batched lhs contracted against a shared rank-2 rhs names the
+// absolute dimensions and transpose_b.
+func.func @matmul_shared_rhs_transpose_b_mismatch(%a: tensor<2x4x32xf32>, %b: tensor<32x3xf32>) {
+  // expected-error@+1 {{'loom.matmul' op contracted dimensions differ: lhs dimension 2 (size 32, without transpose_a) vs rhs dimension 1 (size 3, with transpose_b)}}
+  %0 = loom.matmul %a, %b transpose_b : (tensor<2x4x32xf32>, tensor<32x3xf32>) -> tensor<2x4x32xf32>
+  return
+}
+
+// -----
+
+// Tests that both transpose flags are named when both select the contracted
+// dimensions of batched operands.
+func.func @matmul_both_transposes_mismatch(%a: tensor<2x8x4xf32>, %b: tensor<2x16x32xf32>) {
+  // expected-error@+1 {{'loom.matmul' op contracted dimensions differ: lhs dimension 1 (size 8, with transpose_a) vs rhs dimension 2 (size 32, with transpose_b)}}
+  %0 = loom.matmul %a, %b transpose_a transpose_b : (tensor<2x8x4xf32>, tensor<2x16x32xf32>) -> tensor<2x4x16xf32>
   return
 }
 
@@ -371,8 +382,7 @@ func.func @matmul_transpose_a_mismatch(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>
 
 // Tests that the matmul result type must be the inferred one.
 func.func @matmul_wrong_result(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
-  // expected-error@+2 {{'loom.matmul' op inferred type(s) 'tensor<4x16xf32>' are incompatible with return type(s) of operation 'tensor<4x8xf32>'}}
-  // expected-error@+1 {{'loom.matmul' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.matmul' op inferred type(s) 'tensor<4x16xf32>' are incompatible with return type(s) of operation 'tensor<4x8xf32>'}}
   %0 = loom.matmul %a, %b : (tensor<4x8xf32>, tensor<8x16xf32>) -> tensor<4x8xf32>
   return
 }
@@ -385,8 +395,7 @@ func.func @matmul_wrong_result(%a: tensor<4x8xf32>, %b: tensor<8x16xf32>) {
 
 // Tests that the linear weight must have rank 2.
 func.func @linear_weight_rank3(%x: tensor<8x32xf32>, %w: tensor<64x32x1xf32>) {
-  // expected-error@+2 {{weight must have rank 2 [out, in], got 'tensor<64x32x1xf32>'}}
-  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.linear' op weight must have rank 2 [out, in], got 'tensor<64x32x1xf32>'}}
   %0 = loom.linear %x, %w : (tensor<8x32xf32>, tensor<64x32x1xf32>) -> tensor<8x64xf32>
   return
 }
@@ -395,8 +404,7 @@ func.func @linear_weight_rank3(%x: tensor<8x32xf32>, %w: tensor<64x32x1xf32>) {
 
 // Tests that the linear input's last dimension must be the weight's `in`.
 func.func @linear_in_mismatch(%x: tensor<8x16xf32>, %w: tensor<64x32xf32>) {
-  // expected-error@+2 {{input's last dimension must be 32 (weight is [out, in]), got 'tensor<8x16xf32>'}}
-  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.linear' op input's last dimension must be 32, weight dimension 1 (weight is [out, in]), got 'tensor<8x16xf32>'}}
   %0 = loom.linear %x, %w : (tensor<8x16xf32>, tensor<64x32xf32>) -> tensor<8x64xf32>
   return
 }
@@ -405,8 +413,7 @@ func.func @linear_in_mismatch(%x: tensor<8x16xf32>, %w: tensor<64x32xf32>) {
 
 // Tests that the linear input must have rank >= 1.
 func.func @linear_scalar_input(%x: tensor<f32>, %w: tensor<64x32xf32>) {
-  // expected-error@+2 {{input's last dimension must be 32 (weight is [out, in]), got 'tensor<f32>'}}
-  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.linear' op input's last dimension must be 32, weight dimension 1 (weight is [out, in]), got 'tensor<f32>'}}
   %0 = loom.linear %x, %w : (tensor<f32>, tensor<64x32xf32>) -> tensor<64xf32>
   return
 }
@@ -415,8 +422,7 @@ func.func @linear_scalar_input(%x: tensor<f32>, %w: tensor<64x32xf32>) {
 
 // Tests that the linear bias must have shape [out].
 func.func @linear_bias_shape(%x: tensor<8x32xf32>, %w: tensor<64x32xf32>, %b: tensor<32xf32>) {
-  // expected-error@+2 {{bias must be [64] with the weight's element type, got 'tensor<32xf32>'}}
-  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.linear' op bias must be [64] (weight dimension 0, out) with the weight's element type, got 'tensor<32xf32>'}}
   %0 = loom.linear %x, %w, %b : (tensor<8x32xf32>, tensor<64x32xf32>, tensor<32xf32>) -> tensor<8x64xf32>
   return
 }
@@ -425,8 +431,7 @@ func.func @linear_bias_shape(%x: tensor<8x32xf32>, %w: tensor<64x32xf32>, %b: te
 
 // Tests that the linear bias must have the weight's element type.
 func.func @linear_bias_element_type(%x: tensor<8x32xf32>, %w: tensor<64x32xf32>, %b: tensor<64xf64>) {
-  // expected-error@+2 {{bias must be [64] with the weight's element type, got 'tensor<64xf64>'}}
-  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.linear' op bias must be [64] (weight dimension 0, out) with the weight's element type, got 'tensor<64xf64>'}}
   %0 = loom.linear %x, %w, %b : (tensor<8x32xf32>, tensor<64x32xf32>, tensor<64xf64>) -> tensor<8x64xf32>
   return
 }
@@ -435,8 +440,7 @@ func.func @linear_bias_element_type(%x: tensor<8x32xf32>, %w: tensor<64x32xf32>,
 
 // Tests that the linear input and weight must have the same element type.
 func.func @linear_mixed_element_types(%x: tensor<8x32xf64>, %w: tensor<64x32xf32>) {
-  // expected-error@+2 {{operands have different element types}}
-  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.linear' op input element type 'f64' differs from weight element type 'f32'}}
   %0 = loom.linear %x, %w : (tensor<8x32xf64>, tensor<64x32xf32>) -> tensor<8x64xf64>
   return
 }
@@ -445,8 +449,7 @@ func.func @linear_mixed_element_types(%x: tensor<8x32xf64>, %w: tensor<64x32xf32
 
 // Tests that the linear result must be the inferred [..., out] type.
 func.func @linear_wrong_result(%x: tensor<2x8x32xf32>, %w: tensor<64x32xf32>) {
-  // expected-error@+2 {{'loom.linear' op inferred type(s) 'tensor<2x8x64xf32>' are incompatible with return type(s) of operation 'tensor<16x64xf32>'}}
-  // expected-error@+1 {{'loom.linear' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.linear' op inferred type(s) 'tensor<2x8x64xf32>' are incompatible with return type(s) of operation 'tensor<16x64xf32>'}}
   %0 = loom.linear %x, %w : (tensor<2x8x32xf32>, tensor<64x32xf32>) -> tensor<16x64xf32>
   return
 }
@@ -459,8 +462,7 @@ func.func @linear_wrong_result(%x: tensor<2x8x32xf32>, %w: tensor<64x32xf32>) {
 
 // Tests that the layernorm weight must have shape [D].
 func.func @layernorm_weight_shape(%x: tensor<4x64xf32>, %g: tensor<32xf32>, %b: tensor<64xf32>) {
-  // expected-error@+2 {{weight and bias must be [64] with the input's element type, got 'tensor<32xf32>'}}
-  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.layernorm' op weight must be [64] (the input's last dimension) with the input's element type, got 'tensor<32xf32>'}}
   %0 = loom.layernorm %x, %g, %b : (tensor<4x64xf32>, tensor<32xf32>, tensor<64xf32>) -> tensor<4x64xf32>
   return
 }
@@ -469,8 +471,7 @@ func.func @layernorm_weight_shape(%x: tensor<4x64xf32>, %g: tensor<32xf32>, %b: 
 
 // Tests that the layernorm bias must have shape [D].
 func.func @layernorm_bias_shape(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<1x64xf32>) {
-  // expected-error@+2 {{weight and bias must be [64] with the input's element type, got 'tensor<1x64xf32>'}}
-  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.layernorm' op bias must be [64] (the input's last dimension) with the input's element type, got 'tensor<1x64xf32>'}}
   %0 = loom.layernorm %x, %g, %b : (tensor<4x64xf32>, tensor<64xf32>, tensor<1x64xf32>) -> tensor<4x64xf32>
   return
 }
@@ -479,8 +480,7 @@ func.func @layernorm_bias_shape(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: te
 
 // Tests that layernorm operands must share the input's element type.
 func.func @layernorm_element_type(%x: tensor<4x64xf32>, %g: tensor<64xf64>, %b: tensor<64xf32>) {
-  // expected-error@+2 {{weight and bias must be [64] with the input's element type, got 'tensor<64xf64>'}}
-  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.layernorm' op weight must be [64] (the input's last dimension) with the input's element type, got 'tensor<64xf64>'}}
   %0 = loom.layernorm %x, %g, %b : (tensor<4x64xf32>, tensor<64xf64>, tensor<64xf32>) -> tensor<4x64xf32>
   return
 }
@@ -489,8 +489,7 @@ func.func @layernorm_element_type(%x: tensor<4x64xf32>, %g: tensor<64xf64>, %b: 
 
 // Tests that a zero epsilon is rejected.
 func.func @layernorm_zero_epsilon(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) {
-  // expected-error@+2 {{epsilon must be positive}}
-  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.layernorm' op epsilon must be positive}}
   %0 = loom.layernorm %x, %g, %b {epsilon = 0.0} : (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
   return
 }
@@ -499,8 +498,7 @@ func.func @layernorm_zero_epsilon(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: 
 
 // Tests that a negative epsilon is rejected.
 func.func @layernorm_negative_epsilon(%x: tensor<4x64xf32>, %g: tensor<64xf32>, %b: tensor<64xf32>) {
-  // expected-error@+2 {{epsilon must be positive}}
-  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.layernorm' op epsilon must be positive}}
   %0 = loom.layernorm %x, %g, %b {epsilon = -1.0e-5} : (tensor<4x64xf32>, tensor<64xf32>, tensor<64xf32>) -> tensor<4x64xf32>
   return
 }
@@ -509,8 +507,7 @@ func.func @layernorm_negative_epsilon(%x: tensor<4x64xf32>, %g: tensor<64xf32>, 
 
 // Tests that the layernorm input must have rank >= 1.
 func.func @layernorm_scalar_input(%x: tensor<f32>, %g: tensor<64xf32>, %b: tensor<64xf32>) {
-  // expected-error@+2 {{input must have rank >= 1}}
-  // expected-error@+1 {{'loom.layernorm' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.layernorm' op input must have rank >= 1, got 'tensor<f32>'}}
   %0 = loom.layernorm %x, %g, %b : (tensor<f32>, tensor<64xf32>, tensor<64xf32>) -> tensor<f32>
   return
 }
@@ -545,8 +542,7 @@ func.func @softmax_wrong_result(%x: tensor<4xf32>) {
 
 // Tests that query, key and value must have the same rank.
 func.func @attention_rank_mismatch(%q: tensor<2x4x8xf32>, %k: tensor<4x8xf32>) {
-  // expected-error@+2 {{query, key and value must have the same rank >= 2}}
-  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.attention' op query, key and value must have the same rank >= 2, got ranks 3, 2 and 2}}
   %0 = loom.attention %q, %k, %k : (tensor<2x4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<2x4x8xf32>
   return
 }
@@ -555,8 +551,7 @@ func.func @attention_rank_mismatch(%q: tensor<2x4x8xf32>, %k: tensor<4x8xf32>) {
 
 // Tests that attention operands must have rank >= 2.
 func.func @attention_rank1(%q: tensor<8xf32>) {
-  // expected-error@+2 {{query, key and value must have the same rank >= 2}}
-  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.attention' op query, key and value must have the same rank >= 2, got ranks 1, 1 and 1}}
   %0 = loom.attention %q, %q, %q : (tensor<8xf32>, tensor<8xf32>, tensor<8xf32>) -> tensor<8xf32>
   return
 }
@@ -565,9 +560,17 @@ func.func @attention_rank1(%q: tensor<8xf32>) {
 
 // Tests that attention operands must have the same element type.
 func.func @attention_mixed_element_types(%q: tensor<4x8xf32>, %k: tensor<4x8xf64>) {
-  // expected-error@+2 {{operands have different element types}}
-  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.attention' op key element type 'f64' differs from query element type 'f32'}}
   %0 = loom.attention %q, %k, %q : (tensor<4x8xf32>, tensor<4x8xf64>, tensor<4x8xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that the error names the value when its element type differs.
+func.func @attention_value_element_type(%q: tensor<4x8xf32>, %v: tensor<4x8xf64>) {
+  // expected-error@+1 {{'loom.attention' op value element type 'f64' differs from query element type 'f32'}}
+  %0 = loom.attention %q, %q, %v : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf64>) -> tensor<4x8xf32>
   return
 }
 
@@ -575,8 +578,7 @@ func.func @attention_mixed_element_types(%q: tensor<4x8xf32>, %k: tensor<4x8xf64
 
 // Tests that attention operands must have the same leading dimensions.
 func.func @attention_leading_mismatch(%q: tensor<2x4x8xf32>, %k: tensor<3x4x8xf32>) {
-  // expected-error@+2 {{leading dimensions differ}}
-  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.attention' op key leading dimensions [3] differ from query leading dimensions [2]}}
   %0 = loom.attention %q, %k, %k : (tensor<2x4x8xf32>, tensor<3x4x8xf32>, tensor<3x4x8xf32>) -> tensor<2x4x8xf32>
   return
 }
@@ -585,8 +587,7 @@ func.func @attention_leading_mismatch(%q: tensor<2x4x8xf32>, %k: tensor<3x4x8xf3
 
 // Tests that the value's leading dimensions must match too.
 func.func @attention_value_leading_mismatch(%q: tensor<2x4x8xf32>, %v: tensor<3x4x8xf32>) {
-  // expected-error@+2 {{leading dimensions differ}}
-  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.attention' op value leading dimensions [3] differ from query leading dimensions [2]}}
   %0 = loom.attention %q, %q, %v : (tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<3x4x8xf32>) -> tensor<2x4x8xf32>
   return
 }
@@ -595,8 +596,7 @@ func.func @attention_value_leading_mismatch(%q: tensor<2x4x8xf32>, %v: tensor<3x
 
 // Tests that query and key must have the same last dimension.
 func.func @attention_head_size_mismatch(%q: tensor<4x8xf32>, %k: tensor<4x16xf32>) {
-  // expected-error@+2 {{query and key head sizes differ: 8 vs 16}}
-  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.attention' op query and key head sizes (last dimensions) differ: 8 vs 16}}
   %0 = loom.attention %q, %k, %k : (tensor<4x8xf32>, tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>
   return
 }
@@ -605,8 +605,7 @@ func.func @attention_head_size_mismatch(%q: tensor<4x8xf32>, %k: tensor<4x16xf32
 
 // Tests that key and value must have the same number of rows.
 func.func @attention_kv_rows_mismatch(%q: tensor<4x8xf32>, %v: tensor<5x8xf32>) {
-  // expected-error@+2 {{key and value row counts differ}}
-  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.attention' op key and value row counts (dimension 0) differ: 4 vs 5}}
   %0 = loom.attention %q, %q, %v : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<5x8xf32>) -> tensor<4x8xf32>
   return
 }
@@ -615,8 +614,7 @@ func.func @attention_kv_rows_mismatch(%q: tensor<4x8xf32>, %v: tensor<5x8xf32>) 
 
 // Tests that causal attention needs as many queries as keys.
 func.func @attention_causal_rows_mismatch(%q: tensor<3x8xf32>, %k: tensor<4x8xf32>) {
-  // expected-error@+2 {{causal attention needs as many queries as keys}}
-  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.attention' op with causal, query and key row counts (dimension 0) must be equal, got 3 vs 4}}
   %0 = loom.attention %q, %k, %k causal : (tensor<3x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<3x8xf32>
   return
 }
@@ -625,8 +623,7 @@ func.func @attention_causal_rows_mismatch(%q: tensor<3x8xf32>, %k: tensor<4x8xf3
 
 // Tests that a zero scale is rejected.
 func.func @attention_zero_scale(%q: tensor<4x8xf32>) {
-  // expected-error@+2 {{scale must be positive}}
-  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.attention' op scale must be positive}}
   %0 = loom.attention %q, %q, %q {scale = 0.0} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return
 }
@@ -635,8 +632,7 @@ func.func @attention_zero_scale(%q: tensor<4x8xf32>) {
 
 // Tests that a negative scale is rejected.
 func.func @attention_negative_scale(%q: tensor<4x8xf32>) {
-  // expected-error@+2 {{scale must be positive}}
-  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.attention' op scale must be positive}}
   %0 = loom.attention %q, %q, %q {scale = -1.0} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return
 }
@@ -645,8 +641,7 @@ func.func @attention_negative_scale(%q: tensor<4x8xf32>) {
 
 // Tests that the attention result has the value's last dimension.
 func.func @attention_wrong_result(%q: tensor<4x8xf32>, %v: tensor<4x2xf32>) {
-  // expected-error@+2 {{'loom.attention' op inferred type(s) 'tensor<4x2xf32>' are incompatible with return type(s) of operation 'tensor<4x8xf32>'}}
-  // expected-error@+1 {{'loom.attention' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.attention' op inferred type(s) 'tensor<4x2xf32>' are incompatible with return type(s) of operation 'tensor<4x8xf32>'}}
   %0 = loom.attention %q, %q, %v : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x8xf32>
   return
 }
@@ -659,8 +654,7 @@ func.func @attention_wrong_result(%q: tensor<4x8xf32>, %v: tensor<4x2xf32>) {
 
 // Tests that the embedding table must have rank 2.
 func.func @embedding_table_rank1(%t: tensor<256xf32>, %i: tensor<4xi32>) {
-  // expected-error@+2 {{table must have rank 2, got 'tensor<256xf32>'}}
-  // expected-error@+1 {{'loom.embedding' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.embedding' op table must have rank 2, got 'tensor<256xf32>'}}
   %0 = loom.embedding %t, %i : (tensor<256xf32>, tensor<4xi32>) -> tensor<4xf32>
   return
 }
@@ -669,8 +663,7 @@ func.func @embedding_table_rank1(%t: tensor<256xf32>, %i: tensor<4xi32>) {
 
 // Tests that the embedding result is the indices' shape plus the row width.
 func.func @embedding_wrong_result(%t: tensor<256x64xf32>, %i: tensor<4xi32>) {
-  // expected-error@+2 {{'loom.embedding' op inferred type(s) 'tensor<4x64xf32>' are incompatible with return type(s) of operation 'tensor<4x256xf32>'}}
-  // expected-error@+1 {{'loom.embedding' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.embedding' op inferred type(s) 'tensor<4x64xf32>' are incompatible with return type(s) of operation 'tensor<4x256xf32>'}}
   %0 = loom.embedding %t, %i : (tensor<256x64xf32>, tensor<4xi32>) -> tensor<4x256xf32>
   return
 }
@@ -710,8 +703,7 @@ func.func @embedding_integer_table(%t: tensor<256x64xi32>, %i: tensor<4xi32>) {
 
 // Tests that targets must have the logits' shape without the class dimension.
 func.func @cross_entropy_targets_shape(%l: tensor<4x16x256xf32>, %y: tensor<4x8xi32>) {
-  // expected-error@+2 {{targets must have the logits' shape without the class dimension: logits [4, 16, 256], targets [4, 8]}}
-  // expected-error@+1 {{'loom.cross_entropy' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.cross_entropy' op targets must have the logits' shape without the class dimension: logits [4, 16, 256], targets [4, 8]}}
   %0 = loom.cross_entropy %l, %y : (tensor<4x16x256xf32>, tensor<4x8xi32>) -> tensor<f32>
   return
 }
@@ -720,8 +712,7 @@ func.func @cross_entropy_targets_shape(%l: tensor<4x16x256xf32>, %y: tensor<4x8x
 
 // Tests that targets may not keep the class dimension.
 func.func @cross_entropy_targets_with_classes(%l: tensor<4x10xf32>, %y: tensor<4x10xi32>) {
-  // expected-error@+2 {{targets must have the logits' shape without the class dimension: logits [4, 10], targets [4, 10]}}
-  // expected-error@+1 {{'loom.cross_entropy' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.cross_entropy' op targets must have the logits' shape without the class dimension: logits [4, 10], targets [4, 10]}}
   %0 = loom.cross_entropy %l, %y : (tensor<4x10xf32>, tensor<4x10xi32>) -> tensor<f32>
   return
 }
@@ -730,8 +721,7 @@ func.func @cross_entropy_targets_with_classes(%l: tensor<4x10xf32>, %y: tensor<4
 
 // Tests that the logits must have rank >= 1.
 func.func @cross_entropy_scalar_logits(%l: tensor<f32>, %y: tensor<i32>) {
-  // expected-error@+2 {{targets must have the logits' shape without the class dimension: logits [], targets []}}
-  // expected-error@+1 {{'loom.cross_entropy' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.cross_entropy' op targets must have the logits' shape without the class dimension: logits [], targets []}}
   %0 = loom.cross_entropy %l, %y : (tensor<f32>, tensor<i32>) -> tensor<f32>
   return
 }
@@ -740,8 +730,7 @@ func.func @cross_entropy_scalar_logits(%l: tensor<f32>, %y: tensor<i32>) {
 
 // Tests that the loss has the logits' element type.
 func.func @cross_entropy_wrong_element_type(%l: tensor<4x10xf32>, %y: tensor<4xi32>) {
-  // expected-error@+2 {{'loom.cross_entropy' op inferred type(s) 'tensor<f32>' are incompatible with return type(s) of operation 'tensor<f64>'}}
-  // expected-error@+1 {{'loom.cross_entropy' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.cross_entropy' op inferred type(s) 'tensor<f32>' are incompatible with return type(s) of operation 'tensor<f64>'}}
   %0 = loom.cross_entropy %l, %y : (tensor<4x10xf32>, tensor<4xi32>) -> tensor<f64>
   return
 }
@@ -843,8 +832,7 @@ func.func @reshape_element_count(%x: tensor<4x16xf32>) {
 
 // Tests that the permutation must have one entry per dimension.
 func.func @transpose_short_permutation(%x: tensor<4x16x8xf32>) {
-  // expected-error@+2 {{permutation [1, 0] is not a permutation of [0, 3)}}
-  // expected-error@+1 {{'loom.transpose' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.transpose' op permutation [1, 0] must be a permutation of the input's dimensions [0, 3)}}
   %0 = loom.transpose %x perm = [1, 0] : tensor<4x16x8xf32> -> tensor<16x4xf32>
   return
 }
@@ -853,8 +841,7 @@ func.func @transpose_short_permutation(%x: tensor<4x16x8xf32>) {
 
 // Tests that the permutation may not repeat a dimension.
 func.func @transpose_repeated(%x: tensor<4x16xf32>) {
-  // expected-error@+2 {{permutation [0, 0] is not a permutation of [0, 2)}}
-  // expected-error@+1 {{'loom.transpose' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.transpose' op permutation [0, 0] must be a permutation of the input's dimensions [0, 2)}}
   %0 = loom.transpose %x perm = [0, 0] : tensor<4x16xf32> -> tensor<4x4xf32>
   return
 }
@@ -863,8 +850,7 @@ func.func @transpose_repeated(%x: tensor<4x16xf32>) {
 
 // Tests that permutation entries must be in [0, rank).
 func.func @transpose_out_of_range(%x: tensor<4x16xf32>) {
-  // expected-error@+2 {{permutation [2, 0] is not a permutation of [0, 2)}}
-  // expected-error@+1 {{'loom.transpose' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.transpose' op permutation [2, 0] must be a permutation of the input's dimensions [0, 2)}}
   %0 = loom.transpose %x perm = [2, 0] : tensor<4x16xf32> -> tensor<16x4xf32>
   return
 }
@@ -873,8 +859,7 @@ func.func @transpose_out_of_range(%x: tensor<4x16xf32>) {
 
 // Tests that negative permutation entries are rejected.
 func.func @transpose_negative(%x: tensor<4x16xf32>) {
-  // expected-error@+2 {{permutation [-1, 0] is not a permutation of [0, 2)}}
-  // expected-error@+1 {{'loom.transpose' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.transpose' op permutation [-1, 0] must be a permutation of the input's dimensions [0, 2)}}
   %0 = loom.transpose %x perm = [-1, 0] : tensor<4x16xf32> -> tensor<16x4xf32>
   return
 }
@@ -883,8 +868,7 @@ func.func @transpose_negative(%x: tensor<4x16xf32>) {
 
 // Tests that the transpose result is the permuted shape.
 func.func @transpose_wrong_result(%x: tensor<4x16xf32>) {
-  // expected-error@+2 {{'loom.transpose' op inferred type(s) 'tensor<16x4xf32>' are incompatible with return type(s) of operation 'tensor<4x16xf32>'}}
-  // expected-error@+1 {{'loom.transpose' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.transpose' op inferred type(s) 'tensor<16x4xf32>' are incompatible with return type(s) of operation 'tensor<4x16xf32>'}}
   %0 = loom.transpose %x perm = [1, 0] : tensor<4x16xf32> -> tensor<4x16xf32>
   return
 }
@@ -1004,8 +988,7 @@ func.func @split_sizes_too_small(%x: tensor<4x8xf32>) {
 
 // Tests that concat needs at least one operand.
 func.func @concat_no_operands() {
-  // expected-error@+2 {{expects at least one operand}}
-  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.concat' op expects at least one operand}}
   %0 = loom.concat axis = 0 : () -> tensor<4xf32>
   return
 }
@@ -1014,8 +997,7 @@ func.func @concat_no_operands() {
 
 // Tests that the concat axis must be below the rank.
 func.func @concat_axis_too_large(%a: tensor<4x8xf32>) {
-  // expected-error@+2 {{axis 2 is out of range for rank 2}}
-  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.concat' op axis 2 is out of range for operand #0's rank 2}}
   %0 = loom.concat %a, %a axis = 2 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
   return
 }
@@ -1024,8 +1006,7 @@ func.func @concat_axis_too_large(%a: tensor<4x8xf32>) {
 
 // Tests that a negative concat axis is rejected.
 func.func @concat_axis_negative(%a: tensor<4x8xf32>) {
-  // expected-error@+2 {{axis -1 is out of range for rank 2}}
-  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.concat' op axis -1 is out of range for operand #0's rank 2}}
   %0 = loom.concat %a, %a axis = -1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x16xf32>
   return
 }
@@ -1034,8 +1015,7 @@ func.func @concat_axis_negative(%a: tensor<4x8xf32>) {
 
 // Tests that concat operands must have the same element type.
 func.func @concat_element_type(%a: tensor<4x8xf32>, %b: tensor<4x8xf64>) {
-  // expected-error@+2 {{operands differ in rank or element type}}
-  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.concat' op operand #1 'tensor<4x8xf64>' differs from operand #0 'tensor<4x8xf32>' in rank or element type}}
   %0 = loom.concat %a, %b axis = 1 : (tensor<4x8xf32>, tensor<4x8xf64>) -> tensor<4x16xf32>
   return
 }
@@ -1044,8 +1024,7 @@ func.func @concat_element_type(%a: tensor<4x8xf32>, %b: tensor<4x8xf64>) {
 
 // Tests that concat operands must have the same rank.
 func.func @concat_rank(%a: tensor<4x8xf32>, %b: tensor<4x8x1xf32>) {
-  // expected-error@+2 {{operands differ in rank or element type}}
-  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.concat' op operand #1 'tensor<4x8x1xf32>' differs from operand #0 'tensor<4x8xf32>' in rank or element type}}
   %0 = loom.concat %a, %b axis = 1 : (tensor<4x8xf32>, tensor<4x8x1xf32>) -> tensor<4x16xf32>
   return
 }
@@ -1054,9 +1033,17 @@ func.func @concat_rank(%a: tensor<4x8xf32>, %b: tensor<4x8x1xf32>) {
 
 // Tests that concat operands must agree outside the axis.
 func.func @concat_other_dim(%a: tensor<4x8xf32>, %b: tensor<3x8xf32>) {
-  // expected-error@+2 {{operands differ outside axis 1}}
-  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.concat' op operand #1 'tensor<3x8xf32>' differs from operand #0 'tensor<4x8xf32>' outside axis 1}}
   %0 = loom.concat %a, %b axis = 1 : (tensor<4x8xf32>, tensor<3x8xf32>) -> tensor<7x16xf32>
+  return
+}
+
+// -----
+
+// Tests that the error names the operand that differs by its position.
+func.func @concat_third_operand_other_dim(%a: tensor<4x8xf32>, %b: tensor<3x8xf32>) {
+  // expected-error@+1 {{'loom.concat' op operand #2 'tensor<3x8xf32>' differs from operand #0 'tensor<4x8xf32>' outside axis 1}}
+  %0 = loom.concat %a, %a, %b axis = 1 : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<3x8xf32>) -> tensor<4x24xf32>
   return
 }
 
@@ -1064,8 +1051,7 @@ func.func @concat_other_dim(%a: tensor<4x8xf32>, %b: tensor<3x8xf32>) {
 
 // Tests that the concat result is the inferred one.
 func.func @concat_wrong_result(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) {
-  // expected-error@+2 {{'loom.concat' op inferred type(s) 'tensor<4x16xf32>' are incompatible with return type(s) of operation 'tensor<8x8xf32>'}}
-  // expected-error@+1 {{'loom.concat' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.concat' op inferred type(s) 'tensor<4x16xf32>' are incompatible with return type(s) of operation 'tensor<8x8xf32>'}}
   %0 = loom.concat %a, %b axis = 1 : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<8x8xf32>
   return
 }
@@ -1078,8 +1064,7 @@ func.func @concat_wrong_result(%a: tensor<4x8xf32>, %b: tensor<4x8xf32>) {
 
 // Tests that reduction axes must be below the rank.
 func.func @sum_axis_too_large(%x: tensor<4x8xf32>) {
-  // expected-error@+2 {{axes [2] must be increasing and in [0, 2)}}
-  // expected-error@+1 {{'loom.sum' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.sum' op axes [2] must be increasing and among the input's dimensions [0, 2)}}
   %0 = loom.sum %x axes = [2] : tensor<4x8xf32> -> tensor<4x8xf32>
   return
 }
@@ -1088,8 +1073,7 @@ func.func @sum_axis_too_large(%x: tensor<4x8xf32>) {
 
 // Tests that negative reduction axes are rejected.
 func.func @mean_axis_negative(%x: tensor<4x8xf32>) {
-  // expected-error@+2 {{axes [-1] must be increasing and in [0, 2)}}
-  // expected-error@+1 {{'loom.mean' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.mean' op axes [-1] must be increasing and among the input's dimensions [0, 2)}}
   %0 = loom.mean %x axes = [-1] : tensor<4x8xf32> -> tensor<4xf32>
   return
 }
@@ -1098,8 +1082,7 @@ func.func @mean_axis_negative(%x: tensor<4x8xf32>) {
 
 // Tests that reduction axes must be listed in increasing order.
 func.func @reduce_max_axes_unsorted(%x: tensor<4x8xf32>) {
-  // expected-error@+2 {{axes [1, 0] must be increasing and in [0, 2)}}
-  // expected-error@+1 {{'loom.reduce_max' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.reduce_max' op axes [1, 0] must be increasing and among the input's dimensions [0, 2)}}
   %0 = loom.reduce_max %x axes = [1, 0] : tensor<4x8xf32> -> tensor<f32>
   return
 }
@@ -1108,8 +1091,7 @@ func.func @reduce_max_axes_unsorted(%x: tensor<4x8xf32>) {
 
 // Tests that reduction axes must be distinct.
 func.func @sum_axes_repeated(%x: tensor<4x8xf32>) {
-  // expected-error@+2 {{axes [1, 1] must be increasing and in [0, 2)}}
-  // expected-error@+1 {{'loom.sum' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.sum' op axes [1, 1] must be increasing and among the input's dimensions [0, 2)}}
   %0 = loom.sum %x axes = [1, 1] : tensor<4x8xf32> -> tensor<4xf32>
   return
 }
@@ -1118,8 +1100,7 @@ func.func @sum_axes_repeated(%x: tensor<4x8xf32>) {
 
 // Tests that without keepdim the reduced dimensions are dropped.
 func.func @sum_missing_keepdim(%x: tensor<4x8xf32>) {
-  // expected-error@+2 {{'loom.sum' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4x1xf32>'}}
-  // expected-error@+1 {{'loom.sum' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.sum' op inferred type(s) 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4x1xf32>'}}
   %0 = loom.sum %x axes = [1] : tensor<4x8xf32> -> tensor<4x1xf32>
   return
 }
@@ -1128,8 +1109,7 @@ func.func @sum_missing_keepdim(%x: tensor<4x8xf32>) {
 
 // Tests that with keepdim the reduced dimensions stay with size 1.
 func.func @reduce_max_keepdim_dropped(%x: tensor<4x8xf32>) {
-  // expected-error@+2 {{'loom.reduce_max' op inferred type(s) 'tensor<4x1xf32>' are incompatible with return type(s) of operation 'tensor<4xf32>'}}
-  // expected-error@+1 {{'loom.reduce_max' op failed to infer returned types}}
+  // expected-error@+1 {{'loom.reduce_max' op inferred type(s) 'tensor<4x1xf32>' are incompatible with return type(s) of operation 'tensor<4xf32>'}}
   %0 = loom.reduce_max %x axes = [1] keepdim : tensor<4x8xf32> -> tensor<4xf32>
   return
 }

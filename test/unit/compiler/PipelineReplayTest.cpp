@@ -100,10 +100,10 @@ void expectStagesReplay(const CompileOptions &options) {
   std::vector<std::string> pipelines;
   const std::vector<std::string> ir = {
       compileTo(options, Stage::Model), compileTo(options, Stage::Train),
-      compileTo(options, Stage::Linalg),
+      compileTo(options, Stage::Linalg), compileTo(options, Stage::Bufferized),
       compileTo(options, Stage::Lowered, &pipelines)};
-  // train, lower-to-linalg, lower-to-llvm (or the GPU's).
-  ASSERT_EQ(pipelines.size(), 3u);
+  // train, linalg, bufferized, lowered (the CPU's or the GPU's).
+  ASSERT_EQ(pipelines.size(), 4u);
   for (size_t i = 0; i < pipelines.size(); ++i) {
     SCOPED_TRACE("stage " + std::to_string(i + 1) + ": " +
                  pipelines[i].substr(0, 200));
