@@ -95,7 +95,7 @@ static LogicalResult writeArtifact(Compilation &c, ModuleOp module,
     return c.error("cannot create " + dir + ": " + ec.message());
   {
     TimingScope scope = root.nest("emit-shared-object");
-    if (failed(emitSharedObject(module, dir)))
+    if (failed(emitSharedObject(module, dir, c.options.compileThreads, scope)))
       return failure();
   }
   return c.manifest.write(dir);

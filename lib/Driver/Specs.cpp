@@ -13,6 +13,7 @@
 #include <cmath>
 #include <functional>
 
+using namespace mlir::loom;
 using namespace mlir::loom::driver;
 using llvm::StringRef;
 

@@ -143,6 +143,13 @@ static cl::opt<bool> planBuffers(
              "--plan-buffers=false, for comparison: one allocation each"),
     cl::init(true), cl::Hidden, cl::cat(cat));
 
+static cl::opt<unsigned> compileThreads(
+    "compile-threads",
+    cl::desc("Threads that optimise and compile the LLVM module, each a part "
+             "of its functions (default 0: one per core; 1: the module whole "
+             "on one thread)"),
+    cl::init(0), cl::cat(cat));
+
 static cl::opt<bool> dumpPassPipeline(
     "dump-pass-pipeline",
     cl::desc("Print each stage's pass pipeline to stderr before running it "
@@ -219,6 +226,7 @@ int main(int argc, char **argv) {
   options.emulateGpuKernels = emulateGpuKernels;
   options.lateFrees = lateFrees;
   options.planBuffers = planBuffers;
+  options.compileThreads = compileThreads;
   options.cudaChip = cudaChip;
   options.dumpPassPipeline = dumpPassPipeline;
   // MLIR's option is on by default; loomc leaves the note out unless the

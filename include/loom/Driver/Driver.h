@@ -91,6 +91,9 @@ struct CompileOptions {
   /// CPU target: temporaries at planned offsets of one arena
   /// (--loom-plan-buffers); false, for comparison: one allocation each.
   bool planBuffers = true;
+  /// Threads that optimise and compile the LLVM module, each a part of its
+  /// functions (0: one per core).
+  unsigned compileThreads = 0;
 };
 
 /// Registers every upstream and Loom pass and pipeline (once per process):
