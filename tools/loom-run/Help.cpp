@@ -148,8 +148,9 @@ metrics:
   tokens_per_s (global batch tokens per second of this rank's step time;
   rows for a classify model);
   last line: {"summary": {...}}, which adds comm_hidden_fraction
-  (1 - exposed_comm_s / comm_time_s, in [0, 1]), peak_temp_bytes and, for
-  a cuda artifact, peak_device_bytes (see "memory"). Evaluations (--eval,
+  (1 - exposed_comm_s / comm_time_s, in [0, 1]), peak_temp_bytes,
+  peak_device_bytes (a cuda artifact), param_bytes, grad_bytes,
+  optimizer_state_bytes and peak_rss_bytes (see "memory"). Evaluations (--eval,
   --eval-data) are {"eval": {"step" (during training), "rank", "loss" (mean
   over batches and ranks), "batches", "tokens"}}.
   CO2 artifacts (loomc --co2): loss is the rank's own (ranks do not talk
@@ -220,8 +221,13 @@ memory:
   After the final loss rank 0 prints the most memory it used at once, e.g.
     memory: temporaries peak 410.8 MiB
   (a cuda artifact: "memory: GPU peak ... MiB in use", parameters and
-  state included); --metrics records it as peak_temp_bytes and
-  peak_device_bytes. Compiled code frees each temporary after its last use
+  state included), then what the model takes on a rank and the process's
+  peak resident memory:
+    memory per rank: parameters 3.2 MiB, gradients 3.2 MiB (temporaries
+    of the step), optimizer state 6.4 MiB; process peak 475.0 MiB resident
+  --metrics records them in every rank's summary as peak_temp_bytes,
+  peak_device_bytes, param_bytes, grad_bytes, optimizer_state_bytes and
+  peak_rss_bytes. Compiled code frees each temporary after its last use
   (docs/pipeline.md).
 
 stopping:

@@ -78,7 +78,11 @@ void MetricsWriter::writeSummary(const RunSummary &summary) {
       {"comm_hidden_fraction", number(summary.hiddenCommFraction)},
       {"tokens_per_s", number(summary.tokensPerS)},
       {"wall_s", number(summary.wallS)},
-      {"peak_temp_bytes", summary.peakTempBytes}};
+      {"peak_temp_bytes", summary.peakTempBytes},
+      {"param_bytes", summary.paramBytes},
+      {"grad_bytes", summary.gradBytes},
+      {"optimizer_state_bytes", summary.optimizerStateBytes},
+      {"peak_rss_bytes", summary.peakRssBytes}};
   if (summary.peakDeviceBytes)
     inner["peak_device_bytes"] = summary.peakDeviceBytes;
   if (!summary.stoppedBy.empty())

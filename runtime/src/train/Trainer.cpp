@@ -42,6 +42,8 @@
 #include <optional>
 #include <ostream>
 
+#include <sys/resource.h>
+
 namespace loom::rt {
 
 namespace {
@@ -57,6 +59,33 @@ std::string memoryLine(const RunSummary &summary) {
                         summary.peakDeviceBytes / kMiB);
   return formatString("memory: temporaries peak %.1f MiB",
                       summary.peakTempBytes / kMiB);
+}
+
+/// What the model takes on this rank, and the process's peak.
+std::string modelMemoryLine(const RunSummary &summary) {
+  constexpr double kMiB = 1024.0 * 1024.0;
+  return formatString("memory per rank: parameters %.1f MiB, gradients %.1f "
+                      "MiB (temporaries of the step), optimizer state %.1f "
+                      "MiB; process peak %.1f MiB resident",
+                      summary.paramBytes / kMiB, summary.gradBytes / kMiB,
+                      summary.optimizerStateBytes / kMiB,
+                      summary.peakRssBytes / kMiB);
+}
+
+/// The bytes of `tensors`.
+uint64_t totalBytes(const std::vector<Tensor *> &tensors) {
+  uint64_t bytes = 0;
+  for (const Tensor *tensor : tensors)
+    bytes += tensor->byteSize();
+  return bytes;
+}
+
+/// The process's peak resident memory so far (Linux: ru_maxrss in KiB).
+uint64_t peakResidentBytes() {
+  struct rusage usage {};
+  return getrusage(RUSAGE_SELF, &usage) == 0
+             ? static_cast<uint64_t>(usage.ru_maxrss) * 1024
+             : 0;
 }
 
 std::string givenOrNot(const std::string &value) {
@@ -393,7 +422,7 @@ void addStep(RunSummary &summary, double &totalStepSeconds,
 /// The summary's rates and memory, after the last step.
 void finishSummary(RunSummary &summary, double totalStepSeconds,
                    int64_t tokensPerStep, double wallSeconds,
-                   const Artifact &artifact) {
+                   Artifact &artifact) {
   summary.meanStepTimeS = summary.steps ? totalStepSeconds / summary.steps : 0;
   summary.tokensPerS = totalStepSeconds > 0
                            ? tokensPerStep * summary.steps / totalStepSeconds
@@ -405,6 +434,12 @@ void finishSummary(RunSummary &summary, double totalStepSeconds,
           : 0;
   summary.peakTempBytes = allocCacheStats().peakLiveBytes;
   summary.peakDeviceBytes = artifact.peakDeviceBytes();
+  summary.paramBytes = totalBytes(artifact.params());
+  // Every rank's step computes a whole gradient of every parameter (data
+  // parallelism averages them; nothing shards them yet).
+  summary.gradBytes = summary.paramBytes;
+  summary.optimizerStateBytes = totalBytes(artifact.state());
+  summary.peakRssBytes = peakResidentBytes();
 }
 
 } // namespace
@@ -499,6 +534,7 @@ void Trainer::report(const RunSummary &summary, const TrainerState &state,
                         1e3 * summary.exposedCommS / summary.steps)
         << std::endl;
   out << memoryLine(summary) << std::endl;
+  out << modelMemoryLine(summary) << std::endl;
 }
 EvalResult Trainer::evaluate() {
   ScopedCurrentCommunicator current(comm);

@@ -60,6 +60,15 @@ struct RunSummary {
   /// once.
   uint64_t peakTempBytes = 0;
   uint64_t peakDeviceBytes = 0;
+  /// What this rank keeps for the model: its parameters, the gradients its
+  /// step computes (one per parameter; they are temporaries of the step, so
+  /// also within peakTempBytes), and the optimizer's state (CO2's outer
+  /// state included).
+  uint64_t paramBytes = 0;
+  uint64_t gradBytes = 0;
+  uint64_t optimizerStateBytes = 0;
+  /// The process's peak resident memory (getrusage's ru_maxrss).
+  uint64_t peakRssBytes = 0;
   /// The run stopped early on request: "SIGINT", "SIGTERM", "SIGUSR2"
   /// (this rank's signal) or "another rank"; "" when it ran all its steps.
   std::string stoppedBy;
