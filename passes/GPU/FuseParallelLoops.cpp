@@ -4,7 +4,9 @@
 // costs the host a few microseconds whatever its size: optimizer updates
 // of every parameter, norms, bias gradients that do not depend on each
 // other. Consecutive loop nests that touch disjoint buffers become one loop
-// (one kernel), each nest taking its own range of blocks.
+// (one kernel), each nest taking its own range of blocks, as long as the
+// kernel's parameters (the values it uses from outside) stay within PTX's
+// bound.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Bufferize/BufferRoots.h"
@@ -16,6 +18,8 @@
 #include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
 
 #define DEBUG_TYPE "loom-fuse-parallel-loops"
 
@@ -80,11 +84,35 @@ struct FuseParallelLoopsPass
       fuseIn(*block);
   }
 
-  /// A run of members being collected.
+  /// A run of members being collected, with the values from outside they
+  /// use (the merged kernel's parameters).
   struct Group {
     SmallVector<Member> members;
     BufferAccesses touched;
+    llvm::SetVector<Value> captured;
   };
+
+  /// The values from outside `loop` that it uses, but for constants (they
+  /// are sunk into the kernel, not passed to it).
+  static llvm::SetVector<Value> capturedBy(scf::ParallelOp loop) {
+    llvm::SetVector<Value> used, captured;
+    getUsedValuesDefinedAbove(loop.getRegion(), used);
+    for (Value v : used) {
+      Operation *def = v.getDefiningOp();
+      if (!def || !def->hasTrait<OpTrait::ConstantLike>())
+        captured.insert(v);
+    }
+    return captured;
+  }
+
+  /// Whether `group` with `captured` added stays within the kernel's
+  /// parameter bound.
+  bool fits(const Group &group, const llvm::SetVector<Value> &captured) {
+    int64_t count = group.captured.size();
+    for (Value v : captured)
+      count += !group.captured.contains(v);
+    return count <= maxKernelArguments;
+  }
 
   void fuseIn(Block &block) {
     Group group;
@@ -99,11 +127,18 @@ struct FuseParallelLoopsPass
         if (size)
           accesses = collectAccesses(loop);
         if (succeeded(accesses)) {
-          if (!group.members.empty() && !independent(group.touched, *accesses))
+          llvm::SetVector<Value> captured = capturedBy(loop);
+          if (!group.members.empty() &&
+              !independent(group.touched, *accesses)) {
             flush();
+          } else if (!group.members.empty() && !fits(group, captured)) {
+            ++numCut;
+            flush();
+          }
           group.members.push_back({loop, *size});
           group.touched.reads.insert_range(accesses->reads);
           group.touched.writes.insert_range(accesses->writes);
+          group.captured.insert_range(captured);
           continue;
         }
       }

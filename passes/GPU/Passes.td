@@ -99,6 +99,14 @@ def FuseParallelLoopsPass
     only ops without memory effects or that allocate may stand; the merged
     loop takes the last member's place.
 
+    A merged loop becomes one kernel, and every value it uses from outside
+    (a buffer, a view, an index; not a constant, which is sunk into the
+    kernel) one of the kernel's parameters. PTX before ISA 8.1 allows a
+    kernel 4352 bytes of parameters, and the AdamW updates of a 12-layer
+    GPT's 148 parameters alone use 900 buffers, so a run is cut where the
+    next member would take the merged loop past `max-kernel-arguments`
+    such values (8 bytes each at most).
+
     Example: the AdamW updates of a bias and of a weight, 256 and 65536
     elements, become one loop of 256 + 65536 iterations with an `scf.if`
     per member.
@@ -106,12 +114,18 @@ def FuseParallelLoopsPass
   let options = [
     Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
            "Threads per block: members start at multiples of it">,
+    Option<"maxKernelArguments", "max-kernel-arguments", "int64_t",
+           /*default=*/"384",
+           "The most values from outside a merged loop may use (its "
+           "kernel's parameters: 384 x 8 bytes stays below PTX's 4352)">,
   ];
   let dependentDialects = ["::mlir::scf::SCFDialect",
                            "::mlir::arith::ArithDialect"];
   let statistics = [
     Statistic<"numFused", "num-fused", "Loops merged into others">,
     Statistic<"numMerged", "num-merged", "Merged loops made">,
+    Statistic<"numCut", "num-cut",
+              "Runs cut to keep a kernel's parameters in bounds">,
   ];
 }
 

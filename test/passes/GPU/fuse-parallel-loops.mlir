@@ -1,4 +1,5 @@
 // RUN: loom-opt %s --pass-pipeline="builtin.module(func.func(loom-fuse-parallel-loops{block-size=256}))" | FileCheck %s
+// RUN: loom-opt %s --pass-pipeline="builtin.module(func.func(loom-fuse-parallel-loops{block-size=256 max-kernel-arguments=4}))" | FileCheck %s --check-prefix=CAP
 
 // Tests that two loops over disjoint buffers (both read %a, which is
 // fine) become one loop at the second one's place, across a view and an
@@ -172,6 +173,54 @@ func.func @not_an_entry(%a: memref<64xf32>, %b: memref<64xf32>) {
     %x = memref.load %b[%i] : memref<64xf32>
     %y = arith.mulf %x, %two : f32
     memref.store %y, %b[%i] : memref<64xf32>
+    scf.reduce
+  }
+  return
+}
+
+// Tests that a run is cut where the next loop would take the merged loop
+// past max-kernel-arguments values from outside (its kernel's parameters;
+// constants do not count, they are sunk into the kernel): with 4, the
+// first two loops (%a, %b, %c, %d) merge, the third (%e, %f) starts a new
+// loop, which the fourth (%a, %g: 4 values with %e, %f) joins. Under the
+// default bound all four merge.
+// CHECK-LABEL: func.func @capped(
+// CHECK: scf.parallel
+// CHECK-COUNT-4: scf.if
+// CHECK-NOT: scf.parallel
+// CAP-LABEL: func.func @capped(
+// CAP: scf.parallel
+// CAP-COUNT-2: scf.if
+// CAP-NOT: scf.if
+// CAP: }
+// CAP: scf.parallel
+// CAP-COUNT-2: scf.if
+// CAP-NOT: scf.parallel
+// CAP: return
+func.func @capped(%a: memref<64xf32>, %b: memref<64xf32>, %c: memref<64xf32>, %d: memref<64xf32>, %e: memref<64xf32>, %f: memref<64xf32>, %g: memref<64xf32>) attributes {loom.entry = "capped"} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %two = arith.constant 2.0 : f32
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %a[%i] : memref<64xf32>
+    %y = arith.mulf %x, %two : f32
+    memref.store %y, %b[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %c[%i] : memref<64xf32>
+    memref.store %x, %d[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %e[%i] : memref<64xf32>
+    memref.store %x, %f[%i] : memref<64xf32>
+    scf.reduce
+  }
+  scf.parallel (%i) = (%c0) to (%c64) step (%c1) {
+    %x = memref.load %a[%i] : memref<64xf32>
+    memref.store %x, %g[%i] : memref<64xf32>
     scf.reduce
   }
   return
