@@ -3,8 +3,9 @@
 // Strict number parsing: "10x", "", "1e3" for an integer and overflow are
 // all rejected with the flag's name. FlagsTest.cpp lists what each helper
 // accepts; integers go through absl::SimpleAtoi, seeds and real numbers
-// still through strtoull and strtod, whose exact grammar the tools have
-// always accepted and no Abseil function reproduces (see below).
+// still through strtoull and strtod, whose grammar the tools have always
+// accepted (leading whitespace, '+') and no Abseil function reproduces
+// (see below), but for the negative seeds strtoull wraps around.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,12 +75,15 @@ int64_t parseIntFlag(const std::string &flag, const std::string &text,
 }
 
 uint64_t parseSeedFlag(const std::string &flag, const std::string &text) {
-  // strtoull rather than SimpleAtoi: it negates a '-' after whitespace
-  // (" -1" is 2^64-1), which the seed has always accepted.
+  // strtoull, which takes the leading whitespace and '+' the seed has always
+  // accepted; but it also negates a '-' (" -1" would be 2^64-1, a seed no
+  // one meant), so a '-' after any whitespace is refused first.
+  size_t first = text.find_first_not_of(" \t\n\v\f\r");
   errno = 0;
   char *end = nullptr;
   unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-  if (text.empty() || text[0] == '-' || *end != '\0' || errno == ERANGE)
+  if (text.empty() || (first != std::string::npos && text[first] == '-') ||
+      *end != '\0' || errno == ERANGE)
     throw UsageError(absl::StrCat(
         flag, ": expected a non-negative integer seed, got '", text, "'"));
   return value;

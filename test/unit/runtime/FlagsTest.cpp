@@ -108,14 +108,15 @@ TEST(Flags, Seeds) {
   EXPECT_EQ(seedOf(" 5"), 5u);
   EXPECT_EQ(seedOf("18446744073709551615"),
             std::numeric_limits<uint64_t>::max());
-  for (const char *text :
-       {"", "-1", "-0", "5 ", "1e3", "0x10", "x", "18446744073709551616"})
+  // strtoull negates a '-', also after whitespace (" -1" would be 2^64-1):
+  // refused wherever it stands.
+  for (const char *text : {"", "-1", "-0", " -1", "\t-5", "5 ", "1e3", "0x10",
+                           "x", "18446744073709551616"})
     EXPECT_EQ(seedOf(text), std::nullopt) << "'" << text << "'";
-  // strtoull's negation of a '-' after whitespace, which the seed has
-  // always accepted (only a leading '-' is refused).
-  EXPECT_EQ(seedOf(" -1"), std::numeric_limits<uint64_t>::max());
   EXPECT_EQ(usageMessage([] { parseSeedFlag("--seed", "-1"); }),
             "--seed: expected a non-negative integer seed, got '-1'");
+  EXPECT_EQ(usageMessage([] { parseSeedFlag("--seed", " -1"); }),
+            "--seed: expected a non-negative integer seed, got ' -1'");
 }
 
 TEST(Flags, NumbersTakeStrtodSpellings) {
