@@ -9,7 +9,9 @@ speed benchmark).
 Prints a Markdown table; with --record, appends it and the command to
 bench/RESULTS.md.
 
-Usage: python3 bench/compile_time.py [--depths 2,12] [--dim 128] [--record]
+Usage: python3 bench/compile_time.py [--depths 2,12] [--dim 128]
+       [--target cpu|cuda] [--record]
+(cuda: compiles only, through ptxas; no step time without a GPU)
 (run from the repository root after building)"""
 import argparse
 import os
@@ -32,10 +34,10 @@ def spec(depth, dim):
             f"batch=8")
 
 
-def compile_once(model, out, threads):
+def compile_once(model, out, threads, target):
     """(seconds, peak resident MiB) of one loomc run."""
     cmd = [os.path.join(BIN, "loomc"), f"--model={model}", "-o", out,
-           f"--compile-threads={threads}"]
+           f"--compile-threads={threads}", f"--target={target}"]
     start = time.monotonic()
     child = subprocess.Popen(cmd)
     _, status, usage = os.wait4(child.pid, 0)
@@ -60,6 +62,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--depths", default="2,12")
     ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--target", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
     depths = [int(d) for d in args.depths.split(",")]
@@ -68,20 +71,25 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         for depth in depths:
             model = spec(depth, args.dim)
-            one = compile_once(model, os.path.join(tmp, f"one{depth}"), 1)
-            par = compile_once(model, os.path.join(tmp, f"par{depth}"), 0)
+            one = compile_once(model, os.path.join(tmp, f"one{depth}"), 1,
+                               args.target)
+            par = compile_once(model, os.path.join(tmp, f"par{depth}"), 0,
+                               args.target)
             first.setdefault("one", one[0])
             rows.append((depth, one, par))
             print(f"layers={depth}: 1 thread {one[0]:.1f} s {one[1]:.0f} MiB;"
                   f" {cores} threads {par[0]:.1f} s {par[1]:.0f} MiB",
                   file=sys.stderr)
         d0 = depths[0]
+        steps = None
         # Alternated, three runs each: the machine is shared and noisy.
         runs = {"one": [], "par": []}
-        for _ in range(3):
+        for _ in range(3 if args.target == "cpu" else 0):
             for kind in runs:
                 runs[kind].append(step_ms(os.path.join(tmp, f"{kind}{d0}")))
-        steps = (statistics.median(runs["one"]), statistics.median(runs["par"]))
+        if runs["one"]:
+            steps = (statistics.median(runs["one"]),
+                     statistics.median(runs["par"]))
     table = ["| layers | 1 thread: time | peak | vs first depth | "
              f"{cores} threads: time | peak | speed-up |",
              "|---|---|---|---|---|---|---|"]
@@ -89,18 +97,20 @@ def main():
         table.append(f"| {depth} | {one[0]:.1f} s | {one[1]:.0f} MiB | "
                      f"{one[0] / first['one']:.1f}x | {par[0]:.1f} s | "
                      f"{par[1]:.0f} MiB | {one[0] / par[0]:.2f}x |")
-    note = (f"Step time of the {d0}-layer artifacts (the median of three "
-            f"alternated runs' medians of 19 steps, one BLAS thread): "
-            f"{steps[0]:.2f} ms built whole, {steps[1]:.2f} ms built in parts "
-            f"({steps[1] / steps[0]:.2f}x).")
-    text = "\n".join(table) + "\n\n" + note + "\n"
+    note = "" if not steps else (
+        f"Step time of the {d0}-layer artifacts (the median of three "
+        f"alternated runs' medians of 19 steps, one BLAS thread): "
+        f"{steps[0]:.2f} ms built whole, {steps[1]:.2f} ms built in parts "
+        f"({steps[1] / steps[0]:.2f}x).")
+    text = "\n".join(table) + "\n" + (f"\n{note}\n" if note else "")
     print(text)
     if args.record:
         cmd = "python3 bench/compile_time.py " + " ".join(sys.argv[1:])
-        with results_section("loomc compile time against depth",
-                             host=True) as out:
+        title = "loomc compile time against depth" + (
+            " (cuda)" if args.target == "cuda" else "")
+        with results_section(title, host=True) as out:
             out.write(f"`{cmd.replace(' --record', '')}` ({spec('N', args.dim)}, "
-                      f"CPU target, {cores} cores)\n\n{text}")
+                      f"{args.target} target, {cores} cores)\n\n{text}")
 
 
 if __name__ == "__main__":

@@ -95,7 +95,10 @@ static LogicalResult writeArtifact(Compilation &c, ModuleOp module,
     return c.error("cannot create " + dir + ": " + ec.message());
   {
     TimingScope scope = root.nest("emit-shared-object");
-    if (failed(emitSharedObject(module, dir, c.options.compileThreads, scope)))
+    EmitOptions emit;
+    emit.threads = c.options.compileThreads;
+    emit.timePasses = c.options.timeLlvmPasses;
+    if (failed(emitSharedObject(module, dir, emit, scope)))
       return failure();
   }
   return c.manifest.write(dir);

@@ -6,7 +6,7 @@
 // they are most of a compile, so the module is first cut into parts of
 // whole functions (PartitionModule.h), each built on a thread of its own.
 // --mlir-timing shows each part's optimisation and code generation under
-// emit-shared-object.
+// emit-shared-object (and with --time-llvm-passes each LLVM pass).
 //
 //===----------------------------------------------------------------------===//
 #include "EmitObject.h"
@@ -19,6 +19,7 @@
 #include "llvm/IR/LLVMContext.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
+#include "llvm/IR/PassInstrumentation.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -34,7 +35,7 @@
 #include "llvm/TargetParser/SubtargetFeature.h"
 #include "llvm/TargetParser/Triple.h"
 
-#include <mutex>
+#include <optional>
 
 using namespace mlir;
 
@@ -65,11 +66,38 @@ createHostMachine(std::string &err) {
   return machine;
 }
 
+/// Times each LLVM pass under a scope (--time-llvm-passes): a pass that runs
+/// many times (once per function, in each round of a repeated pipeline) is
+/// one entry, its times summed. The pass managers and adaptors that run
+/// other passes are not timed themselves, so no time is counted twice.
+class LLVMPassTimer {
+public:
+  explicit LLVMPassTimer(TimingScope &scope) : scope(scope) {}
+
+  void registerCallbacks(llvm::PassInstrumentationCallbacks &callbacks) {
+    callbacks.registerBeforeNonSkippedPassCallback(
+        [this](StringRef pass, llvm::Any) {
+          bool runsOthers =
+              pass.contains("PassManager") || pass.contains("Adaptor") ||
+              pass.contains("RepeatedPass") || pass.contains("WrapperPass");
+          running.push_back(runsOthers ? TimingScope() : scope.nest(pass));
+        });
+    auto after = [this](StringRef, auto &&...) { running.pop_back(); };
+    callbacks.registerAfterPassCallback(after);
+    callbacks.registerAfterPassInvalidatedCallback(after);
+  }
+
+private:
+  TimingScope &scope;
+  llvm::SmallVector<TimingScope> running;
+};
+
 /// -O3 without loop unrolling. The lowered step is one large function with
 /// many small static loops; full unrolling multiplies its size and made
 /// IndVarSimplify take most of a minute on a small GPT, for no measurable
 /// gain over vectorised loops.
-static void optimize(llvm::Module &module, llvm::TargetMachine *machine) {
+static void optimize(llvm::Module &module, llvm::TargetMachine *machine,
+                     TimingScope *passScope) {
   llvm::PipelineTuningOptions tuning;
   tuning.LoopUnrolling = false;
   tuning.LoopVectorization = true;
@@ -78,7 +106,13 @@ static void optimize(llvm::Module &module, llvm::TargetMachine *machine) {
   llvm::FunctionAnalysisManager fam;
   llvm::CGSCCAnalysisManager cgam;
   llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(machine, tuning);
+  llvm::PassInstrumentationCallbacks callbacks;
+  std::optional<LLVMPassTimer> timer;
+  if (passScope) {
+    timer.emplace(*passScope);
+    timer->registerCallbacks(callbacks);
+  }
+  llvm::PassBuilder pb(machine, tuning, std::nullopt, &callbacks);
   pb.registerModuleAnalyses(mam);
   pb.registerCGSCCAnalyses(cgam);
   pb.registerFunctionAnalyses(fam);
@@ -91,7 +125,7 @@ static void optimize(llvm::Module &module, llvm::TargetMachine *machine) {
 /// Optimises `module` and writes its object to `path`, timed under `scope`.
 /// Returns an error message, empty on success.
 static std::string buildObject(llvm::Module &module, StringRef path,
-                               TimingScope &scope) {
+                               bool timePasses, TimingScope &scope) {
   std::string err;
   std::unique_ptr<llvm::TargetMachine> machine = createHostMachine(err);
   if (!machine)
@@ -100,7 +134,7 @@ static std::string buildObject(llvm::Module &module, StringRef path,
   module.setTargetTriple(machine->getTargetTriple());
   {
     TimingScope timed = scope.nest("llvm-optimize");
-    optimize(module, machine.get());
+    optimize(module, machine.get(), timePasses ? &timed : nullptr);
   }
   TimingScope timed = scope.nest("llvm-codegen");
   std::error_code ec;
@@ -117,7 +151,7 @@ static std::string buildObject(llvm::Module &module, StringRef path,
 
 /// Builds part `i` (bitcode) into `path` in an LLVMContext of its own.
 static std::string buildPart(StringRef bitcode, unsigned i, StringRef path,
-                             TimingScope &scope) {
+                             bool timePasses, TimingScope &scope) {
   TimingScope timed = scope.nest("part " + std::to_string(i));
   llvm::LLVMContext context;
   llvm::Expected<std::unique_ptr<llvm::Module>> module =
@@ -125,7 +159,7 @@ static std::string buildPart(StringRef bitcode, unsigned i, StringRef path,
   if (!module)
     return "part " + std::to_string(i) + ": " +
            llvm::toString(module.takeError());
-  return buildObject(**module, path, timed);
+  return buildObject(**module, path, timePasses, timed);
 }
 
 /// The threads to build on: `requested`, or one per core (0).
@@ -137,7 +171,8 @@ static unsigned buildThreads(unsigned requested) {
 /// Builds the objects of `module` (one per part) into `dir`; appends their
 /// paths to `objects`.
 static LogicalResult buildObjects(llvm::Module &module, StringRef dir,
-                                  unsigned threads, TimingScope &scope,
+                                  const EmitOptions &options,
+                                  TimingScope &scope,
                                   SmallVectorImpl<std::string> &objects) {
   auto objectPath = [&](unsigned i) {
     SmallString<256> path(dir);
@@ -147,21 +182,25 @@ static LogicalResult buildObjects(llvm::Module &module, StringRef dir,
   SmallVector<std::string> parts;
   {
     TimingScope timed = scope.nest("partition");
-    parts = partitionModule(module, buildThreads(threads));
+    parts = partitionModule(module, buildThreads(options.threads));
   }
   if (parts.empty()) {
     objects.push_back(objectPath(0));
-    std::string err = buildObject(module, objects.back(), scope);
+    std::string err =
+        buildObject(module, objects.back(), options.timePasses, scope);
     return err.empty() ? success() : error(err);
   }
   SmallVector<std::string> errors(parts.size());
   {
     llvm::DefaultThreadPool pool(llvm::hardware_concurrency(parts.size()));
-    for (unsigned i = 0; i < parts.size(); ++i) {
+    // Every path before any thread reads one (objects must not grow).
+    for (unsigned i = 0; i < parts.size(); ++i)
       objects.push_back(objectPath(i));
-      pool.async(
-          [&, i] { errors[i] = buildPart(parts[i], i, objects[i], scope); });
-    }
+    for (unsigned i = 0; i < parts.size(); ++i)
+      pool.async([&, i] {
+        errors[i] =
+            buildPart(parts[i], i, objects[i], options.timePasses, scope);
+      });
     pool.wait();
   }
   for (const std::string &err : errors)
@@ -194,7 +233,7 @@ static LogicalResult linkSharedObject(ArrayRef<std::string> objects,
 
 LogicalResult mlir::loom::driver::emitSharedObject(ModuleOp module,
                                                    StringRef dir,
-                                                   unsigned threads,
+                                                   const EmitOptions &options,
                                                    TimingScope &scope) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
@@ -213,7 +252,7 @@ LogicalResult mlir::loom::driver::emitSharedObject(ModuleOp module,
     return error("translation to LLVM IR failed");
 
   SmallVector<std::string> objects;
-  if (failed(buildObjects(*llvmModule, dir, threads, scope, objects)))
+  if (failed(buildObjects(*llvmModule, dir, options, scope, objects)))
     return failure();
   SmallString<256> so(dir);
   llvm::sys::path::append(so, "model.so");

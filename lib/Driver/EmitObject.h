@@ -7,12 +7,18 @@
 
 namespace mlir::loom::driver {
 
+/// How emitSharedObject builds.
+struct EmitOptions {
+  unsigned threads = 0;    ///< that build the parts (0: one per core)
+  bool timePasses = false; ///< each LLVM pass timed under llvm-optimize
+};
+
 /// Translates `module` (LLVM dialect) to LLVM IR, optimizes it at -O3 for
-/// the host CPU on `threads` threads (0: one per core), emits object files
+/// the host CPU, in parts on `options.threads` threads, emits object files
 /// and links `dir/model.so` with the system C compiler driver (`cc
 /// -shared`). Each step is timed under `scope`.
-LogicalResult emitSharedObject(ModuleOp module, StringRef dir, unsigned threads,
-                               TimingScope &scope);
+LogicalResult emitSharedObject(ModuleOp module, StringRef dir,
+                               const EmitOptions &options, TimingScope &scope);
 
 } // namespace mlir::loom::driver
 

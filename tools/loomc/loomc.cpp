@@ -150,6 +150,12 @@ static cl::opt<unsigned> compileThreads(
              "on one thread)"),
     cl::init(0), cl::cat(cat));
 
+static cl::opt<bool> timeLlvmPasses(
+    "time-llvm-passes",
+    cl::desc("With --mlir-timing: time each LLVM optimisation pass (under "
+             "emit-shared-object, each part's llvm-optimize)"),
+    cl::init(false), cl::cat(cat));
+
 static cl::opt<bool> dumpPassPipeline(
     "dump-pass-pipeline",
     cl::desc("Print each stage's pass pipeline to stderr before running it "
@@ -227,6 +233,7 @@ int main(int argc, char **argv) {
   options.lateFrees = lateFrees;
   options.planBuffers = planBuffers;
   options.compileThreads = compileThreads;
+  options.timeLlvmPasses = timeLlvmPasses;
   options.cudaChip = cudaChip;
   options.dumpPassPipeline = dumpPassPipeline;
   // MLIR's option is on by default; loomc leaves the note out unless the

@@ -94,6 +94,8 @@ struct CompileOptions {
   /// Threads that optimise and compile the LLVM module, each a part of its
   /// functions (0: one per core).
   unsigned compileThreads = 0;
+  /// With --mlir-timing: each LLVM optimisation pass timed in the report.
+  bool timeLlvmPasses = false;
 };
 
 /// Registers every upstream and Loom pass and pipeline (once per process):
