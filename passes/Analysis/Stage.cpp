@@ -12,21 +12,23 @@ using namespace mlir;
 using namespace mlir::loom;
 
 namespace {
-/// A stage's name and the pipelines that make it, for the CPU and cuda.
+/// A stage's name, what its IR is, and the pipelines that make it, for the
+/// CPU and cuda.
 struct StageInfo {
-  const char *name, *pipeline, *cudaPipeline;
+  const char *name, *description, *pipeline, *cudaPipeline;
 };
 } // namespace
 
 /// In the order of the Stage enumerators.
 static const StageInfo kStages[] = {
-    {"model", "", ""},
-    {"train", "--loom-train-pipeline", "--loom-train-pipeline"},
-    {"linalg", "--loom-lower-to-linalg-pipeline",
-     "--loom-lower-to-linalg-pipeline"},
-    {"bufferized", "--loom-bufferize-pipeline",
+    {"model", "the model (loom dialect)", "", ""},
+    {"train", "autodiff + optimizer (loom dialect)", "--loom-train-pipeline",
+     "--loom-train-pipeline"},
+    {"linalg", "lowering to linalg on tensors",
+     "--loom-lower-to-linalg-pipeline", "--loom-lower-to-linalg-pipeline"},
+    {"bufferized", "the same on memrefs only", "--loom-bufferize-pipeline",
      "--loom-bufferize-pipeline=device=1"},
-    {"lowered", "--loom-lower-to-llvm-pipeline",
+    {"lowered", "the LLVM dialect", "--loom-lower-to-llvm-pipeline",
      "--loom-lower-to-cuda-pipeline"},
 };
 static_assert(std::size(kStages) == static_cast<size_t>(Stage::Lowered) + 1,
@@ -34,6 +36,10 @@ static_assert(std::size(kStages) == static_cast<size_t>(Stage::Lowered) + 1,
 
 StringRef mlir::loom::getStageName(Stage stage) {
   return kStages[static_cast<size_t>(stage)].name;
+}
+
+StringRef mlir::loom::getStageDescription(Stage stage) {
+  return kStages[static_cast<size_t>(stage)].description;
 }
 
 StringRef mlir::loom::getStagePipeline(Stage stage, bool cuda) {

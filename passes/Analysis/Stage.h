@@ -22,6 +22,9 @@ enum class Stage { Model, Train, Linalg, Bufferized, Lowered };
 /// "linalg", "bufferized", "lowered".
 StringRef getStageName(Stage stage);
 
+/// What the stage's IR is, in a few words (loomc --help).
+StringRef getStageDescription(Stage stage);
+
 /// The named pipeline that makes `stage` from the stage before it (for the
 /// CPU target, or the NVIDIA GPU one with `cuda`); empty for the model.
 StringRef getStagePipeline(Stage stage, bool cuda = false);

@@ -31,16 +31,11 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     emit("emit", cl::desc("What to produce: artifact (default) or mlir"),
          cl::init("artifact"), cl::cat(cat));
-static cl::opt<Stage> stage(
-    "stage", cl::desc("With --emit=mlir: print the IR at the end of"),
-    cl::values(
-        clEnumValN(Stage::Model, "model", "the model (loom dialect)"),
-        clEnumValN(Stage::Train, "train",
-                   "autodiff + optimizer (loom dialect)"),
-        clEnumValN(Stage::Linalg, "linalg", "lowering to linalg on tensors"),
-        clEnumValN(Stage::Bufferized, "bufferized", "the same on memrefs only"),
-        clEnumValN(Stage::Lowered, "lowered", "the LLVM dialect")),
-    cl::init(Stage::Lowered), cl::cat(cat));
+// Its values are the stages' names (passes/Analysis/Stage.h), added in
+// main().
+static cl::opt<Stage>
+    stage("stage", cl::desc("With --emit=mlir: print the IR at the end of"),
+          cl::init(Stage::Lowered), cl::cat(cat));
 // The optimizer's and the schedule's defaults are OptimizerOptions.def's.
 static const mlir::loom::OptimizerOptions schedule;
 static cl::opt<std::string>
@@ -171,6 +166,10 @@ int main(int argc, char **argv) {
   registerPassesOnce();
   cl::AddExtraVersionPrinter(
       [](llvm::raw_ostream &os) { os << LOOM_VERSION_STRING << "\n"; });
+  for (int s = 0; s <= static_cast<int>(Stage::Lowered); ++s)
+    stage.getParser().addLiteralOption(
+        mlir::loom::getStageName(static_cast<Stage>(s)), static_cast<Stage>(s),
+        mlir::loom::getStageDescription(static_cast<Stage>(s)));
 
   // --help lists loomc's own options; MLIR's and LLVM's hundreds only
   // --help-hidden. (cl::HideUnrelatedOptions alone hides them from both.)
