@@ -34,7 +34,8 @@ struct CheckStagePass : impl::CheckStagePassBase<CheckStagePass> {
            << (found.stage <= Stage::Train ? "is a loom op"
                                            : "works on tensors")
            << ")";
-    diag << ": run " << getPipelinesBetween(found.stage, stage) << " first";
+    diag << ": run " << getPipelinesBetween(found.stage, stage, cuda)
+         << " first";
     signalPassFailure();
   }
 };

@@ -45,6 +45,9 @@ def CheckStagePass : Pass<"loom-check-stage", "mlir::ModuleOp"> {
                         "no loom ops left"),
              clEnumValN(::mlir::loom::Stage::Bufferized, "bufferized",
                         "no loom ops and no tensors"))}]>,
+    Option<"cuda", "cuda", "bool", /*default=*/"false",
+           "Name the NVIDIA GPU target's pipelines in the error (buffers "
+           "for the device: --loom-bufferize-pipeline=device=1)">,
   ];
 }
 

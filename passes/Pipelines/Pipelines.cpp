@@ -102,9 +102,10 @@ static void addBufferize(OpPassManager &pm, bool stack) {
 
 /// Stops the pipeline at its start unless the input has reached `stage`
 /// (instead of failing deep inside a conversion on IR it cannot handle).
-static void addCheckStage(OpPassManager &pm, Stage stage) {
+static void addCheckStage(OpPassManager &pm, Stage stage, bool cuda = false) {
   CheckStagePassOptions check;
   check.stage = stage;
+  check.cuda = cuda;
   pm.addPass(createCheckStagePass(check));
 }
 
@@ -183,7 +184,7 @@ std::string mlir::loom::gpuLoopNests(int64_t blockSize) {
 /// buildGpuKernelsPipeline, with the GEMMs calling `<gemmPrefix>_<type>`.
 static void addGpuKernels(OpPassManager &pm, const CudaPipelineOptions &o,
                           StringRef gemmPrefix) {
-  addCheckStage(pm, Stage::Bufferized);
+  addCheckStage(pm, Stage::Bufferized, /*cuda=*/true);
   LowerGemmToRuntimePassOptions gemm;
   gemm.prefix = gemmPrefix.str();
   pm.addPass(createLowerGemmToRuntimePass(gemm));
