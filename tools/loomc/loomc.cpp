@@ -159,20 +159,17 @@ static cl::opt<bool> dumpPassPipeline(
              "previous stage's --emit=mlir output"),
     cl::init(false), cl::cat(cat));
 
-int main(int argc, char **argv) {
-  llvm::InitLLVM init(argc, argv);
-  mlir::registerAsmPrinterCLOptions();
-  mlir::registerMLIRContextCLOptions();
-  registerPassesOnce();
-  cl::AddExtraVersionPrinter(
-      [](llvm::raw_ostream &os) { os << LOOM_VERSION_STRING << "\n"; });
+/// --stage's values: the stages' names and descriptions.
+static void addStageValues() {
   for (int s = 0; s <= static_cast<int>(Stage::Lowered); ++s)
     stage.getParser().addLiteralOption(
         mlir::loom::getStageName(static_cast<Stage>(s)), static_cast<Stage>(s),
         mlir::loom::getStageDescription(static_cast<Stage>(s)));
+}
 
-  // --help lists loomc's own options; MLIR's and LLVM's hundreds only
-  // --help-hidden. (cl::HideUnrelatedOptions alone hides them from both.)
+/// --help lists loomc's own options; MLIR's and LLVM's hundreds only
+/// --help-hidden. (cl::HideUnrelatedOptions alone hides them from both.)
+static void showOnlyOwnOptions() {
   llvm::SmallVector<cl::Option *> shown;
   for (auto &[name, option] : cl::getRegisteredOptions())
     if (option->getOptionHiddenFlag() == cl::NotHidden)
@@ -181,32 +178,10 @@ int main(int argc, char **argv) {
   for (cl::Option *option : shown)
     if (option->getOptionHiddenFlag() == cl::ReallyHidden)
       option->setHiddenFlag(cl::Hidden);
-  cl::ParseCommandLineOptions(
-      argc, argv,
-      "loomc: compiles a model into a training artifact\n\n"
-      "  loomc MODEL.mlir -o OUTDIR\n"
-      "  loomc --model=gpt:vocab=256,seq=64,dim=64,heads=4,layers=2,batch=4 "
-      "-o OUTDIR\n"
-      "  loomc --model=mlp:in=16,hidden=64,out=4,layers=2,batch=32 "
-      "--emit=mlir --stage=train\n\n"
-      "OUTDIR receives model.so and manifest.json; run it with loom-run.\n"
-      "MODEL.mlir is MLIR text or bytecode (loom-opt --emit-bytecode); "
-      "bytecode is read\nin a child process, as MLIR's bytecode reader is "
-      "not safe on malformed input.\n\n"
-      "MLIR's options work too: --mlir-print-ir-after-all, "
-      "--mlir-print-ir-after=<pass>,\n--mlir-timing, --mlir-pass-statistics "
-      "(--help-hidden lists every option).\n"
-      "--mlir-print-op-on-diagnostic: errors also print the op they are "
-      "about (MLIR's\n\"see current operation\" note; off in loomc).\n"
-      "--mlir-pass-pipeline-crash-reproducer=FILE: when a pass fails or "
-      "crashes, FILE gets\nthe failing stage's input IR and pass pipeline; "
-      "`loom-opt --run-reproducer FILE`\nreplays it.\n");
+}
 
-  if (emit != "artifact" && emit != "mlir") {
-    llvm::errs() << "loomc: error: --emit must be artifact or mlir, got '"
-                 << emit << "'\n";
-    return 1;
-  }
+/// The parsed flags as the driver takes them.
+static CompileOptions compileOptions(int argc, char **argv) {
   CompileOptions options;
   options.inputFile = inputFile;
   options.modelSpec = modelSpec;
@@ -245,5 +220,43 @@ int main(int argc, char **argv) {
       options.givenFlags.push_back(name.str());
   for (int i = 0; i < argc; ++i)
     options.commandLine += (i ? " " : "") + std::string(argv[i]);
-  return mlir::failed(compile(options)) ? 1 : 0;
+  return options;
+}
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  registerPassesOnce();
+  cl::AddExtraVersionPrinter(
+      [](llvm::raw_ostream &os) { os << LOOM_VERSION_STRING << "\n"; });
+  addStageValues();
+  showOnlyOwnOptions();
+  cl::ParseCommandLineOptions(
+      argc, argv,
+      "loomc: compiles a model into a training artifact\n\n"
+      "  loomc MODEL.mlir -o OUTDIR\n"
+      "  loomc --model=gpt:vocab=256,seq=64,dim=64,heads=4,layers=2,batch=4 "
+      "-o OUTDIR\n"
+      "  loomc --model=mlp:in=16,hidden=64,out=4,layers=2,batch=32 "
+      "--emit=mlir --stage=train\n\n"
+      "OUTDIR receives model.so and manifest.json; run it with loom-run.\n"
+      "MODEL.mlir is MLIR text or bytecode (loom-opt --emit-bytecode); "
+      "bytecode is read\nin a child process, as MLIR's bytecode reader is "
+      "not safe on malformed input.\n\n"
+      "MLIR's options work too: --mlir-print-ir-after-all, "
+      "--mlir-print-ir-after=<pass>,\n--mlir-timing, --mlir-pass-statistics "
+      "(--help-hidden lists every option).\n"
+      "--mlir-print-op-on-diagnostic: errors also print the op they are "
+      "about (MLIR's\n\"see current operation\" note; off in loomc).\n"
+      "--mlir-pass-pipeline-crash-reproducer=FILE: when a pass fails or "
+      "crashes, FILE gets\nthe failing stage's input IR and pass pipeline; "
+      "`loom-opt --run-reproducer FILE`\nreplays it.\n");
+
+  if (emit != "artifact" && emit != "mlir") {
+    llvm::errs() << "loomc: error: --emit must be artifact or mlir, got '"
+                 << emit << "'\n";
+    return 1;
+  }
+  return mlir::failed(compile(compileOptions(argc, argv))) ? 1 : 0;
 }
