@@ -117,13 +117,14 @@ def loom_side_by_side(artifact, copies, steps, warmup, tmp):
     return statistics.mean(means)
 
 
-def torch(spec, rate, steps, warmup, hosts=2, local_sgd=0):
-    """PyTorch 1.13 DDP (or post-local SGD every `local_sgd` steps) on the
-    emulated hosts (rate None: `hosts` local processes): {"median", "mean"}
-    step time."""
+def torch(spec, rate, steps, warmup, hosts=2, local_sgd=0, zero=0):
+    """PyTorch 1.13 DDP (or post-local SGD every `local_sgd` steps, or with
+    `zero` 1 its ZeroRedundancyOptimizer) on the emulated hosts (rate None:
+    `hosts` local processes): {"median", "mean"} step time."""
     f = spec_fields(spec)
     script = ["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_gpt_ddp.py"),
-              "--steps", str(steps), "--warmup", str(warmup), "--local-sgd", str(local_sgd)]
+              "--steps", str(steps), "--warmup", str(warmup), "--local-sgd", str(local_sgd),
+              "--zero", str(zero)]
     cmd = (script + ["--ranks", str(hosts)] if rate is None else
            [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", *script])
     for k in ("vocab", "seq", "dim", "heads", "layers", "batch"):

@@ -4,7 +4,11 @@ random tokens with DistributedDataParallel over gloo (or alone with --ranks 1).
 With --local-sgd TAU it is PyTorch's post-local SGD instead: DDP with
 `post_localSGD_hook` (no global gradient all-reduce; each rank is its own
 subgroup) and a `PeriodicModelAverager` averaging the models every TAU steps
-(blocking), the peer of Loom's CO2.
+(blocking), the peer of Loom's CO2. With --zero 1 the optimizer is
+`ZeroRedundancyOptimizer` over AdamW (each rank keeps 1/N of its state and
+broadcasts its updated parameters), the peer of Loom's ZeRO; with --zero 3
+the model is wrapped in FullyShardedDataParallel instead of DDP (1.13
+needs CUDA for it: the error is printed as `torch error=...`).
 Prints one line: `torch ranks=R steps=N step_time_s=... mean_step_time_s=...
 tokens_per_s=...` (median and mean over the timed steps, after warmup;
 tokens_per_s from the mean, which counts the periodic averaging)."""
@@ -31,7 +35,17 @@ def worker(rank, args):
         dist.init_process_group("gloo", rank=rank, world_size=args.ranks)
     model = GPT(args.vocab, args.seq, args.dim, args.heads, args.layers)
     averager = None
-    if args.ranks > 1:
+    if args.ranks > 1 and args.zero == 3:
+        try:
+            from torch.distributed.fsdp import FullyShardedDataParallel
+            model = FullyShardedDataParallel(model)
+        except Exception as e:  # noqa: BLE001 - the peer's own refusal
+            if rank == 0:
+                print(f"torch error={type(e).__name__}: {e}".replace("\n", " "),
+                      flush=True)
+            dist.destroy_process_group()
+            return
+    elif args.ranks > 1:
         model = torch.nn.parallel.DistributedDataParallel(model)
         if args.local_sgd:
             from torch.distributed.algorithms.ddp_comm_hooks.post_localSGD_hook import (
@@ -46,7 +60,12 @@ def worker(rank, args):
                                       start_localSGD_iter=0)
             model.register_comm_hook(state, post_localSGD_hook)
             averager = PeriodicModelAverager(period=args.local_sgd, warmup_steps=0)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    if args.ranks > 1 and args.zero == 1:
+        from torch.distributed.optim import ZeroRedundancyOptimizer
+        opt = ZeroRedundancyOptimizer(model.parameters(),
+                                      optimizer_class=torch.optim.AdamW, lr=1e-3)
+    else:
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
     g = torch.Generator().manual_seed(rank)
     times = []
     for step in range(args.warmup + args.steps):
@@ -91,7 +110,7 @@ def main():
     for name, default in [("vocab", 256), ("seq", 64), ("dim", 64), ("heads", 4),
                           ("layers", 2), ("batch", 8), ("ranks", 1), ("steps", 30),
                           ("warmup", 5), ("threads", 1), ("port", 29533),
-                          ("local_sgd", 0)]:
+                          ("local_sgd", 0), ("zero", 0)]:
         ap.add_argument("--" + name.replace("_", "-"), type=int, default=default)
     args = ap.parse_args()
     if "OMPI_COMM_WORLD_SIZE" in os.environ:

@@ -88,6 +88,12 @@ static json::Array paramsJson(ModuleOp train) {
     double scale = p.getScale() ? p.getScale()->convertToDouble() : 0.0;
     o[key::tensor::init] = initJson(stringifyInitKind(p.getInit()), scale);
     o[key::tensor::weight_decay] = !p.getNoWeightDecay();
+    // ZeRO-3: the param is this rank's slice of a tensor of full_shape.
+    if (auto full = p->getAttrOfType<TypeAttr>(kFullTypeAttr)) {
+      o[key::tensor::sharded] = true;
+      o[key::tensor::full_shape] =
+          shapeJson(cast<RankedTensorType>(full.getValue()));
+    }
     params.push_back(std::move(o));
   }
   return params;
@@ -197,6 +203,13 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
   }
   if (auto co2 = train->getAttrOfType<CO2Attr>(kCO2Attr))
     manifest[key::root::co2] = co2Json(co2);
+  if (auto zero = train->getAttrOfType<ZeroAttr>(kZeroAttr)) {
+    manifest[key::root::zero] =
+        json::Object{{key::zero::stage, zero.getStage()},
+                     {key::zero::ranks, zero.getRanks()}};
+    for (Attribute name : zero.getParams())
+      shardedParams.insert(cast<StringAttr>(name).getValue());
+  }
   manifest[key::root::cost_model] = costModelJson(options);
   manifest[key::root::compile_options] =
       json::Object{{key::compile_options::command_line, options.commandLine},
@@ -239,8 +252,12 @@ LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
       json::Object s = tensorJson(name, shaped);
       // Optimizer state belongs to a parameter; CO2's sharded outer state
       // (co2.shard.*) to a slice of all of them.
-      if (StringRef owner = name.rsplit('.').first; paramNames.count(owner))
+      if (StringRef owner = name.rsplit('.').first; paramNames.count(owner)) {
         s[key::tensor::param] = owner.str();
+        // ZeRO: this rank's slice of the state (loom.zero's layout).
+        if (shardedParams.contains(owner))
+          s[key::tensor::sharded] = true;
+      }
       s[key::tensor::init] = initJson("zeros", 0.0);
       state.push_back(std::move(s));
     }

@@ -5,6 +5,7 @@
 #include "loom/Driver/Driver.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/JSON.h"
 
 namespace mlir::loom::driver {
@@ -15,6 +16,8 @@ namespace mlir::loom::driver {
 /// loom/runtime/ManifestSchema.def, shared with the runtime's reader.
 struct ManifestBuilder {
   llvm::json::Object manifest;
+  /// ZeRO: the parameters whose state is each rank's slice (loom.zero).
+  llvm::StringSet<> shardedParams;
 
   /// Reads parameters, batch inputs and the task from the train stage.
   LogicalResult addModel(ModuleOp train, const CompileOptions &options);

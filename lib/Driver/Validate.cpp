@@ -72,6 +72,10 @@ static LogicalResult parseTrainSpecs(Compilation &c) {
   if (options.dp < 2)
     return c.error("--co2 needs --dp=N with N > 1 (CO2 averages the ranks' "
                    "models every local-steps steps)");
+  if (options.zero > 0)
+    return c.error("--co2 and --zero do not combine yet: CO2's inner "
+                   "optimizer state is each rank's own (--co2=sharded=1 "
+                   "shards its outer state)");
   if (options.overlap)
     return c.error("--co2 and --overlap do not combine: CO2's inner steps "
                    "do not communicate, and its outer all-reduce already "
@@ -93,6 +97,12 @@ static LogicalResult checkModelFlags(const Compilation &c) {
   if (options.overlap && options.dp < 2)
     return c.error("--overlap needs --dp=N with N > 1: it overlaps the "
                    "gradient all-reduce of data parallelism with compute");
+  if (c.given("zero") && (options.zero < 0 || options.zero > 3))
+    return c.error("--zero must be 1, 2 or 3 (0: off), got " +
+                   llvm::Twine(options.zero));
+  if (options.zero > 0 && options.dp < 2)
+    return c.error("--zero needs --dp=N with N > 1: it shards the "
+                   "optimizer state over the data-parallel ranks");
   if (c.given("bucket-mib") && !options.overlap)
     return c.error("--bucket-mib applies to --overlap only (the size of the "
                    "all-reduce buckets it overlaps)");

@@ -38,27 +38,21 @@ int32_t reduceCode(comm::ReduceKind kind) {
 }
 
 /// Builds the runtime call: `name(group, <buffers as pointers>, count,
-/// <ints>)`; every collective of the one-axis meshes Loom lowers today
-/// runs on group 0 (all ranks).
+/// <ints>)` on the op's group (runtimeGroup).
 FailureOr<func::CallOp> callRuntime(RewriterBase &rewriter, Operation *op,
                                     StringRef name, ValueRange buffers,
                                     int64_t count, ArrayRef<int32_t> ints,
                                     TypeRange results = {}) {
-  // Group 0 is every rank: only collectives over the whole mesh lower today.
-  auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
-  auto mesh = SymbolTable::lookupNearestSymbolFrom<comm::MeshOp>(op, meshName);
-  int64_t all = 1;
-  for (int64_t d : mesh.getShape())
-    all *= d;
-  if (mesh.getGroupSize(op->getAttrOfType<ArrayAttr>("axes")) != all)
-    return op->emitError("the CPU lowering runs collectives over every rank "
-                         "of the mesh only; this one spans a sub-group");
+  FailureOr<int64_t> group = runtimeGroup(op);
+  if (failed(group))
+    return failure();
   Location loc = op->getLoc();
   MLIRContext *ctx = op->getContext();
   Type i64 = rewriter.getI64Type(), i32 = rewriter.getI32Type();
   Type ptr = LLVM::LLVMPointerType::get(ctx);
   SmallVector<Type> types{i64};
-  SmallVector<Value> args{arith::ConstantIntOp::create(rewriter, loc, 0, 64)};
+  SmallVector<Value> args{
+      arith::ConstantIntOp::create(rewriter, loc, *group, 64)};
   for (Value buffer : buffers) {
     types.push_back(ptr);
     args.push_back(bufferPointer(rewriter, loc, buffer));

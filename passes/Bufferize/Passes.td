@@ -8,9 +8,12 @@ def FinalizeCommPass : Pass<"loom-finalize-comm", "mlir::ModuleOp"> {
   let summary = "Drops comm.mesh declarations after bufferization.";
   let description = [{
     Bufferization turns every collective into a runtime call; the meshes
-    they named have no meaning in the LLVM dialect. Fails, naming the op,
-    if a collective was left behind.
+    they named have no meaning in the LLVM dialect. `comm.group_rank`, which
+    has no buffer, becomes a call of `loom_rt_group_rank` here. Fails,
+    naming the op, if a collective was left behind.
   }];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::func::FuncDialect"];
 }
 
 def DuplicateInitsPass : Pass<"loom-duplicate-inits", "mlir::func::FuncOp"> {

@@ -1,6 +1,7 @@
 //===- RuntimeCalls.cpp - Calling the runtime ABI from lowered code -------===//
 #include "passes/Bufferize/RuntimeCalls.h"
 
+#include "dialects/Comm/IR/CommOps.h"
 #include "loom/runtime/abi.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -52,4 +53,16 @@ int32_t mlir::loom::runtimeDType(Type t) {
   if (t.isInteger(64))
     return LOOM_I64;
   return -1;
+}
+
+FailureOr<int64_t> mlir::loom::runtimeGroup(Operation *op) {
+  auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+  auto mesh = SymbolTable::lookupNearestSymbolFrom<comm::MeshOp>(op, meshName);
+  int64_t all = 1;
+  for (int64_t d : mesh.getShape())
+    all *= d;
+  if (mesh.getGroupSize(op->getAttrOfType<ArrayAttr>("axes")) != all)
+    return op->emitError("the CPU lowering runs collectives over every rank "
+                         "of the mesh only; this one spans a sub-group");
+  return 0;
 }

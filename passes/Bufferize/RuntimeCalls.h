@@ -31,6 +31,11 @@ Value bufferPointer(OpBuilder &b, Location loc, Value memref,
 func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
                                     FunctionType type);
 
+/// The runtime's group id (abi.h) of the ranks `op` (a comm op with `mesh`
+/// and `axes` attributes) spans: 0, every rank, is the only group the
+/// runtime knows, so an op over a sub-group of its mesh is an error.
+FailureOr<int64_t> runtimeGroup(Operation *op);
+
 /// The `loom_dtype` code of an element type (abi.h), or -1.
 int32_t runtimeDType(Type elementType);
 

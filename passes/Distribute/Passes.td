@@ -31,6 +31,77 @@ def DataParallelPass : Pass<"loom-data-parallel", "mlir::ModuleOp"> {
   ];
 }
 
+def ShardStatePass : Pass<"loom-shard-state", "mlir::ModuleOp"> {
+  let summary = "ZeRO: each rank keeps and updates 1/N of the optimizer "
+                "state (stage 1), receives 1/N of the gradients (stage 2) "
+                "and stores 1/N of the parameters (stage 3).";
+  let description = [{
+    Runs on a data-parallel train module (after `--loom-data-parallel` and
+    `--loom-add-optimizer`) and shards the optimizer over the mesh axis's N
+    ranks, as DeepSpeed's ZeRO does (docs/zero.md):
+
+    - stage 1: every `loom.adamw` / `loom.sgd` of `@train_step` becomes the
+      same update of this rank's slice of the parameter (`slice` form, its
+      state tensors slice-sized), and a `comm.all_gather` of the updated
+      slices gives the new parameter (`loom.set_param`);
+    - stage 2: besides, `@train_step` calls a private copy of
+      `@loss_and_grad`, `@loss_and_grad_shards`, in which each gradient's
+      `comm.all_reduce ... mean` is a `comm.reduce_scatter ... mean`, so a
+      rank receives only its slice; the gradient norm sums the squares of
+      the slices and then over the ranks (`comm.all_reduce ... sum`);
+    - stage 3: besides, each rank stores only its slice of every parameter:
+      the `loom.param` takes the slice's type (its own kept as
+      `loom.full_type`), every `loom.get_param` becomes a read of the slice
+      and a `comm.all_gather` placed just before the value's first use, and
+      in `@loss_and_grad_shards` the backward pass gathers a parameter it
+      reads again rather than keeping the forward's copy alive; the updates
+      are the ordinary in-place ones, on the slices. With `prefetch=k`
+      each read and gather move up to the first use of the parameter
+      gathered k reads before (the overlap passes then start it there), so
+      at most k gathered parameters wait ahead of their use.
+
+    A parameter of n elements is flattened and padded with zeros to N·s
+    elements, s = ceil(n / N): rank r (`comm.group_rank`) owns elements
+    [r·s, r·s + s). Any n on any N works; zero-size parameters keep their
+    whole (empty) update. The collectives depend on the IR alone, so every
+    rank issues them in the same order; `--loom-bucket-collectives`,
+    `--loom-async-collectives` and `--loom-schedule-overlap` place them
+    like the all-reduces when they run after this pass.
+
+    The module gets `loom.zero = #loom.zero<stage, mesh, ranks, params>`,
+    from which the manifest marks the sharded state for the runtime.
+
+    With stage 1 the parameters and the loss are bit-identical to plain
+    data parallelism (the same all-reduced gradient, the same elementwise
+    update); with stage 2 the gradient is summed by a reduce-scatter
+    instead (the same sums on 2 ranks; on more, MPI may order them
+    otherwise) and the norm in another order (its last bits differ).
+  }];
+  let dependentDialects = ["::mlir::loom::comm::CommDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"stage", "stage", "int64_t", /*default=*/"1",
+           "ZeRO stage: 1 (optimizer state), 2 (and gradients) or 3 (and "
+           "parameters).">,
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"world\"",
+           "Name of the mesh symbol.">,
+    Option<"axis", "axis", "std::string", /*default=*/"\"dp\"",
+           "Mesh axis the state is sharded over.">,
+    Option<"prefetch", "prefetch", "int64_t", /*default=*/"0",
+           "Stage 3: gather each parameter this many parameter reads "
+           "ahead of its use (0: just before it).">,
+  ];
+  let statistics = [
+    Statistic<"numShardedParams", "num-sharded-params",
+              "Parameters whose optimizer state is sharded">,
+    Statistic<"numReduceScatters", "num-reduce-scatters",
+              "Gradient all-reduces turned into reduce-scatters">,
+    Statistic<"numParamGathers", "num-param-gathers",
+              "All-gathers of sharded parameters before their uses">,
+  ];
+}
+
 def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
   let summary = "CO2: local steps, and an outer step fed by a one-step-stale "
                 "all-reduce that overlaps the next local steps.";

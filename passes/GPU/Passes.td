@@ -265,6 +265,26 @@ def MergeGpuModulesPass : Pass<"loom-merge-gpu-modules", "mlir::ModuleOp"> {
   ];
 }
 
+def SinkDynamicViewsPass
+    : Pass<"loom-sink-dynamic-views", "mlir::func::FuncOp"> {
+  let summary = "Moves views with runtime offsets into the kernels that "
+                "read them.";
+  let description = [{
+    Runs before `gpu-kernel-outlining`. A kernel takes its memrefs as bare
+    pointers (`use-bare-ptr-memref-call-conv`), which needs a layout known
+    at compile time; a `memref.subview` (or `memref.reinterpret_cast`)
+    whose offset or strides are runtime values, such as ZeRO's slice of a
+    parameter at rank × slice size (`--loom-shard-state`), has none. Each
+    such view used inside a `gpu.launch` is cloned into its body, so the
+    kernel takes the view's source and its offset instead.
+
+    Example: `%v = memref.subview %p[%off] [4] [1] : memref<8xf32> to
+    memref<4xf32, strided<[1], offset: ?>>` used in a launch becomes the
+    same subview at the top of the launch body, of `%p` and `%off`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+}
+
 def PreciseGpuSqrtPass : Pass<"loom-precise-gpu-sqrt", "mlir::gpu::GPUModuleOp"> {
   let summary = "Correctly rounded sqrt and rsqrt in GPU kernels.";
   let description = [{

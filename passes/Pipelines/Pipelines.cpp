@@ -32,6 +32,7 @@ TrainOptions TrainPipelineOptions::bind() const {
 #include "passes/Analysis/MachineOptions.def"
   o.dp = dp;
   o.overlap = overlap;
+  o.zero = zero;
   o.bucketMiB = bucketMiB;
   if (co2) {
     o.co2.emplace();
@@ -53,15 +54,23 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
     DataParallelPassOptions dp;
     dp.ranks = o.dp;
     pm.addPass(createDataParallelPass(dp));
-    if (o.overlap) {
-      BucketCollectivesPassOptions bucket;
-      bucket.maxMiB = o.bucketMiB;
-      pm.addPass(createBucketCollectivesPass(bucket));
-      pm.addPass(createAsyncCollectivesPass());
-      pm.addPass(createScheduleOverlapPass());
-    }
   }
   pm.addPass(createAddOptimizerPass(o.optimizer));
+  // ZeRO's collectives exist before the overlap passes place them.
+  if (o.zero > 0) {
+    ShardStatePassOptions shard;
+    shard.stage = o.zero;
+    // Asynchronous gathers of ZeRO-3 parameters start one read ahead.
+    shard.prefetch = o.overlap ? 1 : 0;
+    pm.addPass(createShardStatePass(shard));
+  }
+  if (o.dp != 1 && o.overlap) {
+    BucketCollectivesPassOptions bucket;
+    bucket.maxMiB = o.bucketMiB;
+    pm.addPass(createBucketCollectivesPass(bucket));
+    pm.addPass(createAsyncCollectivesPass());
+    pm.addPass(createScheduleOverlapPass());
+  }
   if (o.co2)
     pm.addPass(createCO2Pass(*o.co2));
   addUpstream(pm, "canonicalize,cse");
@@ -223,7 +232,8 @@ void mlir::loom::buildEmulatedGpuPipeline(OpPassManager &pm,
 void mlir::loom::buildGpuToLLVMPipeline(OpPassManager &pm,
                                         const CudaPipelineOptions &o) {
   addUpstream(
-      pm, "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
+      pm, "func.func(loom-sink-dynamic-views),"
+          "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
           "loom-merge-gpu-modules,"
           "func.func(gpu-async-region),nvvm-attach-target{"
           "chip=" +

@@ -34,6 +34,7 @@ struct TrainOptions {
   OptimizerOptions optimizer;
   int64_t dp = 1;       ///< data-parallel ranks (1: no averaging)
   bool overlap = false; ///< bucketed, asynchronous, scheduled all-reduces
+  int64_t zero = 0;     ///< ZeRO stage (0: none; 1, 2: --loom-shard-state)
   double bucketMiB = 1.0;
   std::optional<CO2Options> co2; ///< none: no CO2
   MachineOptions machine;        ///< what the cost model assumes
@@ -56,6 +57,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
       llvm::cl::desc("Bucket the gradient all-reduces, split them into "
                      "start/wait and schedule them to overlap with compute"),
       llvm::cl::init(TrainOptions().overlap)};
+  Option<int64_t> zero{*this, "zero",
+                       llvm::cl::desc("ZeRO stage: 0 (off), 1 (sharded "
+                                      "optimizer state), 2 (and gradients) "
+                                      "or 3 (and parameters)"),
+                       llvm::cl::init(TrainOptions().zero)};
   Option<double> bucketMiB{*this, "bucket-mib",
                            llvm::cl::desc("Largest all-reduce bucket (MiB)"),
                            llvm::cl::init(TrainOptions().bucketMiB)};

@@ -134,11 +134,13 @@ struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
       auto name = FlatSymbolRefAttr::get(param.getSymNameAttr());
       Value pg = g;
       if (optimizer == "adamw")
-        AdamWOp::create(b, loc, name, pg, lr, step, b.getF64FloatAttr(beta1),
+        AdamWOp::create(b, loc, /*new_slice=*/Type(), name, /*slice=*/Value(),
+                        pg, lr, step, b.getF64FloatAttr(beta1),
                         b.getF64FloatAttr(beta2), b.getF64FloatAttr(eps),
                         b.getF64FloatAttr(wd));
       else
-        SGDOp::create(b, loc, name, pg, lr, step, b.getF64FloatAttr(momentum),
+        SGDOp::create(b, loc, /*new_slice=*/Type(), name, /*slice=*/Value(), pg,
+                      lr, step, b.getF64FloatAttr(momentum),
                       b.getF64FloatAttr(wd));
     }
     func::ReturnOp::create(b, loc, ValueRange{loss, lr, norm});

@@ -3,8 +3,9 @@
 // Parses the input as an artifact's manifest.json, then does the arithmetic
 // the loader and trainer do with an accepted manifest without checking it
 // again: buffer sizes of every tensor and entry argument, tokens per step,
-// the mesh's rank count, CO2's round buffer (UBSan sees any overflow), and
-// the cross references the parser promises to have checked.
+// the mesh's rank count, CO2's round buffer, ZeRO's gather buffers (UBSan
+// sees any overflow), and the cross references the parser promises to have
+// checked.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,24 @@ void use(const Manifest &manifest) {
   for (const TensorSpec &state : manifest.state)
     if (!state.param.empty() && !manifest.findParam(state.param))
       violated("state '" + state.name + "' names an undeclared param");
+  // A save all-gathers the slices of every rank of a sharded tensor into a
+  // padded buffer and copies the whole tensor's elements out of it
+  // (ZeroShards.cpp); initialisation and loads fill the slice from element
+  // rank x slice of the whole tensor on.
+  for (const auto *list : {&manifest.params, &manifest.state})
+    for (const TensorSpec &spec : *list) {
+      if (!spec.sharded)
+        continue;
+      const bool isState = list == &manifest.state;
+      if (!manifest.zero.enabled() ||
+          (isState && !manifest.findParam(spec.param)) ||
+          spec.numElements() * manifest.zero.ranks <
+              numElements(manifest.wholeShape(spec)))
+        violated("sharded tensor '" + spec.name +
+                 "' is not a slice of its whole tensor");
+      bytes += static_cast<size_t>(spec.byteSize() * manifest.zero.ranks) +
+               shapeToString(manifest.wholeShape(spec)).size();
+    }
   for (const auto &[name, entry] : manifest.entries) {
     if (manifest.findEntry(name) != &entry)
       violated("findEntry('" + name + "')");

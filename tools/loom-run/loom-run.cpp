@@ -57,6 +57,8 @@ int launch(const Command &command, const char *argv0) {
   // Calibration has no artifact: any rank count will do.
   if (command.calibratePath.empty()) {
     Manifest manifest = readManifest(command.artifactDir);
+    // First, so that a ZeRO artifact's advice keeps --zero.
+    checkZeroJob(manifest, command.ranks, /*external=*/false);
     checkJobMatchesMesh(manifest.mesh, command.ranks, /*external=*/false);
   }
   LaunchOptions launch;

@@ -65,6 +65,16 @@ static cl::opt<bool> overlap(
     cl::desc("With --dp: bucket the gradient all-reduces, run them "
              "asynchronously and schedule them to overlap with compute"),
     cl::init(false), cl::cat(cat));
+static cl::opt<int64_t>
+    zero("zero",
+         cl::desc("With --dp=N: ZeRO, each rank keeping 1/N of the optimizer "
+                  "state. 1: the optimizer state (each rank updates its "
+                  "slice of every parameter, the parameters are "
+                  "all-gathered); 2: also the gradients (reduce-scattered "
+                  "instead of all-reduced); 3: also the parameters (each "
+                  "rank stores its slice, all-gathered before each use). "
+                  "Default 0: off (docs/zero.md)"),
+         cl::init(0), cl::cat(cat));
 static cl::opt<double> bucketMiB(
     "bucket-mib",
     cl::desc("With --overlap: largest bucket in MiB (default 0: chosen from "
@@ -198,6 +208,7 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.dp = dp;
   options.overlap = overlap;
   options.bucketMiB = bucketMiB;
+  options.zero = zero;
   options.calibrationFile = calibration;
   options.co2 = co2;
   options.linkSpec = link;

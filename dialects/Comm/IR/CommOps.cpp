@@ -127,6 +127,7 @@ COMM_SYMBOL_USES(AllReduceStartOp)
 COMM_SYMBOL_USES(ReduceScatterStartOp)
 COMM_SYMBOL_USES(AllGatherStartOp)
 COMM_SYMBOL_USES(BroadcastStartOp)
+COMM_SYMBOL_USES(GroupRankOp)
 #undef COMM_SYMBOL_USES
 
 LogicalResult AllReduceOp::verify() {

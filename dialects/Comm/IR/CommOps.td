@@ -31,6 +31,35 @@ def Comm_MeshOp : Comm_Op<"mesh", [Symbol]> {
   }];
 }
 
+def Comm_GroupRankOp : Comm_Op<"group_rank", [
+    Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "This rank's index within its group along the given axes.";
+  let description = [{
+    The position of the running rank in its group (the ranks that differ
+    only along `axes`), from 0 to the group size minus one: the index a
+    collective's slices are numbered by (`comm.reduce_scatter` gives rank
+    `r` slice `r`, `comm.all_gather` puts rank `r`'s operand at `r`). It
+    talks to no other rank. ZeRO's sharded optimizer
+    (`--loom-shard-state`) uses it to pick the slice this rank updates.
+
+    Example:
+    ```mlir
+    %r = comm.group_rank @world ["dp"]
+    ```
+
+    **Constraints:**
+    - `mesh` names a `comm.mesh`; `axes` is non-empty, has no duplicates and
+      names axes of that mesh.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes);
+  let results = (outs Index:$rank);
+  let assemblyFormat = "$mesh $axes attr-dict";
+  let extraClassDeclaration = [{
+    /// Ranks in the group (1 while the mesh or axes are invalid).
+    int64_t getGroupSize();
+  }];
+}
+
 // Every collective names its mesh and the axes its groups span, and is
 // ordered against other collectives (it talks to the other ranks), so it
 // carries a write effect on the default resource and is never reordered or

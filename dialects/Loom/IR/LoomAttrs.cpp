@@ -100,3 +100,15 @@ LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<MachineAttr>(attr.getValue()), "#loom.machine");
   return success();
 }
+
+LogicalResult ZeroAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                               int64_t stage, FlatSymbolRefAttr, int64_t ranks,
+                               ArrayAttr params) {
+  if (stage < 1 || stage > 3)
+    return emitError() << "stage must be 1, 2 or 3, got " << stage;
+  if (ranks < 2)
+    return emitError() << "ranks must be at least 2, got " << ranks;
+  if (!llvm::all_of(params, llvm::IsaPred<StringAttr>))
+    return emitError() << "params must be parameter names";
+  return success();
+}

@@ -98,4 +98,35 @@ def Loom_CO2Attr : Loom_Attr<"CO2", "co2"> {
       OptionalParameter<"::mlir::DenseI64ArrayAttr">:$shard_sizes);
 }
 
+def Loom_ZeroAttr : Loom_Attr<"Zero", "zero"> {
+  let summary = "ZeRO's sharding of the optimizer state, as --loom-shard-state did it";
+  let description = [{
+    The module attribute `loom.zero` that `--loom-shard-state` sets: the
+    stage (1: each rank keeps and updates the optimizer state of its slice
+    of every parameter, the updated parameters all-gathered; 2: besides,
+    each rank receives only its slice of the averaged gradients; 3:
+    besides, each rank stores only its slice of every parameter, whose
+    `loom.param` then has the slice's type and keeps its own in
+    `loom.full_type`), the mesh
+    and its rank count, and the parameters whose state is sharded. Rank r
+    keeps elements [r·s, r·s + s) of each one's flattened state, s =
+    ceil(n / ranks) for a parameter of n elements (zeros past n); the
+    manifest marks that state (and at stage 3 the parameter) `sharded` for
+    the runtime's initialisation and checkpoints.
+
+    Example:
+    ```mlir
+    module attributes {loom.zero = #loom.zero<stage = 2, mesh = @world,
+        ranks = 4, params = ["fc1.weight", "fc1.bias"]>} {
+    }
+    ```
+
+    **Constraints:**
+    - `stage` is 1, 2 or 3; `ranks` is at least 2.
+    - `params` are names (strings).
+  }];
+  let parameters = (ins "int64_t":$stage, "::mlir::FlatSymbolRefAttr":$mesh,
+                        "int64_t":$ranks, "::mlir::ArrayAttr":$params);
+}
+
 #endif // LOOM_ATTRS_TD

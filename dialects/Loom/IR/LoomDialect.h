@@ -29,6 +29,10 @@ inline constexpr llvm::StringLiteral kCO2Attr = "loom.co2";
 /// On the module, set by --loom-describe-machine: what the cost model
 /// assumes about the machine (#loom.machine).
 inline constexpr llvm::StringLiteral kMachineAttr = "loom.machine";
+/// ZeRO's sharded optimizer state (ZeroAttr), set by --loom-shard-state.
+inline constexpr llvm::StringLiteral kZeroAttr = "loom.zero";
+/// On a loom.param ZeRO-3 stores as this rank's slice: its whole type.
+inline constexpr llvm::StringLiteral kFullTypeAttr = "loom.full_type";
 /// On a lowered entry func: one {role, name} dictionary per argument.
 inline constexpr llvm::StringLiteral kAbiAttr = "loom.abi";
 } // namespace mlir::loom

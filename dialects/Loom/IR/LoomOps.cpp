@@ -552,8 +552,68 @@ static LogicalResult verifyLrType(Operation *op, Value lr, Value grad) {
   return success();
 }
 
+/// The optional `slice %x ... -> type` of the optimizer ops: the slice's
+/// type, printed after the other types, is the result's.
+static ParseResult
+parseSliceResult(OpAsmParser &parser,
+                 std::optional<OpAsmParser::UnresolvedOperand> slice,
+                 Type &sliceType, Type &resultType) {
+  if (!slice)
+    return success();
+  if (parser.parseArrow() || parser.parseType(resultType))
+    return failure();
+  sliceType = resultType;
+  return success();
+}
+
+static void printSliceResult(OpAsmPrinter &p, Operation *, Value, Type,
+                             Type resultType) {
+  if (resultType)
+    p << " -> " << resultType;
+}
+
+/// An optimizer op's slice form (`slice %x`, ZeRO): the slice, gradient and
+/// result share one 1-D type, no longer than the parameter.
+template <typename OpTy>
+static LogicalResult verifySlice(OpTy op) {
+  if (!op.getSlice())
+    return op.getNewSlice()
+               ? op.emitOpError("has a result but no slice to update")
+               : success();
+  Type type = op.getSlice().getType();
+  if (!op.getNewSlice() || op.getNewSlice().getType() != type ||
+      op.getGrad().getType() != type)
+    return op.emitOpError("slice, gradient and result must have one type");
+  if (cast<RankedTensorType>(type).getRank() != 1)
+    return op.emitOpError("the slice must be 1-D, got ") << type;
+  return success();
+}
+
+/// The parameter an optimizer op updates: of the gradient's type, or with a
+/// slice, of its element type and at least as many elements.
+template <typename OpTy>
+static LogicalResult verifyUpdatedParam(OpTy op,
+                                        SymbolTableCollection &symbolTable) {
+  if (!op.getSlice())
+    return verifyParamUse(op, op.getParamAttr(), op.getGrad().getType(),
+                          symbolTable, "gradient");
+  auto param =
+      symbolTable.lookupNearestSymbolFrom<ParamOp>(op, op.getParamAttr());
+  if (!param)
+    return op.emitOpError("'")
+           << op.getParam() << "' does not name a loom.param";
+  auto slice = cast<RankedTensorType>(op.getSlice().getType());
+  RankedTensorType type = param.getTensorType();
+  if (slice.getElementType() != type.getElementType() ||
+      slice.getNumElements() > type.getNumElements())
+    return op.emitOpError("slice type ")
+           << slice << " is not a slice of parameter type " << type;
+  return success();
+}
+
 LogicalResult AdamWOp::verify() {
-  if (failed(verifyLrType(*this, getLr(), getGrad())))
+  if (failed(verifyLrType(*this, getLr(), getGrad())) ||
+      failed(verifySlice(*this)))
     return failure();
   if (!inUnitInterval(getBeta1()) || !inUnitInterval(getBeta2()))
     return emitOpError("beta1 and beta2 must be in [0, 1)");
@@ -565,12 +625,12 @@ LogicalResult AdamWOp::verify() {
 }
 
 LogicalResult AdamWOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyParamUse(*this, getParamAttr(), getGrad().getType(), symbolTable,
-                        "gradient");
+  return verifyUpdatedParam(*this, symbolTable);
 }
 
 LogicalResult SGDOp::verify() {
-  if (failed(verifyLrType(*this, getLr(), getGrad())))
+  if (failed(verifyLrType(*this, getLr(), getGrad())) ||
+      failed(verifySlice(*this)))
     return failure();
   if (!inUnitInterval(getMomentum()))
     return emitOpError("momentum must be in [0, 1)");
@@ -580,8 +640,12 @@ LogicalResult SGDOp::verify() {
 }
 
 LogicalResult SGDOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  return verifyParamUse(*this, getParamAttr(), getGrad().getType(), symbolTable,
-                        "gradient");
+  return verifyUpdatedParam(*this, symbolTable);
+}
+
+LogicalResult SetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyParamUse(*this, getParamAttr(), getValue().getType(),
+                        symbolTable, "value");
 }
 
 /// The outer hyperparameters of CO2OuterOp and CO2OuterShardOp.

@@ -578,23 +578,36 @@ def Loom_AdamWOp : Loom_Op<"adamw", [
     The moments `m` and `v` live with the parameter (state tensors
     `<param>.exp_avg` and `<param>.exp_avg_sq`).
 
+    With `slice %x`, the op updates not `p` but `x`, this rank's slice of
+    `p`'s flattened values (ZeRO's sharded optimizer, `--loom-shard-state`):
+    `grad` is the same slice of the gradient, the state tensors have the
+    slice's type, and the result is the updated slice; `p` is left as it
+    is (the caller gathers the slices and writes it with `loom.set_param`).
+
     Example:
     ```mlir
     loom.adamw @"fc1.weight", %g, %lr, %step {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01} : tensor<64x32xf32>, tensor<f32>, tensor<i64>
+    %x1 = loom.adamw @"fc1.weight" slice %x, %gx, %lr, %step {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01} : tensor<1024xf32>, tensor<f32>, tensor<i64> -> tensor<1024xf32>
     ```
 
     **Constraints:**
     - `param` names a `loom.param`; `grad` has its type.
     - `beta1`, `beta2` are in `[0, 1)`; `eps` is positive; `weight_decay` is
       non-negative.
+    - With `slice`: the slice, `grad` and the result have one type, 1-D with
+      no more elements than `param` and its element type.
   }];
-  let arguments = (ins FlatSymbolRefAttr:$param, Loom_FloatTensor:$grad,
+  let arguments = (ins FlatSymbolRefAttr:$param,
+                       Optional<Loom_FloatTensor>:$slice,
+                       Loom_FloatTensor:$grad,
                        Loom_ScalarFloatTensor:$lr, Loom_StepTensor:$step,
                        F64Attr:$beta1, F64Attr:$beta2, F64Attr:$eps,
                        F64Attr:$weight_decay);
+  let results = (outs Optional<Loom_FloatTensor>:$new_slice);
   let assemblyFormat = [{
-    $param `,` $grad `,` $lr `,` $step attr-dict `:` type($grad) `,` type($lr)
-    `,` type($step)
+    $param (`slice` $slice^)? `,` $grad `,` $lr `,` $step attr-dict `:`
+    type($grad) `,` type($lr) `,` type($step) ``
+    custom<SliceResult>(ref($slice), type($slice), type($new_slice))
   }];
   let hasVerifier = 1;
 }
@@ -612,25 +625,56 @@ def Loom_SGDOp : Loom_Op<"sgd", [
     p = p - lr * b
     ```
     The buffer `b` is the state tensor `<param>.momentum_buffer` (absent
-    when `momentum` is 0).
+    when `momentum` is 0). With `slice %x`, the update of this rank's slice
+    of `p`'s flattened values, as `loom.adamw`'s.
 
     Example:
     ```mlir
     loom.sgd @"fc1.weight", %g, %lr, %step {momentum = 0.9, weight_decay = 0.0} : tensor<64x32xf32>, tensor<f32>, tensor<i64>
+    %x1 = loom.sgd @"fc1.weight" slice %x, %gx, %lr, %step {momentum = 0.9, weight_decay = 0.0} : tensor<1024xf32>, tensor<f32>, tensor<i64> -> tensor<1024xf32>
     ```
 
     **Constraints:**
     - `param` names a `loom.param`; `grad` has its type.
     - `momentum` is in `[0, 1)`; `weight_decay` is non-negative.
+    - With `slice`: the slice, `grad` and the result have one type, 1-D with
+      no more elements than `param` and its element type.
   }];
-  let arguments = (ins FlatSymbolRefAttr:$param, Loom_FloatTensor:$grad,
+  let arguments = (ins FlatSymbolRefAttr:$param,
+                       Optional<Loom_FloatTensor>:$slice,
+                       Loom_FloatTensor:$grad,
                        Loom_ScalarFloatTensor:$lr, Loom_StepTensor:$step,
                        F64Attr:$momentum, F64Attr:$weight_decay);
+  let results = (outs Optional<Loom_FloatTensor>:$new_slice);
   let assemblyFormat = [{
-    $param `,` $grad `,` $lr `,` $step attr-dict `:` type($grad) `,` type($lr)
-    `,` type($step)
+    $param (`slice` $slice^)? `,` $grad `,` $lr `,` $step attr-dict `:`
+    type($grad) `,` type($lr) `,` type($step) ``
+    custom<SliceResult>(ref($slice), type($slice), type($new_slice))
   }];
   let hasVerifier = 1;
+}
+
+def Loom_SetParamOp : Loom_Op<"set_param", [
+    DeclareOpInterfaceMethods<Loom_OptimizerOpInterface>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemWrite<Loom_ParamResource>]>]> {
+  let summary = "Writes a new value of a parameter, computed elsewhere.";
+  let description = [{
+    The parameter takes `value` at the end of the step, as an optimizer op's
+    update does (it is one, with no state of its own). ZeRO's sharded
+    optimizer (`--loom-shard-state`) writes with it the parameter it
+    all-gathered from the ranks' updated slices.
+
+    Example:
+    ```mlir
+    loom.set_param @"fc1.weight", %w : tensor<64x32xf32>
+    ```
+
+    **Constraints:**
+    - `param` names a `loom.param`; `value` has its type.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, Loom_FloatTensor:$value);
+  let assemblyFormat = "$param `,` $value attr-dict `:` type($value)";
 }
 
 include "dialects/Loom/IR/LoomCO2Ops.td"

@@ -65,7 +65,10 @@ Value scalarOf(OpBuilder &b, Location loc, Value t) {
 // AdamW
 //===----------------------------------------------------------------------===//
 
-FlatSymbolRefAttr AdamWOp::getUpdatedParam() { return getParamAttr(); }
+// The slice form updates its result, not the parameter.
+FlatSymbolRefAttr AdamWOp::getUpdatedParam() {
+  return getSlice() ? FlatSymbolRefAttr() : getParamAttr();
+}
 StringRef AdamWOp::getStatePrefix() { return getParam(); }
 SmallVector<StringRef> AdamWOp::getStateSuffixes() {
   return {"exp_avg", "exp_avg_sq"};
@@ -76,6 +79,8 @@ RankedTensorType AdamWOp::getStateType() {
 
 SmallVector<Value> AdamWOp::buildUpdate(OpBuilder &b, Value p,
                                         ArrayRef<Value> state) {
+  if (getSlice())
+    p = getSlice();
   Location loc = getLoc();
   auto type = cast<RankedTensorType>(p.getType());
   auto et = cast<FloatType>(type.getElementType());
@@ -126,7 +131,9 @@ SmallVector<Value> AdamWOp::buildUpdate(OpBuilder &b, Value p,
 // SGD
 //===----------------------------------------------------------------------===//
 
-FlatSymbolRefAttr SGDOp::getUpdatedParam() { return getParamAttr(); }
+FlatSymbolRefAttr SGDOp::getUpdatedParam() {
+  return getSlice() ? FlatSymbolRefAttr() : getParamAttr();
+}
 StringRef SGDOp::getStatePrefix() { return getParam(); }
 SmallVector<StringRef> SGDOp::getStateSuffixes() {
   if (getMomentum().isZero())
@@ -139,6 +146,8 @@ RankedTensorType SGDOp::getStateType() {
 
 SmallVector<Value> SGDOp::buildUpdate(OpBuilder &b, Value p,
                                       ArrayRef<Value> state) {
+  if (getSlice())
+    p = getSlice();
   Location loc = getLoc();
   auto type = cast<RankedTensorType>(p.getType());
   auto et = cast<FloatType>(type.getElementType());
@@ -172,6 +181,22 @@ SmallVector<Value> SGDOp::buildUpdate(OpBuilder &b, Value p,
           return {np, dir};
         return {np};
       });
+}
+
+//===----------------------------------------------------------------------===//
+// set_param: an update with no state, its value computed before
+//===----------------------------------------------------------------------===//
+
+FlatSymbolRefAttr SetParamOp::getUpdatedParam() { return getParamAttr(); }
+StringRef SetParamOp::getStatePrefix() { return getParam(); }
+SmallVector<StringRef> SetParamOp::getStateSuffixes() { return {}; }
+RankedTensorType SetParamOp::getStateType() {
+  return cast<RankedTensorType>(getValue().getType());
+}
+
+SmallVector<Value> SetParamOp::buildUpdate(OpBuilder &, Value,
+                                           ArrayRef<Value>) {
+  return {getValue()};
 }
 
 //===----------------------------------------------------------------------===//

@@ -324,15 +324,35 @@ Tensor &Artifact::tensor(const std::string &name) {
   return *found;
 }
 
-void Artifact::initialize(uint64_t seed) {
+const TensorSpec *shardedSpec(const Manifest &manifest, const Tensor &tensor) {
+  const TensorSpec *spec = nullptr;
+  if (tensor.role() == ArgRole::Param)
+    spec = manifest.findParam(tensor.name());
+  else if (tensor.role() == ArgRole::State)
+    spec = manifest.findState(tensor.name());
+  return spec && spec->sharded ? spec : nullptr;
+}
+
+SliceOf sliceOf(const Manifest &manifest, const Tensor &tensor, int rank) {
+  const TensorSpec *spec = shardedSpec(manifest, tensor);
+  if (!spec)
+    return {tensor.shape(), 0};
+  return {manifest.wholeShape(*spec),
+          static_cast<int64_t>(rank) * tensor.numElements()};
+}
+
+void Artifact::initialize(uint64_t seed, int rank) {
+  auto fill = [&](Tensor &tensor, const TensorSpec &spec) {
+    // A ZeRO slice holds the values its elements have in the whole tensor.
+    const SliceOf slice = sliceOf(man, tensor, rank);
+    fillInitSlice(tensor.data(), tensor.dtype(), tensor.numElements(),
+                  slice.first, numElements(slice.wholeShape), spec.init, seed,
+                  spec.name);
+  };
   for (size_t i = 0; i < paramList.size(); ++i)
-    fillInit(paramList[i]->data(), paramList[i]->dtype(),
-             paramList[i]->numElements(), man.params[i].init, seed,
-             man.params[i].name);
+    fill(*paramList[i], man.params[i]);
   for (size_t i = 0; i < stateList.size(); ++i)
-    fillInit(stateList[i]->data(), stateList[i]->dtype(),
-             stateList[i]->numElements(), man.state[i].init, seed,
-             man.state[i].name);
+    fill(*stateList[i], man.state[i]);
   step() = 0;
   uploadModel();
 }

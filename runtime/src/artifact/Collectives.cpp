@@ -282,6 +282,12 @@ using namespace loom::rt;
 
 extern "C" {
 
+LOOM_RT_ABI_EXPORT int64_t loom_rt_group_rank(int64_t group) {
+  // No collective: the count and dtype only satisfy the common check.
+  checkedType("loom_rt_group_rank", group, 0, LOOM_F32);
+  return currentCommunicator().rank();
+}
+
 LOOM_RT_ABI_EXPORT void loom_rt_all_reduce(int64_t group, void *buf,
                                            int64_t count, int32_t dtype,
                                            int32_t op) {

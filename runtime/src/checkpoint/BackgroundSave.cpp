@@ -53,11 +53,17 @@ void BackgroundSave::launch(const std::string &path, const TrainerState &state,
 
 void BackgroundSave::start(const std::string &path, Artifact &artifact,
                            const TrainerState &state) {
+  start(path, artifact.params(), artifact.state(), state);
+}
+
+void BackgroundSave::start(const std::string &path,
+                           const std::vector<Tensor *> &paramsNow,
+                           const std::vector<Tensor *> &stateNow,
+                           const TrainerState &state) {
   checkIdle();
   checkSaveTarget(path);
-  std::vector<Tensor *> paramCopy = copyTensors(artifact.params(), params);
-  std::vector<Tensor *> stateCopy =
-      copyTensors(artifact.state(), optimizerState);
+  std::vector<Tensor *> paramCopy = copyTensors(paramsNow, params);
+  std::vector<Tensor *> stateCopy = copyTensors(stateNow, optimizerState);
   launch(path, state, /*localModels=*/0,
          [path, state, paramCopy, stateCopy](Outcome &outcome) {
            saveCheckpoint(path, paramCopy, stateCopy, state);

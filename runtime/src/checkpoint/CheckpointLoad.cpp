@@ -3,11 +3,14 @@
 // Verify the sizes and sha256s recorded in trainer.json before reading any
 // tensor, then copy each tensor by name, checking shapes: a checkpoint of
 // another model, or saved with another optimizer, is refused naming the
-// tensor. Checkpoint.h describes the layout and its versions.
+// tensor. Checkpoint.h describes the layout and its versions. A ZeRO
+// artifact's sharded tensors (state, and at stage 3 params) load each
+// rank's slice of the whole tensors (ZeroShards.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "checkpoint/CheckpointLayout.h"
+#include "checkpoint/ZeroShards.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Checkpoint.h"
 #include "loom/runtime/Error.h"
@@ -32,21 +35,32 @@ namespace loom::rt {
 namespace {
 
 /// Copies a safetensors tensor into an artifact tensor, converting between
-/// F32 and F64. Shapes have been checked by the caller.
+/// F32 and F64: all of it, or from element `first` on as much as the
+/// artifact tensor holds (a rank's slice of a ZeRO-sharded tensor, zeros
+/// past the end of the file's). Shapes have been checked by the caller.
 void copyInto(Tensor &tensor, const SafeTensorView &view,
-              const std::string &source) {
-  if (view.dtype && *view.dtype == tensor.dtype()) {
-    std::memcpy(tensor.data(), view.data, tensor.byteSize());
-    return;
-  }
-  if (!view.dtype || !isFloat(*view.dtype) || !isFloat(tensor.dtype()))
+              const std::string &source, int64_t first = 0) {
+  if (view.dtype != tensor.dtype() &&
+      (!view.dtype || !isFloat(*view.dtype) || !isFloat(tensor.dtype())))
     fail("%s: tensor '%s' has dtype %s but the artifact expects %s (only F32 "
          "and F64 can be loaded)",
          source.c_str(), view.name.c_str(), view.dtypeName.c_str(),
          dtypeSafeTensorsName(tensor.dtype()));
+  const int64_t count = std::clamp<int64_t>(numElements(view.shape) - first, 0,
+                                            tensor.numElements());
+  const size_t size = dtypeSize(tensor.dtype());
+  if (count < tensor.numElements())
+    std::memset(static_cast<char *>(tensor.data()) + count * size, 0,
+                tensor.byteSize() - count * size);
+  if (count == 0)
+    return;
+  const size_t viewSize = dtypeSize(*view.dtype);
+  const char *bytes = static_cast<const char *>(view.data) + first * viewSize;
+  if (*view.dtype == tensor.dtype()) {
+    std::memcpy(tensor.data(), bytes, count * size);
+    return;
+  }
   // The file's bytes need not be aligned for the element type.
-  int64_t count = tensor.numElements();
-  const char *bytes = static_cast<const char *>(view.data);
   for (int64_t i = 0; i < count; ++i) {
     if (*view.dtype == DType::F32) {
       float value;
@@ -62,8 +76,10 @@ void copyInto(Tensor &tensor, const SafeTensorView &view,
 
 /// Throws Error naming `tensor` and `source` if a value of it is NaN or
 /// infinite: weights like that make the first loss NaN, which was then
-/// blamed on the learning rate.
-void checkFinite(const Tensor &tensor, const std::string &source) {
+/// blamed on the learning rate. `slice`: where `tensor` lies in the file's
+/// tensor, whose element the message names.
+void checkFinite(const Tensor &tensor, const std::string &source,
+                 const SliceOf &slice) {
   if (!isFloat(tensor.dtype()))
     return;
   const int64_t count = tensor.numElements();
@@ -79,25 +95,33 @@ void checkFinite(const Tensor &tensor, const std::string &source) {
            std::isnan(value) ? "NaN"
            : value > 0       ? "+inf"
                              : "-inf",
-           static_cast<long long>(i), static_cast<long long>(count));
+           static_cast<long long>(slice.first + i),
+           static_cast<long long>(numElements(slice.wholeShape)));
   }
 }
 
-/// Looks up `tensor` in `file`, naming the first mismatch.
+/// Looks up `tensor` in `file`, whose tensor of that name must have
+/// `shape` (the tensor's own, or the whole of a ZeRO slice's), naming the
+/// first mismatch.
 const SafeTensorView &matching(const SafeTensorsFile &file,
-                               const Tensor &tensor,
+                               const Tensor &tensor, const Shape &shape,
                                const std::string &source) {
   const SafeTensorView *view = file.find(tensor.name());
   if (!view)
     fail("%s has no tensor '%s', which the artifact expects (checkpoint of "
          "another model?)",
          source.c_str(), tensor.name().c_str());
-  if (view->shape != tensor.shape())
+  if (view->shape != shape)
     fail("%s: tensor %s: checkpoint shape %s but artifact expects %s",
          source.c_str(), tensor.name().c_str(),
-         shapeToString(view->shape).c_str(),
-         shapeToString(tensor.shape()).c_str());
+         shapeToString(view->shape).c_str(), shapeToString(shape).c_str());
   return *view;
+}
+
+const SafeTensorView &matching(const SafeTensorsFile &file,
+                               const Tensor &tensor,
+                               const std::string &source) {
+  return matching(file, tensor, tensor.shape(), source);
 }
 
 void verifyFile(const std::string &dir, const json &files,
@@ -164,12 +188,20 @@ int64_t integerField(const json &object, const char *key,
 }
 
 /// Copies every tensor of `tensors` from `file`, each of which must be
-/// there with its shape, after checking all of them.
-void loadTensors(const std::vector<Tensor *> &tensors, const std::string &path,
-                 ArgRole role, Artifact *artifact, const char *what) {
+/// there with its shape, after checking all of them. `artifact`'s
+/// ZeRO-sharded tensors take rank `rank`'s slice of the file's whole ones
+/// (ZeroShards.h). Returns where each tensor lies in the file's.
+std::vector<SliceOf> loadTensors(const std::vector<Tensor *> &tensors,
+                                 const std::string &path, ArgRole role,
+                                 Artifact *artifact, const char *what,
+                                 int rank = 0) {
   SafeTensorsFile file = SafeTensorsFile::read(path);
-  for (Tensor *tensor : tensors)
-    matching(file, *tensor, path);
+  std::vector<SliceOf> slices;
+  for (Tensor *tensor : tensors) {
+    slices.push_back(artifact ? sliceOf(artifact->manifest(), *tensor, rank)
+                              : SliceOf{tensor->shape(), 0});
+    matching(file, *tensor, slices.back().wholeShape, path);
+  }
   if (artifact)
     for (const SafeTensorView &view : file.tensors())
       if (!artifact->findTensor(view.name) ||
@@ -178,8 +210,10 @@ void loadTensors(const std::vector<Tensor *> &tensors, const std::string &path,
              path.c_str(), view.name.c_str(), what,
              role == ArgRole::Param ? "checkpoint of another model?"
                                     : "saved with another optimizer?");
-  for (Tensor *tensor : tensors)
-    copyInto(*tensor, matching(file, *tensor, path), path);
+  for (size_t i = 0; i < tensors.size(); ++i)
+    copyInto(*tensors[i], *file.find(tensors[i]->name()), path,
+             slices[i].first);
+  return slices;
 }
 
 /// Loads `tensors` from the shares of the alike state that `ranks` ranks
@@ -312,13 +346,14 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
     verifyFile(dir, files, name, trainerPath);
   // Each file is checked whole before it is copied; a later file's mismatch
   // can still leave earlier tensors loaded, and the caller then fails.
-  loadTensors(artifact.params(), dir + "/" + names[0], ArgRole::Param,
-              &artifact, "");
-  for (const Tensor *param : artifact.params())
-    checkFinite(*param, dir + "/" + names[0]);
+  const std::vector<SliceOf> paramSlices =
+      loadTensors(artifact.params(), dir + "/" + names[0], ArgRole::Param,
+                  &artifact, "", rank);
+  for (size_t i = 0; i < paramSlices.size(); ++i)
+    checkFinite(*artifact.params()[i], dir + "/" + names[0], paramSlices[i]);
   if (!perRank) {
     loadTensors(artifact.state(), dir + "/" + names[1], ArgRole::State,
-                &artifact, "'s optimizer");
+                &artifact, "'s optimizer", rank);
     return result;
   }
   if (version >= kAlikeFileVersion) {
@@ -341,10 +376,15 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
   return result;
 }
 
-LoadResult loadWeights(const std::string &path, Artifact &artifact) {
+/// The params of the weights file `path`, rank `rank`'s slice of each
+/// ZeRO-sharded one.
+LoadResult loadWeights(const std::string &path, Artifact &artifact, int rank) {
   SafeTensorsFile file = SafeTensorsFile::read(path);
-  for (Tensor *param : artifact.params())
-    matching(file, *param, path);
+  std::vector<SliceOf> slices;
+  for (Tensor *param : artifact.params()) {
+    slices.push_back(sliceOf(artifact.manifest(), *param, rank));
+    matching(file, *param, slices.back().wholeShape, path);
+  }
   LoadResult result;
   result.full = false;
   result.path = path;
@@ -357,9 +397,10 @@ LoadResult loadWeights(const std::string &path, Artifact &artifact) {
     if (++ignoredCount <= 3)
       ignored += (ignored.empty() ? "" : ", ") + view.name;
   }
-  for (Tensor *param : artifact.params()) {
-    copyInto(*param, matching(file, *param, path), path);
-    checkFinite(*param, path);
+  for (size_t i = 0; i < slices.size(); ++i) {
+    Tensor &param = *artifact.params()[i];
+    copyInto(param, *file.find(param.name()), path, slices[i].first);
+    checkFinite(param, path, slices[i]);
   }
   if (ignoredCount)
     result.note = "ignored " + std::to_string(ignoredCount) + " tensor" +
@@ -454,7 +495,7 @@ LoadResult loadCheckpoint(const std::string &path, Artifact &artifact, int rank,
                           const PerRankTensors *perRank) {
   ResolvedCheckpoint resolved = resolveCheckpoint(path);
   if (resolved.weightsFile)
-    return loadWeights(resolved.path, artifact);
+    return loadWeights(resolved.path, artifact, rank);
   return withNote(loadFull(resolved.path, artifact, rank, perRank), resolved);
 }
 
@@ -475,12 +516,13 @@ std::optional<CheckpointPeek> peekCheckpoint(const std::string &path) {
   return peek;
 }
 
-LoadResult loadModelWeights(const std::string &path, Artifact &artifact) {
+LoadResult loadModelWeights(const std::string &path, Artifact &artifact,
+                            int rank) {
   ResolvedCheckpoint resolved = resolveCheckpoint(path);
   return withNote(loadWeights(resolved.weightsFile
                                   ? resolved.path
                                   : resolved.path + "/model.safetensors",
-                              artifact),
+                              artifact, rank),
                   resolved);
 }
 

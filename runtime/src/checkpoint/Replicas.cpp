@@ -38,12 +38,13 @@ int firstDiverging(Communicator &comm, const std::vector<Tensor *> &tensors) {
 
 } // namespace
 
-std::string compareReplicas(Communicator &comm, Artifact &artifact) {
+std::string compareReplicas(Communicator &comm,
+                            const std::vector<Tensor *> &params,
+                            const std::vector<Tensor *> &optimizerState) {
   if (comm.size() == 1)
     return "";
-  std::vector<Tensor *> tensors = artifact.params();
-  tensors.insert(tensors.end(), artifact.state().begin(),
-                 artifact.state().end());
+  std::vector<Tensor *> tensors = params;
+  tensors.insert(tensors.end(), optimizerState.begin(), optimizerState.end());
   if (int peer = firstDiverging(comm, tensors))
     return formatString(
         "the ranks' models have diverged: rank %d's params or optimizer "

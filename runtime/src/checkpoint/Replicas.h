@@ -15,14 +15,16 @@
 
 namespace loom::rt {
 
-class Artifact;
 class Tensor;
 class Communicator;
 
-/// Collective. "" if every rank's params and state are bitwise equal to rank
-/// 0's; otherwise a message naming the first rank that differs (the same
-/// message on every rank).
-std::string compareReplicas(Communicator &comm, Artifact &artifact);
+/// Collective. "" if every rank's params and optimizer state (as a
+/// checkpoint holds them: a ZeRO artifact's gathered whole, ZeroShards.h)
+/// are bitwise equal to rank 0's; otherwise a message naming the first rank
+/// that differs (the same message on every rank).
+std::string compareReplicas(Communicator &comm,
+                            const std::vector<Tensor *> &params,
+                            const std::vector<Tensor *> &optimizerState);
 
 /// The same check for `tensors` only (CO2: the replicated outer state, which
 /// every rank computes from the same means while the local models differ).

@@ -105,4 +105,23 @@ void checkJobMatchesMesh(const MeshSpec &mesh, int64_t ranks, bool external) {
        rerun.c_str());
 }
 
+void checkZeroJob(const Manifest &manifest, int64_t ranks, bool external) {
+  const ZeroSpec &zero = manifest.zero;
+  if (!zero.enabled() || zero.ranks == ranks)
+    return;
+  const long long compiled = zero.ranks;
+  // ZeRO needs 2 ranks or more; one rank runs the model compiled without.
+  std::string recompile =
+      ranks < 2 ? std::string("without --dp and --zero")
+                : formatString("with loomc --dp=%lld --zero=%lld",
+                               static_cast<long long>(ranks),
+                               static_cast<long long>(zero.stage));
+  fail("%s: the artifact splits its optimizer state%s over %lld ranks "
+       "(ZeRO stage %lld, zero.ranks) but the job has %lld; run it with %s "
+       "%lld, or recompile %s (its checkpoints resume under any rank count)",
+       manifest.source.c_str(), zero.stage >= 3 ? " and params" : "", compiled,
+       static_cast<long long>(zero.stage), static_cast<long long>(ranks),
+       external ? "-np" : "--ranks", compiled, recompile.c_str());
+}
+
 } // namespace loom::rt

@@ -378,6 +378,36 @@ public:
     return mesh;
   }
 
+  /// `mesh`: the artifact's; ZeRO splits the state over all of its ranks.
+  ZeroSpec zero(const json &value, const std::string &path,
+                const MeshSpec &mesh) {
+    expectObject(value, path);
+    ZeroSpec zero;
+    std::string stagePath = join(path, key::zero::stage);
+    zero.stage =
+        integer(require(value, path, key::zero::stage), stagePath, INT64_MIN);
+    if (zero.stage < 1 || zero.stage > 3)
+      error(stagePath, "must be 1 (sharded optimizer state), 2 (sharded "
+                       "optimizer state and gradients) or 3 (sharded "
+                       "optimizer state, gradients and params), got " +
+                           std::to_string(zero.stage));
+    std::string ranksPath = join(path, key::zero::ranks);
+    zero.ranks =
+        integer(require(value, path, key::zero::ranks), ranksPath, INT64_MIN);
+    if (zero.ranks < 2)
+      error(ranksPath, "must be at least 2 (the ranks the optimizer state is "
+                       "split over), got " +
+                           std::to_string(zero.ranks));
+    if (zero.ranks != mesh.ranks())
+      error(ranksPath,
+            std::to_string(zero.ranks) + " ranks, but the artifact runs on " +
+                (mesh.axes.empty() ? std::string("1 rank (no mesh)")
+                                   : std::to_string(mesh.ranks()) + " (mesh " +
+                                         mesh.describe() + ")") +
+                "; ZeRO splits the state over every rank of the job");
+    return zero;
+  }
+
   std::string source;
   /// Where parseManifestNotingKeys wants the keys looked up; usually null.
   std::set<const char *> *keysRead;
@@ -651,6 +681,99 @@ void parseDescription(Parser &parser, const json &root, Manifest &manifest) {
              manifest.optimizerKind);
 }
 
+/// A ZeRO-sharded tensor (`kind`: "param" or "state") is a rank's slice
+/// of a whole tensor split over zero.ranks ranks, which the zero object
+/// gives.
+void checkZeroObject(Parser &parser, const Manifest &manifest, const char *kind,
+                     const TensorSpec &spec, const std::string &path) {
+  if (!manifest.zero.enabled())
+    parser.error(Parser::join(path, key::tensor::sharded),
+                 std::string(kind) + " '" + spec.name +
+                     "' is sharded, but the manifest has no \"" +
+                     key::root::zero +
+                     "\" object (the ZeRO stage and the ranks the " + kind +
+                     " is split over)");
+}
+
+/// A ZeRO-sharded tensor holds ceil(elements / zero.ranks) of the
+/// `elements` elements of the whole tensor (`whole` names it).
+void checkSliceShape(Parser &parser, const Manifest &manifest, const char *kind,
+                     const TensorSpec &spec, const std::string &path,
+                     int64_t elements, const std::string &whole) {
+  const int64_t slice = manifest.zero.shardElements(elements);
+  if (spec.shape != Shape{slice})
+    parser.error(Parser::join(path, key::tensor::shape),
+                 std::string(kind) + " '" + spec.name + "' is sharded over " +
+                     std::to_string(manifest.zero.ranks) +
+                     " ranks (zero.ranks), so it holds ceil(" +
+                     std::to_string(elements) + " / " +
+                     std::to_string(manifest.zero.ranks) + ") elements of " +
+                     whole + ": expected shape [" + std::to_string(slice) +
+                     "], got " + shapeToString(spec.shape));
+}
+
+/// A ZeRO-sharded state tensor: a rank's slice of the state of its param
+/// (ZeroSpec), so there must be a zero object, a param and the slice's
+/// shape, the param's whole elements split over the ranks.
+void checkShardedState(Parser &parser, const Manifest &manifest,
+                       const TensorSpec &spec, const std::string &path) {
+  std::string shardedPath = Parser::join(path, key::tensor::sharded);
+  checkZeroObject(parser, manifest, "state", spec, path);
+  if (spec.param.empty())
+    parser.error(shardedPath, "state '" + spec.name +
+                                  "' is sharded, but names no param (a "
+                                  "sharded tensor is a slice of the state of "
+                                  "its param)");
+  const int64_t elements =
+      numElements(manifest.wholeShape(*manifest.findParam(spec.param)));
+  if (elements == 0)
+    parser.error(shardedPath, "state '" + spec.name + "' is sharded, but " +
+                                  "its param '" + spec.param +
+                                  "' has no elements (zero-size params are "
+                                  "never sharded)");
+  checkSliceShape(parser, manifest, "state", spec, path, elements,
+                  "the state of param '" + spec.param + "'");
+}
+
+/// A ZeRO-3 param (`value`): "sharded" and "full_shape" come together, at
+/// zero.stage 3 only, and its shape is a rank's slice of full_shape's
+/// elements.
+void parseShardedParam(Parser &parser, const json &value,
+                       const Manifest &manifest, TensorSpec &spec,
+                       const std::string &path) {
+  const std::string shardedPath = Parser::join(path, key::tensor::sharded);
+  const std::string fullPath = Parser::join(path, key::tensor::full_shape);
+  if (const json *sharded = parser.optional(value, key::tensor::sharded))
+    spec.sharded = parser.boolean(*sharded, shardedPath);
+  const json *full = parser.optional(value, key::tensor::full_shape);
+  if (!spec.sharded) {
+    if (full)
+      parser.error(fullPath, "param '" + spec.name +
+                                 "' is not sharded, so its shape is the "
+                                 "whole tensor's (only a ZeRO-3 param, "
+                                 "\"sharded\": true, has a full_shape)");
+    return;
+  }
+  checkZeroObject(parser, manifest, "param", spec, path);
+  if (manifest.zero.stage != 3)
+    parser.error(shardedPath, "param '" + spec.name +
+                                  "' is sharded, but zero.stage is " +
+                                  std::to_string(manifest.zero.stage) +
+                                  " (only stage 3 shards params)");
+  if (!full)
+    parser.error(fullPath, "missing required field (a sharded param is a "
+                           "rank's slice of a tensor of this shape)");
+  spec.fullShape = parser.shape(*full, fullPath);
+  const int64_t elements = numElements(spec.fullShape);
+  if (elements == 0)
+    parser.error(fullPath, "param '" + spec.name +
+                               "' is sharded, but has no elements (zero-size "
+                               "params are never sharded)");
+  checkSliceShape(parser, manifest, "param", spec, path, elements,
+                  "the whole param (full_shape " +
+                      shapeToString(spec.fullShape) + ")");
+}
+
 /// params, state and inputs, whose names are unique across all three.
 void parseTensors(Parser &parser, const json &root, Manifest &manifest) {
   std::set<std::string> names;
@@ -675,6 +798,7 @@ void parseTensors(Parser &parser, const json &root, Manifest &manifest) {
             parser.optional(params[i], key::tensor::weight_decay))
       spec.weightDecay =
           parser.boolean(*decay, Parser::join(path, key::tensor::weight_decay));
+    parseShardedParam(parser, params[i], manifest, spec, path);
     add(std::move(spec), path, manifest.params);
   }
   if (const json *state = parser.optional(root, key::root::state)) {
@@ -692,6 +816,12 @@ void parseTensors(Parser &parser, const json &root, Manifest &manifest) {
           parser.error(paramPath,
                        "names '" + spec.param + "', which is not a param");
       }
+      if (const json *sharded =
+              parser.optional((*state)[i], key::tensor::sharded))
+        spec.sharded =
+            parser.boolean(*sharded, Parser::join(path, key::tensor::sharded));
+      if (spec.sharded)
+        checkShardedState(parser, manifest, spec, path);
       add(std::move(spec), path, manifest.state);
     }
   }
@@ -723,9 +853,16 @@ Manifest parse(const std::string &text, const std::string &source,
       parser.task(parser.require(root, "", key::root::task), key::root::task);
   if (const json *mesh = parser.optional(root, key::root::mesh))
     manifest.mesh = parser.mesh(*mesh, key::root::mesh);
+  if (const json *zero = parser.optional(root, key::root::zero))
+    manifest.zero = parser.zero(*zero, key::root::zero, manifest.mesh);
   parseTensors(parser, root, manifest);
   if (const json *co2 = parser.optional(root, key::root::co2))
     manifest.co2 = parser.co2(*co2, key::root::co2, manifest.mesh.ranks());
+  // CO2's ranks train models of their own and save per rank; ZeRO's share
+  // one model whose state they split.
+  if (manifest.zero.enabled() && manifest.co2.localSteps > 0)
+    parser.error(key::root::zero, "a ZeRO artifact cannot also be a CO2 one "
+                                  "(loomc refuses --zero with --co2)");
   checkTaskInputs(parser, manifest);
   parseEntries(parser, parser.require(root, "", key::root::entries), manifest);
   return manifest;

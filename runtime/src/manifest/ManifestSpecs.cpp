@@ -70,6 +70,10 @@ int64_t CO2Spec::paramElements() const {
   return total;
 }
 
+int64_t ZeroSpec::shardElements(int64_t elements) const {
+  return ranks > 0 ? elements / ranks + (elements % ranks != 0) : elements;
+}
+
 std::pair<int, int64_t> CO2Spec::lossSlot() const {
   // The slices are full up to the last parameter element (parsing checked),
   // so the first one that is not has the slot right after its elements.
@@ -99,6 +103,15 @@ const TensorSpec *Manifest::findParam(const std::string &name) const {
 }
 const TensorSpec *Manifest::findState(const std::string &name) const {
   return findIn(state, name);
+}
+const Shape &Manifest::wholeShape(const TensorSpec &spec) const {
+  if (!spec.sharded)
+    return spec.shape;
+  // A param names no param; parsing checked that a sharded state tensor's
+  // exists.
+  if (spec.param.empty())
+    return spec.fullShape;
+  return wholeShape(*findParam(spec.param));
 }
 const TensorSpec *Manifest::findInput(const std::string &name) const {
   return findIn(inputs, name);

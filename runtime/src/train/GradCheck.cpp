@@ -64,6 +64,14 @@ Tensor &scalarOutput(Artifact &artifact, const EntrySpec &entry,
 GradCheckResult runGradCheck(Artifact &artifact,
                              const GradCheckOptions &options,
                              std::ostream &log) {
+  // A slice's entries gather the other ranks' slices, which one process
+  // does not have.
+  const Manifest &manifest = artifact.manifest();
+  if (manifest.zero.stage == 3)
+    fail("%s: the artifact's params are slices over %lld ranks (ZeRO stage "
+         "3), and loom-gradcheck runs one rank; check the gradients of the "
+         "model compiled without --dp and --zero",
+         manifest.source.c_str(), static_cast<long long>(manifest.zero.ranks));
   for (const char *name : {"loss", "loss_and_grad"})
     if (!artifact.hasEntry(name))
       fail("artifact %s has no '%s' entry; loom-gradcheck needs both 'loss' "

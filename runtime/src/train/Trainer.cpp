@@ -48,9 +48,9 @@ namespace loom::rt {
 
 namespace {
 
-/// What rank 0 used at most: a cpu artifact's temporaries (its parameters
-/// and state are the size of the checkpoint), a cuda artifact's device
-/// memory, all of it.
+/// What rank 0 used at most: a cpu artifact's temporaries (modelMemoryLine
+/// gives its parameters and state), a cuda artifact's device memory, all of
+/// it.
 std::string memoryLine(const RunSummary &summary) {
   constexpr double kMiB = 1024.0 * 1024.0;
   if (summary.peakDeviceBytes)
@@ -77,6 +77,21 @@ uint64_t totalBytes(const std::vector<Tensor *> &tensors) {
   uint64_t bytes = 0;
   for (const Tensor *tensor : tensors)
     bytes += tensor->byteSize();
+  return bytes;
+}
+
+/// The bytes of the gradients a rank keeps: a whole gradient of every
+/// parameter (data parallelism averages them, ZeRO stage 1 too), or from
+/// ZeRO stage 2 on the rank's slice of each, which the step reduce-scatters
+/// (ceil(n / ranks) of its n elements).
+uint64_t gradientBytes(const Manifest &manifest) {
+  uint64_t bytes = 0;
+  for (const TensorSpec &param : manifest.params) {
+    const int64_t whole = numElements(manifest.wholeShape(param));
+    const int64_t kept =
+        manifest.zero.stage >= 2 ? manifest.zero.shardElements(whole) : whole;
+    bytes += static_cast<uint64_t>(kept) * dtypeSize(param.dtype);
+  }
   return bytes;
 }
 
@@ -151,6 +166,7 @@ Trainer::Trainer(Artifact &artifact, const TrainOptions &options,
 Trainer::~Trainer() = default;
 
 void Trainer::checkOptions() {
+  checkZeroJob(artifact.manifest(), comm.size(), options.externalLauncher);
   checkJobMatchesMesh(artifact.manifest().mesh, comm.size(),
                       options.externalLauncher);
   if (options.saveEvery > 0 && options.savePath.empty())
@@ -279,7 +295,7 @@ void Trainer::prepare(Setup &setup) {
   state.data = options.data;
   state.ranks = comm.size();
   state.rowsPerStep = artifact.manifest().task.batch * comm.size();
-  artifact.initialize(options.seed);
+  artifact.initialize(options.seed, comm.rank());
   setup.sync = makeSyncPolicy(artifact, comm);
   const bool resumed = !options.loadPath.empty() && load(setup);
   checkStepRange(state);
@@ -434,10 +450,10 @@ void finishSummary(RunSummary &summary, double totalStepSeconds,
           : 0;
   summary.peakTempBytes = allocCacheStats().peakLiveBytes;
   summary.peakDeviceBytes = artifact.peakDeviceBytes();
+  // What this rank holds: a ZeRO artifact's slices of the optimizer state,
+  // and at stage 3 of the params.
   summary.paramBytes = totalBytes(artifact.params());
-  // Every rank's step computes a whole gradient of every parameter (data
-  // parallelism averages them; nothing shards them yet).
-  summary.gradBytes = summary.paramBytes;
+  summary.gradBytes = gradientBytes(artifact.manifest());
   summary.optimizerStateBytes = totalBytes(artifact.state());
   summary.peakRssBytes = peakResidentBytes();
 }
@@ -547,10 +563,12 @@ EvalResult Trainer::evaluate() {
     agreeOnSettings(comm, jobSettings(artifact, options, /*eval=*/true));
   std::string failure;
   try {
+    checkZeroJob(manifest, comm.size(), options.externalLauncher);
     checkJobMatchesMesh(manifest.mesh, comm.size(), options.externalLauncher);
-    artifact.initialize(options.seed);
+    artifact.initialize(options.seed, comm.rank());
     if (!options.loadPath.empty()) {
-      LoadResult loaded = loadModelWeights(options.loadPath, artifact);
+      LoadResult loaded =
+          loadModelWeights(options.loadPath, artifact, comm.rank());
       if (root && !loaded.note.empty())
         log << "note: " << loaded.note << "\n";
     } else if (root) {

@@ -2,13 +2,15 @@
 //
 // How a training job saves: replicated checkpoints (the ranks check that
 // their replicas agree, then rank 0 writes, now or in the background with
-// --save-async) and CO2's per-rank ones (every rank writes its own part).
+// --save-async; a ZeRO artifact's slices are gathered whole first) and
+// CO2's per-rank ones (every rank writes its own part).
 // Either way every rank learns whether the save failed.
 //
 //===----------------------------------------------------------------------===//
 
 #include "checkpoint/PerRankSave.h"
 #include "checkpoint/Replicas.h"
+#include "checkpoint/ZeroShards.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/BackgroundSave.h"
 #include "loom/runtime/Checkpoint.h"
@@ -72,8 +74,16 @@ void Trainer::save(TrainerState &state, SyncPolicy &sync) {
   if (sync.savesPerRank())
     return savePerRank(state, sync);
   artifact.downloadModel(); // a cuda artifact's params and state
+  // A ZeRO artifact's ranks hold slices of the state (and at stage 3 of
+  // the params); the checkpoint holds them whole (ZeroShards.h), gathered
+  // on every rank for this save only.
+  std::vector<std::unique_ptr<Tensor>> gathered;
+  const std::vector<Tensor *> params =
+      wholeTensors(comm, artifact, artifact.params(), gathered);
+  const std::vector<Tensor *> optimizerState =
+      wholeTensors(comm, artifact, artifact.state(), gathered);
   // Ranks must agree on what they save: a check, then rank 0 writes.
-  std::string failure = compareReplicas(comm, artifact);
+  std::string failure = compareReplicas(comm, params, optimizerState);
   if (!failure.empty())
     failTogether(comm, failure);
   if (comm.isRoot()) {
@@ -83,12 +93,12 @@ void Trainer::save(TrainerState &state, SyncPolicy &sync) {
         // failure stops the job here, on every rank.
         failure = finishBackgroundSave();
         if (failure.empty()) {
-          background->start(options.savePath, artifact, state);
+          background->start(options.savePath, params, optimizerState, state);
           log << "saving checkpoint " << options.savePath << " (step "
               << state.step << ") in the background\n";
         }
       } else {
-        saveCheckpoint(options.savePath, artifact, state);
+        saveCheckpoint(options.savePath, params, optimizerState, state);
         log << "saved checkpoint " << options.savePath << " (step "
             << state.step << ")\n";
       }

@@ -580,3 +580,49 @@ func.func @no_foreign_token(%t: !comm.token, %f: tensor<8xf32>) -> tensor<8xf32>
   %r = comm.wait %t, %f : tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comm.group_rank
+//===----------------------------------------------------------------------===//
+
+// Tests that group_rank must name a comm.mesh.
+func.func @rank_without_mesh() -> index {
+  // expected-error@+1 {{'comm.group_rank' op 'world' does not name a comm.mesh}}
+  %r = comm.group_rank @world ["dp"]
+  return %r : index
+}
+
+// -----
+
+comm.mesh @world shape = [4] axes = ["dp"]
+
+// Tests that group_rank needs at least one axis.
+func.func @rank_no_axes() -> index {
+  // expected-error@+1 {{'comm.group_rank' op expects at least one axis}}
+  %r = comm.group_rank @world []
+  return %r : index
+}
+
+// -----
+
+comm.mesh @world shape = [4] axes = ["dp"]
+
+// Tests that every axis of group_rank must be an axis of its mesh.
+func.func @rank_no_such_axis() -> index {
+  // expected-error@+1 {{'comm.group_rank' op axis 'tp' is not an axis of mesh @world}}
+  %r = comm.group_rank @world ["tp"]
+  return %r : index
+}
+
+// -----
+
+comm.mesh @grid shape = [2, 2] axes = ["dp", "tp"]
+
+// Tests that group_rank must not list an axis twice.
+func.func @rank_repeat_axis() -> index {
+  // expected-error@+1 {{'comm.group_rank' op axis 'dp' is listed twice}}
+  %r = comm.group_rank @grid ["dp", "dp"]
+  return %r : index
+}

@@ -129,3 +129,16 @@ func.func @async_forms(%a: tensor<8xf32>, %b: tensor<4x2xf32>, %c: tensor<2x2xf3
   %r3 = comm.wait %t3, %f3 : tensor<8xf32>
   return
 }
+
+// Tests that group_rank round-trips and, being pure, is merged by CSE.
+// CHECK-LABEL: func.func @group_rank
+// CHECK: %[[R:.+]] = comm.group_rank @grid ["tp"]
+// CHECK: return %[[R]]
+// EFFECTS-LABEL: func.func @group_rank
+// EFFECTS: %[[R:.+]] = comm.group_rank @grid ["tp"]
+// EFFECTS-NEXT: return %[[R]], %[[R]]
+func.func @group_rank() -> (index, index) {
+  %r = comm.group_rank @grid ["tp"]
+  %s = comm.group_rank @grid ["tp"]
+  return %r, %s : index, index
+}

@@ -1601,3 +1601,89 @@ module attributes {loom.co2 = {local_steps = 4 : i64}} {}
 // Tests that loom.machine on a module is the typed attribute.
 // expected-error@+1 {{'loom.machine' must be a #loom.machine attribute}}
 module attributes {loom.machine = 1.0 : f64} {}
+
+// -----
+
+// Tests that ZeRO's stage is 1, 2 or 3.
+// expected-error@+1 {{stage must be 1, 2 or 3, got 4}}
+module attributes {loom.zero = #loom.zero<stage = 4, mesh = @world, ranks = 2, params = []>} {}
+
+// -----
+
+// Tests that ZeRO shards over at least two ranks.
+// expected-error@+1 {{ranks must be at least 2, got 1}}
+module attributes {loom.zero = #loom.zero<stage = 1, mesh = @world, ranks = 1, params = []>} {}
+
+// -----
+
+// Tests that ZeRO's params are names.
+// expected-error@+1 {{params must be parameter names}}
+module attributes {loom.zero = #loom.zero<stage = 1, mesh = @world, ranks = 2, params = [1]>} {}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// Optimizer ops' slice form and loom.set_param
+//===----------------------------------------------------------------------===//
+
+loom.param @p : tensor<3x3xf32> init zeros
+
+// Tests that a slice, its gradient and the result share one type.
+func.func @adamw_slice_grad_type(%x: tensor<5xf32>, %g: tensor<4xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.adamw' op slice, gradient and result must have one type}}
+  %0 = loom.adamw @p slice %x, %g, %lr, %s {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01} : tensor<4xf32>, tensor<f32>, tensor<i64> -> tensor<5xf32>
+  return
+}
+
+// -----
+
+loom.param @p : tensor<3x3xf32> init zeros
+
+// Tests that a slice is 1-D.
+func.func @sgd_slice_rank(%x: tensor<2x2xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.sgd' op the slice must be 1-D, got 'tensor<2x2xf32>'}}
+  %0 = loom.sgd @p slice %x, %x, %lr, %s {momentum = 0.9, weight_decay = 0.0} : tensor<2x2xf32>, tensor<f32>, tensor<i64> -> tensor<2x2xf32>
+  return
+}
+
+// -----
+
+loom.param @p : tensor<3x3xf32> init zeros
+
+// Tests that a slice holds no more elements than its parameter.
+func.func @adamw_slice_too_long(%x: tensor<10xf32>, %lr: tensor<f32>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.adamw' op slice type 'tensor<10xf32>' is not a slice of parameter type 'tensor<3x3xf32>'}}
+  %0 = loom.adamw @p slice %x, %x, %lr, %s {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01} : tensor<10xf32>, tensor<f32>, tensor<i64> -> tensor<10xf32>
+  return
+}
+
+// -----
+
+loom.param @p : tensor<3x3xf32> init zeros
+
+// Tests that a slice has its parameter's element type.
+func.func @sgd_slice_element_type(%x: tensor<4xf64>, %lr: tensor<f64>, %s: tensor<i64>) {
+  // expected-error@+1 {{'loom.sgd' op slice type 'tensor<4xf64>' is not a slice of parameter type 'tensor<3x3xf32>'}}
+  %0 = loom.sgd @p slice %x, %x, %lr, %s {momentum = 0.9, weight_decay = 0.0} : tensor<4xf64>, tensor<f64>, tensor<i64> -> tensor<4xf64>
+  return
+}
+
+// -----
+
+// Tests that set_param must name a loom.param.
+func.func @set_param_missing(%v: tensor<4xf32>) {
+  // expected-error@+1 {{'loom.set_param' op 'nope' does not name a loom.param}}
+  loom.set_param @nope, %v : tensor<4xf32>
+  return
+}
+
+// -----
+
+loom.param @p : tensor<3x3xf32> init zeros
+
+// Tests that set_param's value has the parameter's type.
+func.func @set_param_type(%v: tensor<9xf32>) {
+  // expected-error@+1 {{'loom.set_param' op value type 'tensor<9xf32>' does not match parameter type 'tensor<3x3xf32>'}}
+  loom.set_param @p, %v : tensor<9xf32>
+  return
+}

@@ -238,10 +238,18 @@ func.func @lr_schedule(%step: tensor<i64>) {
 // CHECK-LABEL: func.func @optimizers
 // CHECK-SAME: (%[[G:.+]]: tensor<64x32xf32>, %[[LR:.+]]: tensor<f32>, %[[STEP:.+]]: tensor<i64>)
 // CHECK: loom.adamw @fc1.weight, %[[G]], %[[LR]], %[[STEP]] {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, eps = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64} : tensor<64x32xf32>, tensor<f32>, tensor<i64>
-// CHECK: loom.sgd @fc1.weight, %[[G]], %[[LR]], %[[STEP]] {momentum = 9.000000e-01 : f64, weight_decay = 0.000000e+00 : f64} : tensor<64x32xf32>, tensor<f32>, tensor<i64>
+// CHECK: loom.sgd @fc1.weight, %[[G]], %[[LR]], %[[STEP]] {momentum = 9.000000e-01 : f64, weight_decay = 0.000000e+00 : f64} : tensor<64x32xf32>, tensor<f32>, tensor<i64>{{$}}
+// CHECK: %[[A:.+]] = loom.adamw @fc1.weight slice %[[X:.+]], %[[X]], %[[LR]], %[[STEP]] {beta1 = 9.000000e-01 : f64, beta2 = 0.99899999999999999 : f64, eps = 1.000000e-08 : f64, weight_decay = 1.000000e-02 : f64} : tensor<1024xf32>, tensor<f32>, tensor<i64> -> tensor<1024xf32>
+// CHECK: %[[S:.+]] = loom.sgd @fc1.weight slice %[[A]], %[[X]], %[[LR]], %[[STEP]] {momentum = 9.000000e-01 : f64, weight_decay = 0.000000e+00 : f64} : tensor<1024xf32>, tensor<f32>, tensor<i64> -> tensor<1024xf32>
+// CHECK: loom.set_param @fc1.weight, %[[G]] : tensor<64x32xf32>
 func.func @optimizers(%g: tensor<64x32xf32>, %lr: tensor<f32>, %step: tensor<i64>) {
   loom.adamw @"fc1.weight", %g, %lr, %step {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01} : tensor<64x32xf32>, tensor<f32>, tensor<i64>
   loom.sgd @"fc1.weight", %g, %lr, %step {momentum = 0.9, weight_decay = 0.0} : tensor<64x32xf32>, tensor<f32>, tensor<i64>
+  %x = loom.reshape %g : tensor<64x32xf32> -> tensor<2048xf32>
+  %x0, %x1 = loom.split %x axis = 0 : tensor<2048xf32> -> tensor<1024xf32>, tensor<1024xf32>
+  %a = loom.adamw @"fc1.weight" slice %x0, %x0, %lr, %step {beta1 = 0.9, beta2 = 0.999, eps = 1.0e-08, weight_decay = 0.01} : tensor<1024xf32>, tensor<f32>, tensor<i64> -> tensor<1024xf32>
+  %s = loom.sgd @"fc1.weight" slice %a, %x0, %lr, %step {momentum = 0.9, weight_decay = 0.0} : tensor<1024xf32>, tensor<f32>, tensor<i64> -> tensor<1024xf32>
+  loom.set_param @"fc1.weight", %g : tensor<64x32xf32>
   return
 }
 

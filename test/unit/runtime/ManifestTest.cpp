@@ -451,7 +451,7 @@ std::set<const char *> keysTheParserReads() {
   cuda["compile_options"] = {{"precision", "f32"}};
   json none = softmaxManifest();
   none["task"] = {{"kind", "none"}, {"batch", 16}};
-  for (const json &m : {cuda, bigramManifest(), none})
+  for (const json &m : {cuda, bigramManifest(), none, zeroManifest(2, 3)})
     parseManifestNotingKeys(m.dump(), "m.json", read);
   return read;
 }

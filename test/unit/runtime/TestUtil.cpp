@@ -129,6 +129,33 @@ json softmaxManifest(bool f64) {
          {{"symbol", "loom_loss_and_grad"}, {"args", gradArgs}}}}}};
 }
 
+json zeroManifest(int ranks, int stage) {
+  json m = softmaxManifest();
+  m["mesh"] = {{"axes", {"dp"}}, {"shape", {ranks}}};
+  m["zero"] = {{"stage", stage}, {"ranks", ranks}};
+  // A tensor becomes a rank's slice of itself, here and in the entries.
+  auto shard = [&](json &tensor) {
+    int64_t elements = 1;
+    for (const json &size : tensor["shape"])
+      elements *= size.get<int64_t>();
+    const json slice = json::array({(elements + ranks - 1) / ranks});
+    tensor["shape"] = slice;
+    tensor["sharded"] = true;
+    for (auto &[name, entry] : m["entries"].items())
+      for (json &arg : entry["args"])
+        if (arg["name"] == tensor["name"] && arg["role"] != "output")
+          arg["shape"] = slice;
+  };
+  for (json &state : m["state"])
+    shard(state);
+  if (stage == 3)
+    for (json &param : m["params"]) {
+      param["full_shape"] = param["shape"];
+      shard(param);
+    }
+  return m;
+}
+
 json bigramManifest() {
   auto arg = [](const char *role, const char *name, json shape,
                 const char *dtype) {

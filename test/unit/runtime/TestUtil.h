@@ -77,6 +77,13 @@ std::vector<char> readBytes(const std::string &path);
 /// classify, batch 16, features 8, classes 4, SGD + momentum.
 nlohmann::json softmaxManifest(bool f64 = true);
 
+/// softmaxManifest() as loomc --dp=`ranks` --zero=`stage` would write it:
+/// mesh dp=`ranks`, and each momentum buffer a rank's slice of
+/// ceil(n / ranks) elements (in "state" and in the entries' arguments); at
+/// stage 3 each param too, with its "full_shape". For manifest and
+/// checkpoint tests only: the softmax library's entries take whole tensors.
+nlohmann::json zeroManifest(int ranks, int stage = 1);
+
 /// The manifest of the bigram test artifact (BigramArtifact.c): lm, batch 4,
 /// seq 16, vocab 256, plain SGD (no optimizer state), train_step only.
 nlohmann::json bigramManifest();

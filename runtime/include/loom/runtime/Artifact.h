@@ -116,6 +116,26 @@ struct ArtifactOptions {
   std::optional<Target> target;
 };
 
+/// Where an artifact tensor lies in the checkpoint tensor of its name.
+struct SliceOf {
+  /// The checkpoint tensor's shape (Manifest::wholeShape): a sharded
+  /// param's full_shape, a sharded state tensor's param's whole shape.
+  Shape wholeShape;
+  /// The element of its row-major flattening where the artifact tensor
+  /// starts: 0, or for a sharded one rank r's r x (its element count).
+  int64_t first = 0;
+};
+
+/// The manifest's spec of `tensor` if it is a ZeRO-sharded param or state
+/// tensor (docs/zero.md), else null.
+const TensorSpec *shardedSpec(const Manifest &manifest, const Tensor &tensor);
+
+/// `tensor` of the artifact `manifest` describes, on rank `rank`: all of
+/// the checkpoint tensor, or a slice of it for a ZeRO-sharded param or
+/// state tensor. Initialisation fills it so (Artifact::initialize) and
+/// loads copy it so (CheckpointLoad.cpp).
+SliceOf sliceOf(const Manifest &manifest, const Tensor &tensor, int rank);
+
 class Artifact {
 public:
   /// Loads `<dir>/manifest.json` and its library; for a cuda artifact opens
@@ -149,8 +169,10 @@ public:
   int64_t &step() { return *stepValue.dataAs<int64_t>(); }
 
   /// Sets every param and state tensor from its init spec (see Init.h) and
-  /// uploads them.
-  void initialize(uint64_t seed);
+  /// uploads them. A ZeRO artifact's sharded tensors get rank `rank`'s slice
+  /// of the values the whole tensors get, so that its ranks start from the
+  /// model an artifact without ZeRO starts from.
+  void initialize(uint64_t seed, int rank = 0);
 
   /// Where the entries run: the manifest's target.
   Target target() const { return man.target; }

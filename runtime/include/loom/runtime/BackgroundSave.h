@@ -72,6 +72,12 @@ public:
   /// Error if `path` cannot take a checkpoint (checkSaveTarget).
   void start(const std::string &path, Artifact &artifact,
              const TrainerState &state);
+  /// The same for tensors named and shaped like the artifact's params and
+  /// state as a checkpoint holds them (a ZeRO artifact's slices gathered
+  /// whole: ZeroShards.h).
+  void start(const std::string &path, const std::vector<Tensor *> &params,
+             const std::vector<Tensor *> &optimizerState,
+             const TrainerState &state);
 
   /// Every rank of a per-rank checkpoint, after rank 0 created `tmpDir`
   /// (beginPerRankCheckpoint): copies `artifact`'s params and `tensors`

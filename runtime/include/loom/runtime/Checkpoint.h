@@ -14,7 +14,11 @@
 // killed before the swap leaves only a stray temp dir, which is never read.
 //
 // In a multi-rank job only rank 0 saves (data-parallel ranks hold identical
-// models) and every rank loads and verifies the checkpoint itself.
+// models) and every rank loads and verifies the checkpoint itself. A ZeRO
+// artifact's ranks hold slices of the optimizer state (and at stage 3 of
+// the params): the trainer gathers them whole before a save, and each rank
+// loads its slice, so its checkpoints are the same files
+// (src/checkpoint/ZeroShards.h).
 //
 // Per-rank checkpoints (CO2, whose ranks train different local models
 // between outer steps) add one directory per rank, written by that rank
@@ -197,7 +201,9 @@ DataResume resumeUnderOtherRanks(const LoadResult &loaded, int ranks,
 /// Loads `path` into the artifact: a directory is a full checkpoint (sha256s
 /// verified, fingerprint must match), a file is a safetensors weights file
 /// (every param by name and shape; F32/F64 converted; extras ignored).
-/// A per-rank checkpoint loads rank `rank`'s files and the outer state into
+/// A ZeRO artifact's sharded tensors (state; params at stage 3) take rank
+/// `rank`'s slice of the checkpoint's whole ones (zeros past their end). A
+/// per-rank checkpoint loads rank `rank`'s files and the outer state into
 /// `perRank`'s tensors (which must be given exactly then; nothing is
 /// loaded when the checkpoint has fewer ranks, the caller reports the rank
 /// count). Throws Error naming the file and the first problem.
@@ -220,8 +226,10 @@ std::optional<CheckpointPeek> peekCheckpoint(const std::string &path);
 /// The model alone: a .safetensors file, or a checkpoint directory's
 /// model.safetensors (a per-rank CO2 checkpoint's is the ranks' mean), with
 /// the same fallback to PATH.old as loadCheckpoint. Optimizer state and
-/// trainer state are untouched.
-LoadResult loadModelWeights(const std::string &path, Artifact &artifact);
+/// trainer state are untouched. A ZeRO-3 artifact's params take rank
+/// `rank`'s slice, as in loadCheckpoint.
+LoadResult loadModelWeights(const std::string &path, Artifact &artifact,
+                            int rank = 0);
 
 } // namespace loom::rt
 

@@ -22,6 +22,15 @@ namespace loom::rt {
 void fillInit(void *data, DType dtype, int64_t count, const InitSpec &init,
               uint64_t seed, const std::string &name);
 
+/// The same for a slice of that tensor, of `whole` elements: `count`
+/// elements from element `first` of its row-major flattening, each with the
+/// value it has in the whole tensor, and zeros past `whole` (a rank's slice
+/// of a ZeRO-sharded tensor, Manifest.h: ZeroSpec). So the slices of all
+/// ranks are the whole tensor of one rank.
+void fillInitSlice(void *data, DType dtype, int64_t count, int64_t first,
+                   int64_t whole, const InitSpec &init, uint64_t seed,
+                   const std::string &name);
+
 } // namespace loom::rt
 
 #endif // LOOM_RUNTIME_INIT_H

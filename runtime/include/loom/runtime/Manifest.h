@@ -38,6 +38,13 @@ struct TensorSpec {
   std::string param;
   /// For params: whether the optimizer applies weight decay.
   bool weightDecay = true;
+  /// For state tensors of a ZeRO artifact: whether this is one rank's slice
+  /// (ZeroSpec) of the state of `param`, rather than all of it. For params
+  /// of a ZeRO-3 artifact: whether this is one rank's slice of the param.
+  bool sharded = false;
+  /// For a sharded param: the whole tensor's shape (manifest full_shape),
+  /// which checkpoints hold; `shape` is the slice's, [s]. Empty otherwise.
+  Shape fullShape;
 
   int64_t numElements() const { return loom::rt::numElements(shape); }
   size_t byteSize() const { return numElements() * dtypeSize(dtype); }
@@ -128,6 +135,25 @@ struct CO2Spec {
   std::pair<int, int64_t> lossSlot() const;
 };
 
+/// ZeRO (manifest "zero"): each of `ranks` ranks keeps and updates a
+/// slice of every sharded state tensor (TensorSpec::sharded). Stages 1
+/// and 2 all-gather the updated params, which stay replicated; stage 2 and
+/// 3 reduce-scatter the gradients; stage 3 keeps only a slice of every
+/// sharded param too, which the entries gather where they read it.
+/// Rank r's slice of a tensor of n elements (a state tensor's: its param's
+/// whole n) holds elements [r*s, r*s + s) of its row-major flattening,
+/// s = shardElements(n), zeros past n. Checkpoints hold the whole tensors
+/// (docs/zero.md). stage 0: not a ZeRO artifact.
+struct ZeroSpec {
+  int64_t stage = 0;
+  int64_t ranks = 0;
+
+  bool enabled() const { return stage > 0; }
+  /// The elements of each rank's slice of a tensor of `elements`:
+  /// ceil(elements / ranks).
+  int64_t shardElements(int64_t elements) const;
+};
+
 /// Manifest "cuda", present exactly when the target is cuda.
 struct CudaSpec {
   /// The GPU architecture the kernels were compiled for, e.g. "sm_90".
@@ -156,6 +182,7 @@ struct Manifest {
   TaskSpec task;
   MeshSpec mesh;
   CO2Spec co2;
+  ZeroSpec zero;
   std::vector<TensorSpec> params;
   std::vector<TensorSpec> state;
   std::vector<TensorSpec> inputs;
@@ -164,6 +191,10 @@ struct Manifest {
   std::string source;
 
   const TensorSpec *findParam(const std::string &name) const;
+  /// The shape of the whole tensor that `spec` (a param or state tensor of
+  /// this manifest) is a slice of: a sharded param's full_shape, a sharded
+  /// state tensor's param's whole shape, or else its own shape.
+  const Shape &wholeShape(const TensorSpec &spec) const;
   const TensorSpec *findState(const std::string &name) const;
   const TensorSpec *findInput(const std::string &name) const;
   const EntrySpec *findEntry(const std::string &name) const;

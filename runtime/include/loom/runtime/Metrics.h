@@ -61,9 +61,10 @@ struct RunSummary {
   uint64_t peakTempBytes = 0;
   uint64_t peakDeviceBytes = 0;
   /// What this rank keeps for the model: its parameters, the gradients its
-  /// step computes (one per parameter; they are temporaries of the step, so
-  /// also within peakTempBytes), and the optimizer's state (CO2's outer
-  /// state included).
+  /// step keeps (one per parameter, or from ZeRO stage 2 on its slice of
+  /// each; they are temporaries of the step, so also within peakTempBytes),
+  /// and the optimizer's state (CO2's outer state included). A ZeRO
+  /// artifact's ranks count the slices they hold.
   uint64_t paramBytes = 0;
   uint64_t gradBytes = 0;
   uint64_t optimizerStateBytes = 0;

@@ -16,6 +16,7 @@
 namespace loom::rt {
 
 class Communicator;
+struct Manifest;
 struct MeshSpec;
 
 struct JobInfo {
@@ -56,6 +57,13 @@ bool haveMpi();
 /// for `mesh`, saying how to fix it. `external`: the job was started by an
 /// external launcher (so "--ranks N" is not the advice to give).
 void checkJobMatchesMesh(const MeshSpec &mesh, int64_t ranks, bool external);
+
+/// Throws Error if `manifest` is a ZeRO artifact's and a job of `ranks`
+/// ranks cannot run it: it splits its optimizer state (and at stage 3 its
+/// params) over zero.ranks ranks. Checked before checkJobMatchesMesh, whose
+/// advice (recompile with
+/// --dp) would drop --zero. `external` as there.
+void checkZeroJob(const Manifest &manifest, int64_t ranks, bool external);
 
 } // namespace loom::rt
 

@@ -128,6 +128,9 @@ void loom_rt_gpu_gemm_bf16(int64_t batch, int32_t transA, int32_t transB,
 enum loom_dtype { LOOM_F32 = 0, LOOM_F64 = 1, LOOM_I32 = 2, LOOM_I64 = 3 };
 enum loom_reduce_op { LOOM_SUM = 0, LOOM_MEAN = 1, LOOM_MAX = 2 };
 
+/// This rank's index in `group` (0 to the group size - 1): the slice
+/// reduce_scatter leaves it and where all_gather puts its operand.
+int64_t loom_rt_group_rank(int64_t group);
 /// In place: buf = reduce over ranks of buf (count elements).
 void loom_rt_all_reduce(int64_t group, void *buf, int64_t count, int32_t dtype,
                         int32_t op);
