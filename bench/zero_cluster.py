@@ -3,6 +3,7 @@ rate, the same GPT and per-rank batch, AdamW, measured in the same run:
   - Loom DDP                        (loomc --dp=2)
   - Loom ZeRO-1, ZeRO-2             (loomc --dp=2 --zero=1|2)
   - Loom ZeRO-2 overlapped          (loomc --dp=2 --zero=2 --overlap)
+  - Loom ZeRO-3, without and with prefetch (--zero=3 [--overlap])
   - PyTorch 1.13 DDP (gloo)         (bench/torch_gpt_ddp.py)
   - PyTorch ZeroRedundancyOptimizer (bench/torch_gpt_ddp.py --zero 1)
   - PyTorch FSDP                    (--zero 3; 1.13 cannot run it on CPU:
@@ -22,7 +23,8 @@ from clusterlib import CLUSTER, ROOT, loom, results_section, sh, spec_fields
 from clusterlib import torch as run_torch
 
 VARIANTS = [("ddp", []), ("zero1", ["--zero=1"]), ("zero2", ["--zero=2"]),
-            ("zero2+overlap", ["--zero=2", "--overlap"])]
+            ("zero2+overlap", ["--zero=2", "--overlap"]), ("zero3", ["--zero=3"]),
+            ("zero3+prefetch", ["--zero=3", "--overlap"])]
 
 
 def torch_step(spec, rate, steps, warmup, zero=0):
@@ -72,14 +74,15 @@ def main():
         fsdp = torch_error(args.spec, args.rates.split(",")[0])
     header = ("| link | " + " | ".join(f"{n} step (ms)" for n in rows[0][1]) +
               " | zero1 / ddp | zero2 / ddp | zero2+overlap / ddp |"
-              " Loom best ZeRO / PyTorch ZeRO |")
+              " zero3+prefetch / zero3 | Loom best ZeRO / PyTorch ZeRO |")
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for rate, t in rows:
         rel = lambda n: t["ddp"] / t[n]
         best = min(t["zero1"], t["zero2"], t["zero2+overlap"])
         lines.append(f"| {rate} | " + " | ".join(f"{v * 1e3:.1f}" for v in t.values()) +
                      f" | {rel('zero1'):.2f}x | {rel('zero2'):.2f}x |"
-                     f" {rel('zero2+overlap'):.2f}x | {t['torch zero'] / best:.2f}x |")
+                     f" {rel('zero2+overlap'):.2f}x | {t['zero3'] / t['zero3+prefetch']:.2f}x |"
+                     f" {t['torch zero'] / best:.2f}x |")
     table = "\n".join(lines)
     note = (f"Throughput ratios are DDP's step time over ZeRO's (higher: ZeRO "
             f"faster); {tokens} tokens per step over both ranks. PyTorch FSDP "

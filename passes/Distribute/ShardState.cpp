@@ -498,7 +498,14 @@ func::FuncOp ShardStatePass::cloneScattering(func::FuncOp grad, Slicer &slicer,
           << "--loom-data-parallel first)";
       return nullptr;
     }
-    b.setInsertionPoint(mean);
+    // Scattered as soon as it is produced, so the whole local gradient is
+    // freed then rather than at the end of the backward pass; the
+    // collectives follow the production order, the same on every rank.
+    Operation *producer = mean.getInput().getDefiningOp();
+    if (producer && producer->getBlock() == mean->getBlock())
+      b.setInsertionPointAfter(producer);
+    else
+      b.setInsertionPoint(mean);
     slicer.loc = mean.getLoc();
     ret.setOperand(i, slicer.scattered(mean.getInput(), cut));
     mean.erase();
