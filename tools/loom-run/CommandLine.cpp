@@ -168,6 +168,14 @@ const FlagSpec kFlags[] = {
      [](Command &c, const std::string &v) {
        c.options.saveEvery = parseIntFlag("--save-every", v, 1);
      }},
+    {"--reduce-order", WithValue, Training,
+     [](Command &c, const std::string &v) {
+       if (v != "mpi" && v != "rank")
+         throw UsageError("--reduce-order " + v +
+                          ": expected mpi (the MPI library's order, the "
+                          "default) or rank (sums in rank order)");
+       c.rankOrderedSums = v == "rank";
+     }},
     {"--check-collectives", Bare, AnyMode,
      [](Command &c, const std::string &) { c.checkCollectives = true; }},
     {"--collective-timeout", WithValue, AnyMode,

@@ -37,6 +37,8 @@ struct Command {
   std::optional<rt::Target> device;
   double collectiveTimeout = 60;
   bool checkCollectives = false;
+  /// --reduce-order rank (WorldOptions::rankOrderedSums).
+  bool rankOrderedSums = false;
   /// argv without the launcher's own flags (--ranks, --max-restarts,
   /// --stop-timeout) and their values, for the ranks the launcher starts.
   std::vector<std::string> rankArgs;

@@ -99,6 +99,15 @@ options:
                     differs, naming what each rank issued (one extra small
                     all-gather per collective; host collectives only). Every
                     rank must be given it, or none
+  --reduce-order ORDER
+                    how the ranks' floating-point values are added in
+                    all-reduces and reduce-scatters: mpi (default: the MPI
+                    library's algorithm, which adds in another order for a
+                    reduce-scatter than for an all-reduce above 2 ranks) or
+                    rank (((x0 + x1) + x2) + ... in every collective, so a
+                    ZeRO job's parameters equal plain data parallelism's
+                    bit for bit; as many bytes per link as a ring). Every
+                    rank must be given the same; host collectives only
   --eval            evaluate instead of training: the mean of the artifact's
                     loss over batches read in order from the start of --data
                     (e.g. held-out text), for the weights of --load (a

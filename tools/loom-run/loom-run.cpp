@@ -104,14 +104,17 @@ int runAsRank(const Command &command, const JobInfo &job,
               << used << std::endl;
   WorldOptions world;
   world.collectiveTimeout = command.collectiveTimeout;
+  world.rankOrderedSums = command.rankOrderedSums;
   std::unique_ptr<Communicator> comm = connectWorld(job, world);
   try {
     if (comm->size() > 1) {
       // The check is itself a collective, so a rank that checks and one
       // that does not would pair the check with a collective of the job.
-      agreeOnSettings(*comm,
-                      {{"--check-collectives",
-                        command.checkCollectives ? "given" : "not given"}});
+      agreeOnSettings(
+          *comm,
+          {{"--check-collectives",
+            command.checkCollectives ? "given" : "not given"},
+           {"--reduce-order", command.rankOrderedSums ? "rank" : "mpi"}});
       if (command.checkCollectives)
         comm = checkEveryCollective(std::move(comm));
     }
@@ -160,6 +163,11 @@ int train(Command &command, const JobInfo &job) {
       ArtifactOptions options;
       options.target = command.device;
       artifact = Artifact::load(command.artifactDir, options);
+      // NCCL adds in its own order, which no flag of ours changes.
+      if (command.rankOrderedSums && artifact->onDevice() && comm.size() > 1)
+        throw Error("--reduce-order rank applies to host (MPI) collectives; "
+                    "this artifact's run on the GPU through NCCL, in NCCL's "
+                    "order");
     } catch (const std::exception &e) {
       failure = e.what();
     }

@@ -24,6 +24,13 @@
 // reduction algorithm, and every algorithm hands all ranks the same result,
 // so resumed runs are bitwise identical to uninterrupted ones and the
 // ranks' models stay identical (which Replicas.cpp checks at every save).
+// Its all-reduce and reduce-scatter algorithms add the ranks' values in
+// different orders, though: above 2 ranks a ZeRO job (reduce-scatters)
+// drifts from plain data parallelism (all-reduces) by rounding. With
+// --reduce-order=rank (WorldOptions::rankOrderedSums) floating-point sums
+// are Loom's own: an all-to-all of the blocks, a sum in rank order, and for
+// an all-reduce an all-gather of the sums; the same bytes cross the links
+// as with a ring.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,6 +138,25 @@ void divide(void *buf, int64_t count, DType dtype, int divisor) {
   }
 }
 
+/// out[e] = ((blocks[0][e] + blocks[1][e]) + blocks[2][e]) + ... for the
+/// `ranks` blocks of `count` elements packed in `blocks`.
+template <typename T>
+void sumInRankOrder(const void *blocks, void *out, int ranks, int64_t count) {
+  const T *from = static_cast<const T *>(blocks);
+  T *sum = static_cast<T *>(out);
+  std::copy(from, from + count, sum);
+  for (int r = 1; r < ranks; ++r)
+    for (int64_t e = 0; e < count; ++e)
+      sum[e] += from[r * count + e];
+}
+
+void sumInRankOrder(const void *blocks, void *out, int ranks, int64_t count,
+                    DType dtype) {
+  if (dtype == DType::F64)
+    return sumInRankOrder<double>(blocks, out, ranks, count);
+  sumInRankOrder<float>(blocks, out, ranks, count);
+}
+
 int intCount(int64_t count, const char *what) {
   if (count > INT_MAX)
     fail("%s of %lld elements per rank exceeds MPI's int element count", what,
@@ -193,6 +219,32 @@ private:
                     std::chrono::steady_clock::now());
   /// Watches this communicator's collectives with the given options.
   void watch(double timeout, bool dumpOnSignal);
+  /// Whether a reduction of `dtype` by `op` adds in rank order here
+  /// (rankOrderedSums; integer sums and maxima are exact in any order).
+  bool inRankOrder(DType dtype, ReduceOp op) const {
+    return rankOrderedSums && op != ReduceOp::Max &&
+           (dtype == DType::F32 || dtype == DType::F64);
+  }
+  /// Runs one MPI collective: `blocking()` on the thread that created the
+  /// communicator, `start(&request)` polled politely on the communication
+  /// thread (see the file comment). Both return MPI's code.
+  template <typename Blocking, typename Start>
+  void run(const char *blockingName, const char *startName, Blocking blocking,
+           Start start, std::chrono::steady_clock::time_point started) {
+    if (!onCommThread())
+      return check(blocking(), blockingName);
+    std::vector<MPI_Request> requests(1);
+    check(start(&requests[0]), startName);
+    complete(requests, startName, started);
+  }
+  /// The rank-ordered reduce-scatter of one piece: `send` holds every
+  /// rank's block of `count` elements, packed; `recv` gets this rank's sum.
+  void reduceScatterInRankOrder(const void *send, void *recv, int64_t count,
+                                DType dtype,
+                                std::chrono::steady_clock::time_point started);
+  /// The rank-ordered all-reduce of one piece, in place.
+  void allReduceInRankOrder(void *buf, int64_t count, DType dtype,
+                            std::chrono::steady_clock::time_point started);
 
   MPI_Comm comm = MPI_COMM_NULL;
   int myRank = 0, mySize = 1;
@@ -201,6 +253,9 @@ private:
   int64_t pieceBytes = kPieceBytes;
   /// A reduce-scatter's piece of every rank's block, packed.
   std::vector<char> staging;
+  /// The blocks the ranks sent this one, for rank-ordered sums.
+  std::vector<char> received;
+  bool rankOrderedSums = false;
   int threadLevel = MPI_THREAD_SINGLE;
   bool initializedHere = false;
   std::thread::id mainThread = std::this_thread::get_id();
@@ -240,6 +295,7 @@ MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
         "MPI_Comm_set_errhandler");
   MPI_Comm_rank(comm, &myRank);
   MPI_Comm_size(comm, &mySize);
+  rankOrderedSums = options.rankOrderedSums;
   // The pieces are collectives of their own: every rank must cut alike.
   pieceBytes = pieceBytesFromEnvironment();
   std::vector<int64_t> pieces(static_cast<size_t>(mySize));
@@ -264,8 +320,8 @@ MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
 
 MpiCommunicator::MpiCommunicator(const MpiCommunicator &parent, MPI_Comm dup)
     : comm(dup), myRank(parent.myRank), mySize(parent.mySize),
-      pieceBytes(parent.pieceBytes), threadLevel(parent.threadLevel),
-      peers(parent.peers) {
+      pieceBytes(parent.pieceBytes), rankOrderedSums(parent.rankOrderedSums),
+      threadLevel(parent.threadLevel), peers(parent.peers) {
   check(MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN),
         "MPI_Comm_set_errhandler");
   // No timeout (a writer waits for its peers' writes however long they
@@ -388,6 +444,8 @@ void MpiCommunicator::allReduce(void *buf, int64_t count, DType dtype,
   // One piece in flight at a time: several at once would each take a
   // temporary buffer, and together they are the size that faults.
   forEachPiece(buf, count, dtype, pieceBytes, [&](void *at, int piece) {
+    if (inRankOrder(dtype, op))
+      return allReduceInRankOrder(at, piece, dtype, started);
     if (!async) {
       check(MPI_Allreduce(MPI_IN_PLACE, at, piece, mpiType(dtype), mpiOp(op),
                           comm),
@@ -433,7 +491,9 @@ void MpiCommunicator::reduceScatter(const void *send, void *recv, int64_t count,
       pieceSend = staging.data();
     }
     void *pieceRecv = static_cast<char *>(recv) + offset * elementSize;
-    if (async) {
+    if (inRankOrder(dtype, op)) {
+      reduceScatterInRankOrder(pieceSend, pieceRecv, piece, dtype, started);
+    } else if (async) {
       std::vector<MPI_Request> requests(1);
       check(MPI_Ireduce_scatter_block(pieceSend, pieceRecv,
                                       static_cast<int>(piece), mpiType(dtype),
@@ -450,6 +510,53 @@ void MpiCommunicator::reduceScatter(const void *send, void *recv, int64_t count,
   } while (offset < count);
   if (op == ReduceOp::Mean)
     divide(recv, count, dtype, mySize);
+}
+
+void MpiCommunicator::reduceScatterInRankOrder(
+    const void *send, void *recv, int64_t count, DType dtype,
+    std::chrono::steady_clock::time_point started) {
+  const int n = intCount(count, "reduce_scatter");
+  const MPI_Datatype type = mpiType(dtype);
+  received.resize(static_cast<size_t>(mySize * count) * dtypeSize(dtype));
+  run(
+      "MPI_Alltoall", "MPI_Ialltoall",
+      [&] {
+        return MPI_Alltoall(send, n, type, received.data(), n, type, comm);
+      },
+      [&](MPI_Request *request) {
+        return MPI_Ialltoall(send, n, type, received.data(), n, type, comm,
+                             request);
+      },
+      started);
+  sumInRankOrder(received.data(), recv, mySize, count, dtype);
+}
+
+void MpiCommunicator::allReduceInRankOrder(
+    void *buf, int64_t count, DType dtype,
+    std::chrono::steady_clock::time_point started) {
+  // The piece as mySize blocks (the last padded with zeros, whose sums are
+  // dropped); each rank sums one block, then all gather the sums.
+  const size_t elementSize = dtypeSize(dtype);
+  const int64_t block = (count + mySize - 1) / mySize;
+  staging.assign(static_cast<size_t>(mySize * block) * elementSize, 0);
+  std::memcpy(staging.data(), buf, static_cast<size_t>(count) * elementSize);
+  char *own =
+      staging.data() + static_cast<size_t>(myRank * block) * elementSize;
+  reduceScatterInRankOrder(staging.data(), own, block, dtype, started);
+  const int n = intCount(block, "all_reduce");
+  const MPI_Datatype type = mpiType(dtype);
+  run(
+      "MPI_Allgather", "MPI_Iallgather",
+      [&] {
+        return MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, staging.data(),
+                             n, type, comm);
+      },
+      [&](MPI_Request *request) {
+        return MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL,
+                              staging.data(), n, type, comm, request);
+      },
+      started);
+  std::memcpy(buf, staging.data(), static_cast<size_t>(count) * elementSize);
 }
 
 void MpiCommunicator::allGather(const void *send, void *recv, int64_t count,

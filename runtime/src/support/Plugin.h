@@ -21,7 +21,7 @@ namespace loom::rt {
 
 /// Bumped whenever an interface a plugin implements (Communicator,
 /// src/device/Device.h) or a plugin entry point changes.
-constexpr int kPluginAbiVersion = 3; // 3: Communicator::duplicate
+constexpr int kPluginAbiVersion = 4; // 4: WorldOptions::rankOrderedSums
 
 /// Throws Error unless `callerVersion` (the core's kPluginAbiVersion) equals
 /// the plugin's own. Called first by every plugin entry point.

@@ -40,6 +40,13 @@ JobInfo detectJob();
 struct WorldOptions {
   /// See Communicator::setCollectiveTimeout.
   double collectiveTimeout = 60;
+  /// loom-run --reduce-order=rank: floating-point sums of all-reduces and
+  /// reduce-scatters add the ranks' values in rank order, ((x0 + x1) + x2)
+  /// + ..., whatever the collective, so an all-reduce and a reduce-scatter
+  /// of the same values give the same bits (ZeRO equals plain data
+  /// parallelism exactly). Otherwise the MPI library's algorithm picks the
+  /// order, which differs between the two collectives above 2 ranks.
+  bool rankOrderedSums = false;
 };
 
 /// LocalCommunicator for a process without a launcher; otherwise loads the
