@@ -55,10 +55,14 @@ def ShardStatePass : Pass<"loom-shard-state", "mlir::ModuleOp"> {
       and a `comm.all_gather` placed just before the value's first use, and
       in `@loss_and_grad_shards` the backward pass gathers a parameter it
       reads again rather than keeping the forward's copy alive; the updates
-      are the ordinary in-place ones, on the slices. With `prefetch=k`
-      each read and gather move up to the first use of the parameter
-      gathered k reads before (the overlap passes then start it there), so
-      at most k gathered parameters wait ahead of their use.
+      are the ordinary in-place ones, on the slices. The gathers go in
+      units: the parameters one op reads first, or with `bucket-mib=B`
+      consecutive parameters (in the order of their first uses) whose
+      gathered bytes fit B MiB, which share one `comm.all_gather` (their
+      slices concatenated, gathered to N x S and split by columns). With
+      `prefetch=k` each unit's reads and gather move up to the first use
+      of the unit k before it (the overlap passes then start it there), so
+      at most k units of gathered parameters wait ahead of their use.
 
     A parameter of n elements is flattened and padded with zeros to N·s
     elements, s = ceil(n / N): rank r (`comm.group_rank`) owns elements
@@ -89,8 +93,11 @@ def ShardStatePass : Pass<"loom-shard-state", "mlir::ModuleOp"> {
     Option<"axis", "axis", "std::string", /*default=*/"\"dp\"",
            "Mesh axis the state is sharded over.">,
     Option<"prefetch", "prefetch", "int64_t", /*default=*/"0",
-           "Stage 3: gather each parameter this many parameter reads "
+           "Stage 3: gather each unit of parameters this many units "
            "ahead of its use (0: just before it).">,
+    Option<"bucketMiB", "bucket-mib", "double", /*default=*/"0",
+           "Stage 3: gather consecutive parameters together up to this "
+           "many MiB of gathered values (0: one gather per parameter).">,
   ];
   let statistics = [
     Statistic<"numShardedParams", "num-sharded-params",
@@ -99,6 +106,8 @@ def ShardStatePass : Pass<"loom-shard-state", "mlir::ModuleOp"> {
               "Gradient all-reduces turned into reduce-scatters">,
     Statistic<"numParamGathers", "num-param-gathers",
               "All-gathers of sharded parameters before their uses">,
+    Statistic<"numGatherBuckets", "num-gather-buckets",
+              "All-gathers that gather several parameters (bucket-mib)">,
   ];
 }
 

@@ -180,7 +180,9 @@ struct ShardStatePass : impl::ShardStatePassBase<ShardStatePass> {
     Operation *firstUse;
   };
   SmallVector<ParamGather> gathers;
-  void prefetchGathers();
+  void placeGathers(Slicer &slicer);
+  int64_t gatheredBytes(const ParamGather &g) const;
+  void fuseGathers(ArrayRef<ParamGather> unit, Operation *at, Slicer &slicer);
 };
 
 void ShardStatePass::runOnOperation() {
@@ -358,18 +360,23 @@ LogicalResult ShardStatePass::shardParams(ModuleOp module, Slicer &slicer,
         first->isBeforeInBlock(lossOp))
       regatherForBackward(full, lossOp, slicer, cut, type, shard);
   }
-  if (prefetch > 0)
-    prefetchGathers();
+  if (prefetch > 0 || bucketMiB > 0)
+    placeGathers(slicer);
   return success();
 }
 
-/// With `prefetch` = k, each parameter's read and all_gather move up to
-/// just before the first use of the parameter gathered k before it in the
-/// block: once the overlap passes make the gathers asynchronous, a layer's
-/// parameters arrive while the k layers before it compute, and at most k
-/// gathered parameters wait ahead of their use (the memory bound). The
-/// gathers keep their order, so every rank issues them alike.
-void ShardStatePass::prefetchGathers() {
+/// Stage 3's gathers in units, each unit's read and all_gather placed
+/// before the first use of the unit `prefetch` units before it in the block
+/// (its own first use for the first `prefetch`). Without a bucket size a
+/// unit is the parameters one op reads first; with one, consecutive
+/// parameters (in first-use order) whose gathered bytes fit the bucket,
+/// which share one all_gather (fuseGathers). Once the overlap passes make
+/// the gathers asynchronous, a unit's parameters arrive while the units
+/// before it compute, and at most `prefetch` units of gathered parameters
+/// wait ahead of their use (the memory bound: prefetch x bucket bytes).
+/// The gathers keep their order, so every rank issues them alike.
+void ShardStatePass::placeGathers(Slicer &slicer) {
+  const int64_t bucketBytes = int64_t(bucketMiB * 1024 * 1024);
   llvm::MapVector<Block *, SmallVector<ParamGather>> byBlock;
   for (const ParamGather &g : gathers)
     byBlock[g.firstUse->getBlock()].push_back(g);
@@ -377,21 +384,95 @@ void ShardStatePass::prefetchGathers() {
     llvm::stable_sort(list, [](const ParamGather &a, const ParamGather &b) {
       return a.firstUse->isBeforeInBlock(b.firstUse);
     });
-    // The uses in order, once each (parameters read by one op together).
-    SmallVector<Operation *> uses;
-    for (const ParamGather &g : list)
-      if (uses.empty() || uses.back() != g.firstUse)
-        uses.push_back(g.firstUse);
+    SmallVector<SmallVector<ParamGather>> units;
+    int64_t bytes = 0;
     for (const ParamGather &g : list) {
-      size_t at = llvm::find(uses, g.firstUse) - uses.begin();
-      if (at < size_t(prefetch))
+      const int64_t size = gatheredBytes(g);
+      bool join =
+          !units.empty() &&
+          (bucketBytes > 0 ? bytes + size <= bucketBytes
+                           : units.back().back().firstUse == g.firstUse);
+      if (!join) {
+        units.emplace_back();
+        bytes = 0;
+      }
+      units.back().push_back(g);
+      bytes += size;
+    }
+    for (auto [j, unit] : llvm::enumerate(units)) {
+      // Before the unit's own first read (where its gathers are now) or
+      // the first use of the unit `prefetch` before it, if that is earlier.
+      Operation *at = unit.front().read;
+      if (j >= size_t(prefetch)) {
+        Operation *ahead = units[j - prefetch].front().firstUse;
+        if (ahead->isBeforeInBlock(at))
+          at = ahead;
+      }
+      if (unit.size() > 1 && bucketBytes > 0) {
+        fuseGathers(unit, at, slicer);
         continue;
-      Operation *anchor = uses[at - prefetch];
-      Operation *gather = *g.read->getUsers().begin();
-      g.read->moveBefore(anchor);
-      gather->moveBefore(anchor);
+      }
+      if (at == unit.front().read.getOperation())
+        continue;
+      for (const ParamGather &g : unit) {
+        GetParamOp read = g.read;
+        Operation *gather = *read->getUsers().begin();
+        read->moveBefore(at);
+        gather->moveBefore(at);
+      }
     }
   }
+}
+
+/// Bytes of the gathered (padded, whole) parameter of `g`.
+int64_t ShardStatePass::gatheredBytes(const ParamGather &g) const {
+  GetParamOp read = g.read;
+  auto gather = cast<comm::AllGatherOp>(*read->getUsers().begin());
+  RankedTensorType t = gather.getType();
+  return t.getNumElements() * t.getElementTypeBitWidth() / 8;
+}
+
+/// One all_gather for the slices of `unit`, before `at`: the slices
+/// packed into one buffer of S = sum of s elements, gathered to N x S
+/// (rank-major), and each parameter's N x s columns taking the place of its
+/// own gather's result.
+void ShardStatePass::fuseGathers(ArrayRef<ParamGather> unit, Operation *at,
+                                 Slicer &slicer) {
+  OpBuilder &b = slicer.b;
+  b.setInsertionPoint(at);
+  Location loc = at->getLoc();
+  LoomBuilder lb{b, loc};
+  SmallVector<comm::AllGatherOp> members;
+  SmallVector<Value> slices;
+  SmallVector<Type> columns;
+  int64_t total = 0;
+  SmallVector<GetParamOp> oldReads;
+  for (const ParamGather &g : unit) {
+    // A fresh read at `at` (which may be the first old read).
+    GetParamOp read = g.read;
+    oldReads.push_back(read);
+    members.push_back(cast<comm::AllGatherOp>(*read->getUsers().begin()));
+    slices.push_back(b.clone(*read)->getResult(0));
+    int64_t s = read.getType().getNumElements();
+    columns.push_back(RankedTensorType::get({slicer.ranks, s},
+                                            read.getType().getElementType()));
+    total += s;
+  }
+  Value packed = ConcatOp::create(b, loc, slicer.flat(slices[0], total), slices,
+                                  b.getI64IntegerAttr(0));
+  Value all = comm::AllGatherOp::create(
+      b, loc, slicer.flat(packed, slicer.ranks * total), packed,
+      slicer.mesh.getValue(), slicer.axes, 0);
+  Value grid = lb.reshape(all, {slicer.ranks, total});
+  auto split = SplitOp::create(b, loc, columns, grid, 1);
+  for (auto [member, column] : llvm::zip(members, split.getResults())) {
+    member.getResult().replaceAllUsesWith(
+        lb.reshape(column, member.getType().getShape()));
+    member.erase();
+  }
+  for (GetParamOp read : oldReads)
+    read.erase();
+  ++numGatherBuckets;
 }
 
 /// The uses of gathered parameter `full` after `lossOp` (the backward

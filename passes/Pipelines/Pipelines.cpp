@@ -60,8 +60,10 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
   if (o.zero > 0) {
     ShardStatePassOptions shard;
     shard.stage = o.zero;
-    // Asynchronous gathers of ZeRO-3 parameters start one read ahead.
+    // Asynchronous gathers of ZeRO-3 parameters start one bucket ahead;
+    // the bucket is the all-reduces' (from the cost model, or --bucket-mib).
     shard.prefetch = o.overlap ? 1 : 0;
+    shard.bucketMiB = o.overlap ? o.bucketMiB : 0;
     pm.addPass(createShardStatePass(shard));
   }
   if (o.dp != 1 && o.overlap) {

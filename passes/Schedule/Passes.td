@@ -19,12 +19,19 @@ def AsyncCollectivesPass : Pass<"loom-async-collectives", "mlir::ModuleOp"> {
 }
 
 def BucketCollectivesPass : Pass<"loom-bucket-collectives", "mlir::ModuleOp"> {
-  let summary = "Fuses small all-reduces into flat buckets.";
+  let summary = "Fuses small all-reduces and reduce-scatters into flat "
+                "buckets.";
   let description = [{
     Consecutive `comm.all_reduce` ops (in program order) with the same mesh,
-    axes, reduction and element type are flattened, concatenated into one
-    buffer of at most `max-mib` MiB, reduced by a single `comm.all_reduce`
-    and split back. The grouping depends only on program order and sizes,
+    axes, reduction and float element type are flattened, concatenated into
+    one buffer of at most `max-mib` MiB, reduced by a single
+    `comm.all_reduce` and split back. Consecutive `comm.reduce_scatter` ops
+    of 1-D tensors (ZeRO's gradients, `--loom-shard-state`) likewise: each
+    operand, N slices of s elements, is viewed as an N x s matrix, the
+    matrices are concatenated side by side into N x S, flattened row by row
+    and reduce-scattered at once, and the received S elements are split into
+    the members' slices: every rank receives exactly its slice of each
+    member. The grouping depends only on program order and sizes,
     so every rank forms the same buckets. A collective larger than the
     threshold stays alone; a collective whose operand is produced after an
     earlier member's result is used starts a new bucket.
@@ -37,7 +44,8 @@ def BucketCollectivesPass : Pass<"loom-bucket-collectives", "mlir::ModuleOp"> {
   ];
   let statistics = [
     Statistic<"numBuckets", "num-buckets", "Buckets formed">,
-    Statistic<"numFused", "num-fused", "All-reduces fused into buckets">,
+    Statistic<"numFused", "num-fused",
+              "All-reduces and reduce-scatters fused into buckets">,
   ];
 }
 

@@ -12,6 +12,9 @@
 // RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=4 zero=2" \
 // RUN:   --loom-lower-to-linalg-pipeline --loom-bufferize-pipeline \
 // RUN:   | FileCheck %s --check-prefix=LOWERED
+// RUN: loom-opt %t/model.mlir --loom-autodiff --loom-data-parallel="ranks=4" \
+// RUN:   --loom-add-optimizer --loom-shard-state="stage=3 bucket-mib=1" \
+// RUN:   | FileCheck %s --check-prefix=BUCKET
 // RUN: loom-opt %t/model.mlir --loom-autodiff --loom-data-parallel="ranks=3" \
 // RUN:   --loom-add-optimizer --loom-shard-state --mlir-pass-statistics 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=STATS
@@ -132,6 +135,7 @@
 
 // Tests the statistics: 3 parameters sharded at stage 1, no reduce-scatter.
 // STATS: ShardStatePass
+// STATS-NEXT: (S) 0 num-gather-buckets
 // STATS-NEXT: (S) 0 num-param-gathers
 // STATS-NEXT: (S) 0 num-reduce-scatters
 // STATS-NEXT: (S) 3 num-sharded-params
@@ -140,6 +144,24 @@
 // BADSTAGE: error: --loom-shard-state: stage must be 1, 2 or 3, got 4
 // NOSTEP: error: --loom-shard-state needs @loss_and_grad and @train_step: run --loom-data-parallel and --loom-add-optimizer first
 // ONERANK: error: --loom-shard-state needs at least 2 ranks to shard over, got 1
+
+// Tests stage 3 with bucket-mib: the parameters a bucket holds share one
+// all_gather of their slices side by side (3 + 1 + 1 elements per rank),
+// whose N x 5 result is split by columns into each parameter's slices of
+// every rank.
+// BUCKET-LABEL: func.func @loss(
+// BUCKET: %[[W:.+]] = loom.get_param @w : tensor<3xf32>
+// BUCKET: %[[B:.+]] = loom.get_param @b : tensor<1xf32>
+// BUCKET: %[[S:.+]] = loom.get_param @s : tensor<1xf32>
+// BUCKET: %[[CAT:.+]] = loom.concat %[[W]], %[[B]], %[[S]] axis = 0 : (tensor<3xf32>, tensor<1xf32>, tensor<1xf32>) -> tensor<5xf32>
+// BUCKET: %[[ALL:.+]] = comm.all_gather %[[CAT]] over @world ["dp"] dim = 0 : tensor<5xf32> -> tensor<20xf32>
+// BUCKET: %[[GRID:.+]] = loom.reshape %[[ALL]] : tensor<20xf32> -> tensor<4x5xf32>
+// BUCKET: %[[COLS:.+]]:3 = loom.split %[[GRID]] axis = 1 : tensor<4x5xf32> -> tensor<4x3xf32>, tensor<4x1xf32>, tensor<4x1xf32>
+// BUCKET: %[[WP:.+]] = loom.reshape %[[COLS]]#0 : tensor<4x3xf32> -> tensor<12xf32>
+// BUCKET: loom.reshape %[[WP]] : tensor<12xf32> -> tensor<3x4xf32>
+// BUCKET-NOT: comm.all_gather
+// BUCKET: loom.cross_entropy
+// BUCKET-LABEL: func.func private @loss_and_grad_shards(
 
 //--- model.mlir
 module @tiny_model {

@@ -57,3 +57,29 @@ func.func @dont_fuse_across_use(%a: tensor<4xf32>) -> tensor<4xf32> {
   %2 = comm.all_reduce %1 over @world ["dp"] mean : tensor<4xf32>
   return %2 : tensor<4xf32>
 }
+
+// -----
+
+// Tests that consecutive reduce-scatters of flat tensors (ZeRO's gradients)
+// share one: each operand, N slices of s, as an N x s matrix, the matrices
+// side by side (N x S) and flattened row by row, so rank r receives row r,
+// its slice of every member; split back into the members' slices. The
+// all-reduce after them is not fused with them.
+// CHECK-LABEL: func.func @bucket_reduce_scatters
+// CHECK: %[[A:.+]] = loom.reshape %arg0 : tensor<8xf32> -> tensor<2x4xf32>
+// CHECK: %[[B:.+]] = loom.reshape %arg1 : tensor<4xf32> -> tensor<2x2xf32>
+// CHECK: %[[GRID:.+]] = loom.concat %[[A]], %[[B]] axis = 1 : (tensor<2x4xf32>, tensor<2x2xf32>) -> tensor<2x6xf32>
+// CHECK: %[[ROWS:.+]] = loom.reshape %[[GRID]] : tensor<2x6xf32> -> tensor<12xf32>
+// CHECK: %[[MINE:.+]] = comm.reduce_scatter %[[ROWS]] over @world ["dp"] mean dim = 0 : tensor<12xf32> -> tensor<6xf32>
+// CHECK: %[[S:.+]]:2 = loom.split %[[MINE]] axis = 0 : tensor<6xf32> -> tensor<4xf32>, tensor<2xf32>
+// CHECK-NOT: comm.reduce_scatter
+// CHECK: comm.all_reduce %arg2
+// CHECK: return %[[S]]#0, %[[S]]#1
+comm.mesh @world shape = [2] axes = ["dp"]
+func.func @bucket_reduce_scatters(%a: tensor<8xf32>, %b: tensor<4xf32>, %c: tensor<f32>)
+    -> (tensor<4xf32>, tensor<2xf32>, tensor<f32>) {
+  %0 = comm.reduce_scatter %a over @world ["dp"] mean dim = 0 : tensor<8xf32> -> tensor<4xf32>
+  %2 = comm.reduce_scatter %b over @world ["dp"] mean dim = 0 : tensor<4xf32> -> tensor<2xf32>
+  %1 = comm.all_reduce %c over @world ["dp"] sum : tensor<f32>
+  return %0, %2, %1 : tensor<4xf32>, tensor<2xf32>, tensor<f32>
+}
