@@ -16,6 +16,7 @@ Usage (root, after building, on an otherwise idle machine):
   /usr/bin/python3 bench/zero_cluster.py [--rates 10gbit,1gbit] [--record]"""
 import argparse
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -60,13 +61,24 @@ def main():
     f = spec_fields(args.spec)
     tokens = 2 * int(f["batch"]) * int(f["seq"])
     rows = []
+    hidden = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, flags in VARIANTS:
             sh([os.path.join(ROOT, "build", "bin", "loomc"), f"--model={args.spec}",
                 "--dp=2", *flags, "-o", os.path.join(tmp, name)])
         for rate in args.rates.split(","):
-            t = {name: loom(os.path.join(tmp, name), rate, args.steps, args.warmup,
-                            tmp)["median"] for name, _ in VARIANTS}
+            t = {}
+            for name, _ in VARIANTS:
+                traced = name == "zero3+prefetch"
+                r = loom(os.path.join(tmp, name), rate, args.steps, args.warmup, tmp,
+                         trace=traced)
+                t[name] = r["median"]
+                if traced:
+                    # The trace that shows each bucket's gather running while
+                    # the step computes (kept beside the results).
+                    hidden[rate] = r["hidden_trace"]
+                    shutil.copy(os.path.join(tmp, "trace.json"), os.path.join(
+                        ROOT, "bench", "results", f"zero3-prefetch-{rate}.trace.json"))
             t["torch ddp"] = torch_step(args.spec, rate, args.steps, args.warmup)
             t["torch zero"] = torch_step(args.spec, rate, args.steps, args.warmup, zero=1)
             rows.append((rate, t))
@@ -74,7 +86,8 @@ def main():
         fsdp = torch_error(args.spec, args.rates.split(",")[0])
     header = ("| link | " + " | ".join(f"{n} step (ms)" for n in rows[0][1]) +
               " | zero1 / ddp | zero2 / ddp | zero2+overlap / ddp |"
-              " zero3+prefetch / zero3 | Loom best ZeRO / PyTorch ZeRO |")
+              " zero3+prefetch / zero3 | zero3+prefetch gathers hidden |"
+              " Loom best ZeRO / PyTorch ZeRO |")
     lines = [header, "|" + "---|" * (header.count("|") - 1)]
     for rate, t in rows:
         rel = lambda n: t["ddp"] / t[n]
@@ -82,11 +95,14 @@ def main():
         lines.append(f"| {rate} | " + " | ".join(f"{v * 1e3:.1f}" for v in t.values()) +
                      f" | {rel('zero1'):.2f}x | {rel('zero2'):.2f}x |"
                      f" {rel('zero2+overlap'):.2f}x | {t['zero3'] / t['zero3+prefetch']:.2f}x |"
+                     f" {hidden[rate]:.0f} % |"
                      f" {t['torch zero'] / best:.2f}x |")
     table = "\n".join(lines)
     note = (f"Throughput ratios are DDP's step time over ZeRO's (higher: ZeRO "
             f"faster); {tokens} tokens per step over both ranks. PyTorch FSDP "
-            f"on this cluster: `{fsdp}`.")
+            f"on this cluster: `{fsdp}`. Hidden: the share of the "
+            f"communication of ZeRO-3 with prefetch that no step waited for, "
+            f"from its Chrome trace (bench/results/zero3-prefetch-RATE.trace.json).")
     print(table + "\n\n" + note)
     if args.record:
         with results_section("ZeRO on the emulated cluster") as out:

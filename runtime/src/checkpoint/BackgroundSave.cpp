@@ -7,7 +7,9 @@
 
 #include "loom/runtime/BackgroundSave.h"
 #include "checkpoint/PerRankSave.h"
+#include "checkpoint/ZeroShards.h"
 #include "loom/runtime/Artifact.h"
+#include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 #include "support/Clock.h"
 
@@ -90,6 +92,27 @@ void BackgroundSave::startPerRank(const std::string &path,
          [&writers, path, tmpDir, part, state](Outcome &outcome) {
            PerRankWrite wrote =
                writePerRankCheckpoint(writers, tmpDir, path, part, state);
+           outcome.error = wrote.error;
+           outcome.committed = wrote.committed;
+         });
+}
+
+void BackgroundSave::startZero(const std::string &path,
+                               const std::string &tmpDir, Artifact &artifact,
+                               const TrainerState &state,
+                               Communicator &writers) {
+  checkIdle();
+  ZeroPart part;
+  part.manifest = &artifact.manifest();
+  // Below stage 3 the params are whole on every rank, and rank 0 writes
+  // them.
+  if (artifact.manifest().zero.stage == 3 || writers.isRoot())
+    part.params = copyTensors(artifact.params(), params);
+  part.state = copyTensors(artifact.state(), optimizerState);
+  launch(path, state, /*localModels=*/0,
+         [&writers, path, tmpDir, part, state](Outcome &outcome) {
+           PerRankWrite wrote =
+               writeZeroCheckpoint(writers, tmpDir, path, part, state);
            outcome.error = wrote.error;
            outcome.committed = wrote.committed;
          });

@@ -7,6 +7,7 @@
 
 #include "loom/runtime/Checkpoint.h"
 #include "checkpoint/CheckpointLayout.h"
+#include "checkpoint/PerRankSave.h"
 #include "loom/Version.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Error.h"
@@ -24,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <unistd.h>
 
@@ -57,23 +59,6 @@ void crashPointForTests(const char *stage) {
   }
 }
 
-std::vector<SafeTensorView> views(const std::vector<Tensor *> &tensors) {
-  std::vector<SafeTensorView> result;
-  for (const Tensor *tensor : tensors)
-    result.push_back(makeSafeTensorView(tensor->name(), tensor->dtype(),
-                                        tensor->shape(), tensor->data()));
-  return result;
-}
-
-json fingerprint(const std::vector<Tensor *> &params) {
-  json list = json::array();
-  for (const Tensor *param : params)
-    list.push_back({{"name", param->name()},
-                    {"shape", param->shape()},
-                    {"dtype", dtypeName(param->dtype())}});
-  return list;
-}
-
 void renameOrFail(const std::string &from, const std::string &to) {
   if (std::rename(from.c_str(), to.c_str()) != 0)
     fail("cannot rename %s to %s: %s", from.c_str(), to.c_str(),
@@ -104,12 +89,20 @@ FileRecord recordOf(const std::string &dir, const std::string &name) {
   return {name, sha256FileHex(path), bytes};
 }
 
+/// What trainer.json says of a checkpoint beyond the trainer state and the
+/// files: the params' fingerprint and, for a per-rank one, its kind
+/// ("per_rank") and the fields that come with it.
+struct CheckpointKind {
+  json model;
+  const char *perRank = nullptr;
+  json fields = json::object();
+};
+
 /// trainer.json for `files` (hashed here) and `known` (hashed by whoever
 /// wrote them).
 void writeTrainerJson(const std::string &dir,
                       const std::vector<std::string> &files,
-                      const std::vector<Tensor *> &params,
-                      const TrainerState &state, bool perRank,
+                      const CheckpointKind &kind, const TrainerState &state,
                       const std::vector<FileRecord> &known = {}) {
   json records = json::object();
   std::vector<FileRecord> all = known;
@@ -119,7 +112,7 @@ void writeTrainerJson(const std::string &dir,
     records[record.name] = {{"sha256", record.sha256}, {"bytes", record.bytes}};
   nlohmann::ordered_json trainer = {
       {"format_version",
-       perRank ? kCheckpointFormatVersion : kReplicatedFormatVersion},
+       kind.perRank ? kCheckpointFormatVersion : kReplicatedFormatVersion},
       {"step", state.step},
       {"data_position", state.dataPosition},
       {"seed", state.seed},
@@ -128,14 +121,47 @@ void writeTrainerJson(const std::string &dir,
       {"ranks", state.ranks}};
   if (state.rowsPerStep > 0)
     trainer["rows_per_step"] = state.rowsPerStep;
-  if (perRank)
-    trainer["per_rank"] = kPerRankKind;
-  trainer["model"] = fingerprint(params);
+  if (kind.perRank)
+    trainer["per_rank"] = kind.perRank;
+  for (const auto &[key, value] : kind.fields.items())
+    trainer[key] = value;
+  trainer["model"] = kind.model;
   trainer["files"] = records;
   // Which build wrote it, for whoever wonders later (not read back).
   trainer["written_by"] = LOOM_VERSION_STRING;
   writeFileDurable(dir + "/" + kTrainerFile, trainer.dump(2) + "\n");
   syncDirectory(dir);
+}
+
+/// Rank 0's end of a per-rank save, after every rank wrote its files
+/// (`rankFiles` of rank r; `records` from the ranks) and it wrote the
+/// model: checks that every rank's files are there as big as their writers
+/// said, then writes trainer.json.
+void finishRankFiles(
+    const std::string &tmpDir, const CheckpointKind &kind,
+    const TrainerState &state, const std::vector<FileRecord> &records,
+    const std::function<std::vector<std::string>(int)> &rankFiles) {
+  std::map<std::string, const FileRecord *> byName;
+  for (const FileRecord &record : records)
+    byName[record.name] = &record;
+  // Every rank's files, as big as their writers said: a rank that wrote
+  // into a directory of its own (a save path on a filesystem the ranks do
+  // not share) would leave the checkpoint without them.
+  for (int r = 0; r < state.ranks; ++r)
+    for (const std::string &name : rankFiles(r)) {
+      std::string path = tmpDir + "/" + name;
+      std::error_code error;
+      auto record = byName.find(name);
+      if (record == byName.end())
+        fail("rank %d sent no record of %s", r, name.c_str());
+      if (!fs::is_regular_file(path, error) ||
+          fs::file_size(path, error) != record->second->bytes)
+        fail("%s is missing or not as rank %d wrote it: every rank writes "
+             "its part of a per-rank checkpoint into %s, so the save path "
+             "must be on a filesystem all ranks share",
+             path.c_str(), r, tmpDir.c_str());
+    }
+  writeTrainerJson(tmpDir, {kModelFile}, kind, state, records);
 }
 
 } // namespace
@@ -161,14 +187,14 @@ void writeCheckpointFiles(const std::string &dir,
   std::string modelPath = dir + "/" + kModelFile;
   std::string optimizerPath = dir + "/" + kOptimizerFile;
   // "format": "pt" lets Hugging Face tooling load the weights as PyTorch's.
-  writeSafeTensors(modelPath, views(params),
+  writeSafeTensors(modelPath, tensorViews(params),
                    {{"format", "pt"}, {"generator", "loom"}});
   crashPointForTests("write");
-  writeSafeTensors(optimizerPath, views(optimizerState),
+  writeSafeTensors(optimizerPath, tensorViews(optimizerState),
                    {{"format", "pt"}, {"generator", "loom"}});
 
-  writeTrainerJson(dir, {kModelFile, kOptimizerFile}, params, state,
-                   /*perRank=*/false);
+  writeTrainerJson(dir, {kModelFile, kOptimizerFile},
+                   {modelFingerprint(tensorViews(params))}, state);
 }
 
 std::string beginPerRankCheckpoint(const std::string &path) {
@@ -206,10 +232,25 @@ std::vector<Tensor *> alikeShare(const std::vector<Tensor *> &alike, int rank,
   return share;
 }
 
-std::vector<FileRecord>
-writeRankCheckpointFiles(const std::string &tmpDir, int rank,
-                         const std::vector<Tensor *> &params,
-                         const PerRankTensors &tensors) {
+std::vector<SafeTensorView> tensorViews(const std::vector<Tensor *> &tensors) {
+  std::vector<SafeTensorView> result;
+  for (const Tensor *tensor : tensors)
+    result.push_back(makeSafeTensorView(tensor->name(), tensor->dtype(),
+                                        tensor->shape(), tensor->data()));
+  return result;
+}
+
+json modelFingerprint(const std::vector<SafeTensorView> &params) {
+  json list = json::array();
+  for (const SafeTensorView &param : params)
+    list.push_back({{"name", param.name},
+                    {"shape", param.shape},
+                    {"dtype", dtypeName(*param.dtype)}});
+  return list;
+}
+
+std::vector<FileRecord> writeRankFiles(const std::string &tmpDir, int rank,
+                                       const std::vector<RankFile> &files) {
   ++savesStarted;
   std::string dir = tmpDir + "/" + rankDir(rank);
   std::error_code error;
@@ -217,50 +258,52 @@ writeRankCheckpointFiles(const std::string &tmpDir, int rank,
   if (error)
     fail("cannot create checkpoint directory %s: %s", dir.c_str(),
          error.message().c_str());
+  for (size_t i = 0; i < files.size(); ++i) {
+    writeSafeTensors(tmpDir + "/" + files[i].name, files[i].tensors,
+                     files[i].metadata);
+    if (i == 0)
+      crashPointForTests("write");
+  }
+  syncDirectory(dir);
+  std::vector<FileRecord> records;
+  for (const RankFile &file : files)
+    records.push_back(recordOf(tmpDir, file.name));
+  return records;
+}
+
+std::vector<FileRecord>
+writeRankCheckpointFiles(const std::string &tmpDir, int rank,
+                         const std::vector<Tensor *> &params,
+                         const PerRankTensors &tensors) {
   std::vector<std::string> names = rankFiles(rank, kCheckpointFormatVersion);
   const std::map<std::string, std::string> meta = {{"format", "pt"},
                                                    {"generator", "loom"}};
-  writeSafeTensors(tmpDir + "/" + names[0], views(params), meta);
-  crashPointForTests("write");
-  writeSafeTensors(tmpDir + "/" + names[1], views(tensors.optimizerState),
-                   meta);
-  writeSafeTensors(tmpDir + "/" + names[2], views(tensors.rankState), meta);
-  writeSafeTensors(tmpDir + "/" + names[3], views(tensors.alike), meta);
-  syncDirectory(dir);
-  std::vector<FileRecord> records;
-  for (const std::string &name : names)
-    records.push_back(recordOf(tmpDir, name));
-  return records;
+  return writeRankFiles(tmpDir, rank,
+                        {{names[0], tensorViews(params), meta},
+                         {names[1], tensorViews(tensors.optimizerState), meta},
+                         {names[2], tensorViews(tensors.rankState), meta},
+                         {names[3], tensorViews(tensors.alike), meta}});
 }
 
 void finishPerRankCheckpoint(const std::string &tmpDir,
                              const std::vector<Tensor *> &consensus,
                              const TrainerState &state,
                              const std::vector<FileRecord> &rankRecords) {
-  writeSafeTensors(tmpDir + "/" + kModelFile, views(consensus),
+  writeSafeTensors(tmpDir + "/" + kModelFile, tensorViews(consensus),
                    {{"format", "pt"}, {"generator", "loom"}});
-  std::map<std::string, const FileRecord *> byName;
-  for (const FileRecord &record : rankRecords)
-    byName[record.name] = &record;
-  // Every rank's files, as big as their writers said: a rank that wrote
-  // into a directory of its own (a save path on a filesystem the ranks do
-  // not share) would leave the checkpoint without them.
-  for (int r = 0; r < state.ranks; ++r)
-    for (const std::string &name : rankFiles(r, kCheckpointFormatVersion)) {
-      std::string path = tmpDir + "/" + name;
-      std::error_code error;
-      auto record = byName.find(name);
-      if (record == byName.end())
-        fail("rank %d sent no record of %s", r, name.c_str());
-      if (!fs::is_regular_file(path, error) ||
-          fs::file_size(path, error) != record->second->bytes)
-        fail("%s is missing or not as rank %d wrote it: every rank writes "
-             "its part of a per-rank checkpoint into %s, so the save path "
-             "must be on a filesystem all ranks share",
-             path.c_str(), r, tmpDir.c_str());
-    }
-  writeTrainerJson(tmpDir, {kModelFile}, consensus, state, /*perRank=*/true,
-                   rankRecords);
+  finishRankFiles(
+      tmpDir, {modelFingerprint(tensorViews(consensus)), kPerRankKind}, state,
+      rankRecords,
+      [](int rank) { return rankFiles(rank, kCheckpointFormatVersion); });
+}
+
+void finishZeroCheckpoint(const std::string &tmpDir, const json &model,
+                          const json &zero, const TrainerState &state,
+                          const std::vector<FileRecord> &rankRecords) {
+  const int64_t stage = zero.at("stage").get<int64_t>();
+  finishRankFiles(tmpDir, {model, kZeroKind, {{"zero", zero}}}, state,
+                  rankRecords,
+                  [stage](int rank) { return zeroRankFiles(rank, stage); });
 }
 
 void commitCheckpoint(const std::string &tmpDir, const std::string &path) {

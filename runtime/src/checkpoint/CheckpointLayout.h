@@ -25,8 +25,10 @@ inline constexpr const char *kAlikeFile = "outer.safetensors";
 inline constexpr int kAlikeFileVersion = 2;
 /// What replicated checkpoints are written as (per-rank ones: the current).
 inline constexpr int kReplicatedFormatVersion = 1;
-/// trainer.json's "per_rank" value: what the rank directories hold.
+/// trainer.json's "per_rank" value: what the rank directories hold, a
+/// CO2 rank's own model and state or a ZeRO rank's shards (ZeroShards.h).
 inline constexpr const char *kPerRankKind = "co2";
+inline constexpr const char *kZeroKind = "zero";
 
 inline std::string rankDir(int rank) { return "rank-" + std::to_string(rank); }
 
@@ -39,6 +41,17 @@ inline std::vector<std::string> rankFiles(int rank, int64_t version) {
                                  dir + kRankStateFile};
   if (version >= kAlikeFileVersion)
     names.push_back(dir + kAlikeFile);
+  return names;
+}
+
+/// A rank's files of a ZeRO checkpoint of `stage`, relative to the
+/// checkpoint directory: its shard of the optimizer state, and at stage 3
+/// of the params. (Both are names rankFiles has too.)
+inline std::vector<std::string> zeroRankFiles(int rank, int64_t stage) {
+  std::string dir = rankDir(rank) + "/";
+  std::vector<std::string> names{dir + kOptimizerFile};
+  if (stage == 3)
+    names.push_back(dir + kModelFile);
   return names;
 }
 

@@ -5,11 +5,13 @@
 // another model, or saved with another optimizer, is refused naming the
 // tensor. Checkpoint.h describes the layout and its versions. A ZeRO
 // artifact's sharded tensors (state, and at stage 3 params) load each
-// rank's slice of the whole tensors (ZeroShards.h).
+// rank's slice of the whole tensors; a ZeRO checkpoint's shards are
+// ZeroLoad.cpp's to reassemble (ZeroShards.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "checkpoint/CheckpointLayout.h"
+#include "checkpoint/CheckpointRead.h"
 #include "checkpoint/ZeroShards.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Checkpoint.h"
@@ -32,32 +34,76 @@ using nlohmann::json;
 
 namespace loom::rt {
 
-namespace {
+std::string checkFileSize(const std::string &dir, const json &files,
+                          const std::string &name,
+                          const std::string &trainerPath) {
+  std::string path = dir + "/" + name;
+  auto entry = files.find(name);
+  if (entry == files.end() || !entry->is_object() ||
+      !entry->contains("sha256") || !(*entry)["sha256"].is_string() ||
+      !entry->contains("bytes") || !(*entry)["bytes"].is_number_unsigned())
+    fail("%s: files.%s: missing sha256/bytes record", trainerPath.c_str(),
+         name.c_str());
+  std::error_code error;
+  if (!fs::is_regular_file(path, error))
+    fail("checkpoint file %s is missing", path.c_str());
+  uint64_t expectedBytes = (*entry)["bytes"].get<uint64_t>();
+  uint64_t actualBytes = fs::file_size(path, error);
+  if (error)
+    fail("cannot read %s: %s", path.c_str(), error.message().c_str());
+  if (actualBytes != expectedBytes)
+    fail("checkpoint file %s is %llu bytes but %llu were written (truncated "
+         "or modified)",
+         path.c_str(), static_cast<unsigned long long>(actualBytes),
+         static_cast<unsigned long long>(expectedBytes));
+  return (*entry)["sha256"].get<std::string>();
+}
 
-/// Copies a safetensors tensor into an artifact tensor, converting between
-/// F32 and F64: all of it, or from element `first` on as much as the
-/// artifact tensor holds (a rank's slice of a ZeRO-sharded tensor, zeros
-/// past the end of the file's). Shapes have been checked by the caller.
-void copyInto(Tensor &tensor, const SafeTensorView &view,
-              const std::string &source, int64_t first = 0) {
+void verifyFile(const std::string &dir, const json &files,
+                const std::string &name, const std::string &trainerPath) {
+  const std::string expected = checkFileSize(dir, files, name, trainerPath);
+  const std::string path = dir + "/" + name;
+  const std::string actual = sha256FileHex(path);
+  if (actual != expected)
+    fail("checkpoint file %s is corrupted: its sha256 %s does not match %s "
+         "recorded in %s",
+         path.c_str(), actual.c_str(), expected.c_str(), kTrainerFile);
+}
+
+// An integer field in [min, max]: a negative data position indexed before
+// the data file, and a step near 2^63 wrapped around when added to.
+int64_t integerField(const json &object, const char *key,
+                     const std::string &source, int64_t min, int64_t max,
+                     const char *maxText) {
+  auto it = object.find(key);
+  if (it == object.end() || !it->is_number_integer())
+    fail("%s: field '%s' is missing or not an integer", source.c_str(), key);
+  // Above INT64_MAX, nlohmann keeps it unsigned and get<int64_t> wraps.
+  const bool tooLarge = it->is_number_unsigned() &&
+                        it->get<uint64_t>() > static_cast<uint64_t>(max);
+  if (tooLarge || it->get<int64_t>() < min || it->get<int64_t>() > max)
+    fail("%s: field '%s' must be an integer from %lld to %s, got %s",
+         source.c_str(), key, static_cast<long long>(min), maxText,
+         it->dump().c_str());
+  return it->get<int64_t>();
+}
+
+void copyElements(Tensor &tensor, int64_t at, const SafeTensorView &view,
+                  int64_t from, int64_t count, const std::string &source) {
   if (view.dtype != tensor.dtype() &&
       (!view.dtype || !isFloat(*view.dtype) || !isFloat(tensor.dtype())))
     fail("%s: tensor '%s' has dtype %s but the artifact expects %s (only F32 "
          "and F64 can be loaded)",
          source.c_str(), view.name.c_str(), view.dtypeName.c_str(),
          dtypeSafeTensorsName(tensor.dtype()));
-  const int64_t count = std::clamp<int64_t>(numElements(view.shape) - first, 0,
-                                            tensor.numElements());
-  const size_t size = dtypeSize(tensor.dtype());
-  if (count < tensor.numElements())
-    std::memset(static_cast<char *>(tensor.data()) + count * size, 0,
-                tensor.byteSize() - count * size);
   if (count == 0)
     return;
+  const size_t size = dtypeSize(tensor.dtype());
   const size_t viewSize = dtypeSize(*view.dtype);
-  const char *bytes = static_cast<const char *>(view.data) + first * viewSize;
+  const char *bytes = static_cast<const char *>(view.data) + from * viewSize;
   if (*view.dtype == tensor.dtype()) {
-    std::memcpy(tensor.data(), bytes, count * size);
+    std::memcpy(static_cast<char *>(tensor.data()) + at * size, bytes,
+                count * size);
     return;
   }
   // The file's bytes need not be aligned for the element type.
@@ -65,19 +111,42 @@ void copyInto(Tensor &tensor, const SafeTensorView &view,
     if (*view.dtype == DType::F32) {
       float value;
       std::memcpy(&value, bytes + 4 * i, 4);
-      tensor.set(i, value);
+      tensor.set(at + i, value);
     } else {
       double value;
       std::memcpy(&value, bytes + 8 * i, 8);
-      tensor.set(i, value);
+      tensor.set(at + i, value);
     }
   }
 }
 
-/// Throws Error naming `tensor` and `source` if a value of it is NaN or
-/// infinite: weights like that make the first loss NaN, which was then
-/// blamed on the learning rate. `slice`: where `tensor` lies in the file's
-/// tensor, whose element the message names.
+const SafeTensorView &matching(const SafeTensorsFile &file,
+                               const Tensor &tensor, const Shape &shape,
+                               const std::string &source) {
+  const SafeTensorView *view = file.find(tensor.name());
+  if (!view)
+    fail("%s has no tensor '%s', which the artifact expects (checkpoint of "
+         "another model?)",
+         source.c_str(), tensor.name().c_str());
+  if (view->shape != shape)
+    fail("%s: tensor %s: checkpoint shape %s but artifact expects %s",
+         source.c_str(), tensor.name().c_str(),
+         shapeToString(view->shape).c_str(), shapeToString(shape).c_str());
+  return *view;
+}
+
+void checkKnownTensors(const SafeTensorsFile &file, Artifact &artifact,
+                       ArgRole role, const std::string &source,
+                       const char *what) {
+  for (const SafeTensorView &view : file.tensors())
+    if (!artifact.findTensor(view.name) ||
+        artifact.findTensor(view.name)->role() != role)
+      fail("%s has tensor '%s', which the artifact%s does not have (%s)",
+           source.c_str(), view.name.c_str(), what,
+           role == ArgRole::Param ? "checkpoint of another model?"
+                                  : "saved with another optimizer?");
+}
+
 void checkFinite(const Tensor &tensor, const std::string &source,
                  const SliceOf &slice) {
   if (!isFloat(tensor.dtype()))
@@ -100,57 +169,27 @@ void checkFinite(const Tensor &tensor, const std::string &source,
   }
 }
 
-/// Looks up `tensor` in `file`, whose tensor of that name must have
-/// `shape` (the tensor's own, or the whole of a ZeRO slice's), naming the
-/// first mismatch.
-const SafeTensorView &matching(const SafeTensorsFile &file,
-                               const Tensor &tensor, const Shape &shape,
-                               const std::string &source) {
-  const SafeTensorView *view = file.find(tensor.name());
-  if (!view)
-    fail("%s has no tensor '%s', which the artifact expects (checkpoint of "
-         "another model?)",
-         source.c_str(), tensor.name().c_str());
-  if (view->shape != shape)
-    fail("%s: tensor %s: checkpoint shape %s but artifact expects %s",
-         source.c_str(), tensor.name().c_str(),
-         shapeToString(view->shape).c_str(), shapeToString(shape).c_str());
-  return *view;
+namespace {
+
+/// Copies a safetensors tensor into an artifact tensor, converting between
+/// F32 and F64: all of it, or from element `first` on as much as the
+/// artifact tensor holds (a rank's slice of a ZeRO-sharded tensor, zeros
+/// past the end of the file's). Shapes have been checked by the caller.
+void copyInto(Tensor &tensor, const SafeTensorView &view,
+              const std::string &source, int64_t first = 0) {
+  const int64_t count = std::clamp<int64_t>(numElements(view.shape) - first, 0,
+                                            tensor.numElements());
+  const size_t size = dtypeSize(tensor.dtype());
+  if (count < tensor.numElements())
+    std::memset(static_cast<char *>(tensor.data()) + count * size, 0,
+                tensor.byteSize() - count * size);
+  copyElements(tensor, 0, view, first, count, source);
 }
 
 const SafeTensorView &matching(const SafeTensorsFile &file,
                                const Tensor &tensor,
                                const std::string &source) {
   return matching(file, tensor, tensor.shape(), source);
-}
-
-void verifyFile(const std::string &dir, const json &files,
-                const std::string &name, const std::string &trainerPath) {
-  std::string path = dir + "/" + name;
-  auto entry = files.find(name);
-  if (entry == files.end() || !entry->is_object() ||
-      !entry->contains("sha256") || !(*entry)["sha256"].is_string() ||
-      !entry->contains("bytes") || !(*entry)["bytes"].is_number_unsigned())
-    fail("%s: files.%s: missing sha256/bytes record", trainerPath.c_str(),
-         name.c_str());
-  std::error_code error;
-  if (!fs::is_regular_file(path, error))
-    fail("checkpoint file %s is missing", path.c_str());
-  uint64_t expectedBytes = (*entry)["bytes"].get<uint64_t>();
-  uint64_t actualBytes = fs::file_size(path, error);
-  if (error)
-    fail("cannot read %s: %s", path.c_str(), error.message().c_str());
-  if (actualBytes != expectedBytes)
-    fail("checkpoint file %s is %llu bytes but %llu were written (truncated "
-         "or modified)",
-         path.c_str(), static_cast<unsigned long long>(actualBytes),
-         static_cast<unsigned long long>(expectedBytes));
-  std::string expected = (*entry)["sha256"].get<std::string>();
-  std::string actual = sha256FileHex(path);
-  if (actual != expected)
-    fail("checkpoint file %s is corrupted: its sha256 %s does not match %s "
-         "recorded in %s",
-         path.c_str(), actual.c_str(), expected.c_str(), kTrainerFile);
 }
 
 template <typename T>
@@ -169,24 +208,6 @@ T field(const json &object, const char *key, const std::string &source) {
 /// trainer's sums and products of them in int64_t.
 constexpr int64_t kMaxCount = int64_t(1) << 62;
 
-/// An integer field in [min, max]: a negative data position indexed before
-/// the data file, and a step near 2^63 wrapped around when added to.
-int64_t integerField(const json &object, const char *key,
-                     const std::string &source, int64_t min, int64_t max,
-                     const char *maxText) {
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_number_integer())
-    fail("%s: field '%s' is missing or not an integer", source.c_str(), key);
-  // Above INT64_MAX, nlohmann keeps it unsigned and get<int64_t> wraps.
-  const bool tooLarge = it->is_number_unsigned() &&
-                        it->get<uint64_t>() > static_cast<uint64_t>(max);
-  if (tooLarge || it->get<int64_t>() < min || it->get<int64_t>() > max)
-    fail("%s: field '%s' must be an integer from %lld to %s, got %s",
-         source.c_str(), key, static_cast<long long>(min), maxText,
-         it->dump().c_str());
-  return it->get<int64_t>();
-}
-
 /// Copies every tensor of `tensors` from `file`, each of which must be
 /// there with its shape, after checking all of them. `artifact`'s
 /// ZeRO-sharded tensors take rank `rank`'s slice of the file's whole ones
@@ -203,13 +224,7 @@ std::vector<SliceOf> loadTensors(const std::vector<Tensor *> &tensors,
     matching(file, *tensor, slices.back().wholeShape, path);
   }
   if (artifact)
-    for (const SafeTensorView &view : file.tensors())
-      if (!artifact->findTensor(view.name) ||
-          artifact->findTensor(view.name)->role() != role)
-        fail("%s has tensor '%s', which the artifact%s does not have (%s)",
-             path.c_str(), view.name.c_str(), what,
-             role == ArgRole::Param ? "checkpoint of another model?"
-                                    : "saved with another optimizer?");
+    checkKnownTensors(file, *artifact, role, path, what);
   for (size_t i = 0; i < tensors.size(); ++i)
     copyInto(*tensors[i], *file.find(tensors[i]->name()), path,
              slices[i].first);
@@ -274,6 +289,125 @@ json readTrainerFile(const std::string &dir) {
   return trainer;
 }
 
+/// trainer.json's "per_rank" (kPerRankKind, kZeroKind, or "" for a
+/// replicated checkpoint), checked against its format `version` and
+/// against whether the artifact resumes per-rank tensors of its own (`co2`).
+std::string perRankKind(const json &trainer, const std::string &dir,
+                        int64_t version, bool co2) {
+  const std::string trainerPath = dir + "/" + kTrainerFile;
+  std::string kind;
+  if (trainer.contains("per_rank")) {
+    kind = field<std::string>(trainer, "per_rank", trainerPath);
+    if (kind != kPerRankKind && kind != kZeroKind)
+      fail("%s: per_rank \"%s\" is not a kind of checkpoint this runtime "
+           "reads (\"%s\" or \"%s\")",
+           trainerPath.c_str(), kind.c_str(), kPerRankKind, kZeroKind);
+  }
+  if (version > kReplicatedFormatVersion && kind.empty())
+    fail("%s is corrupted: format version %lld is that of per-rank "
+         "checkpoints, and it has no \"per_rank\" field",
+         trainerPath.c_str(), static_cast<long long>(version));
+  if (kind == kPerRankKind && !co2)
+    fail("%s was saved by a job whose ranks train different models (CO2), "
+         "one directory per rank, and this artifact resumes a single "
+         "replicated model; start from the checkpoint's consensus weights "
+         "with --load %s/%s",
+         dir.c_str(), dir.c_str(), kModelFile);
+  if (kind != kPerRankKind && co2)
+    fail("%s holds one %s (saved without CO2) and this CO2 artifact resumes "
+         "per-rank checkpoints of a CO2 job; start from its weights with "
+         "--load %s/%s",
+         dir.c_str(),
+         kind.empty() ? "replicated model" : "model sharded over its ranks",
+         dir.c_str(), kModelFile);
+  return kind;
+}
+
+/// The trainer state trainer.json records, checked.
+TrainerState readTrainerState(const json &trainer,
+                              const std::string &trainerPath) {
+  TrainerState state;
+  state.step = integerField(trainer, "step", trainerPath, 0, kMaxCount, "2^62");
+  state.dataPosition =
+      integerField(trainer, "data_position", trainerPath, 0, kMaxCount, "2^62");
+  auto seed = trainer.find("seed");
+  // --seed takes any unsigned 64-bit value; get<uint64_t> would wrap -1.
+  if (seed == trainer.end() || !seed->is_number_unsigned())
+    fail("%s: field 'seed' must be an integer from 0 to 2^64-1, got %s",
+         trainerPath.c_str(),
+         seed == trainer.end() ? "none" : seed->dump().c_str());
+  state.seed = seed->get<uint64_t>();
+  state.shuffle = field<bool>(trainer, "shuffle", trainerPath);
+  state.data = field<std::string>(trainer, "data", trainerPath);
+  if (trainer.contains("ranks"))
+    state.ranks =
+        integerField(trainer, "ranks", trainerPath, 1, LOOM_MAX_RANKS, "2^20");
+  if (trainer.contains("rows_per_step"))
+    state.rowsPerStep = integerField(trainer, "rows_per_step", trainerPath, 1,
+                                     kMaxCount, "2^62");
+  // The rows consumed, which a job of another rank count resumes from.
+  int64_t rows = 0;
+  if (__builtin_mul_overflow(state.dataPosition,
+                             std::max<int64_t>(state.rowsPerStep, 1), &rows) ||
+      rows > kMaxCount)
+    fail("%s: data_position %lld x rows_per_step %lld is more than 2^62 rows",
+         trainerPath.c_str(), static_cast<long long>(state.dataPosition),
+         static_cast<long long>(state.rowsPerStep));
+  return state;
+}
+
+/// The params of the whole-model file `path` (rank `rank`'s slice of each
+/// ZeRO-sharded one), checked to be finite.
+void loadParams(const std::string &path, Artifact &artifact, int rank) {
+  const std::vector<SliceOf> slices =
+      loadTensors(artifact.params(), path, ArgRole::Param, &artifact, "", rank);
+  for (size_t i = 0; i < slices.size(); ++i)
+    checkFinite(*artifact.params()[i], path, slices[i]);
+}
+
+/// A replicated (`kind` "") or CO2 (kPerRankKind) checkpoint's tensors.
+void loadFiles(const std::string &dir, const json &files,
+               const std::string &kind, int64_t version, int64_t ranks,
+               Artifact &artifact, int rank,
+               const PerRankTensors *rankTensors) {
+  const std::string trainerPath = dir + "/" + kTrainerFile;
+  const bool perRank = !kind.empty();
+  std::vector<std::string> names{kModelFile, kOptimizerFile};
+  if (perRank) {
+    // A job with more ranks than saved it: the caller says so.
+    if (rank >= ranks)
+      return;
+    names = rankFiles(rank, version);
+    verifyFile(dir, files, kModelFile, trainerPath);
+  }
+  for (const std::string &name : names)
+    verifyFile(dir, files, name, trainerPath);
+  // Each file is checked whole before it is copied; a later file's mismatch
+  // can still leave earlier tensors loaded, and the caller then fails.
+  loadParams(dir + "/" + names[0], artifact, rank);
+  if (!perRank) {
+    loadTensors(artifact.state(), dir + "/" + names[1], ArgRole::State,
+                &artifact, "'s optimizer", rank);
+    return;
+  }
+  if (version >= kAlikeFileVersion) {
+    loadTensors(rankTensors->optimizerState, dir + "/" + names[1],
+                ArgRole::State, &artifact, "'s optimizer");
+    loadTensors(rankTensors->rankState, dir + "/" + names[2], ArgRole::State,
+                nullptr, "");
+    loadAlike(rankTensors->alike, dir, ranks, rank, files, trainerPath);
+    return;
+  }
+  // Version 1: every rank kept all of the artifact state, and the alike
+  // tensors beyond it with its own.
+  loadTensors(artifact.state(), dir + "/" + names[1], ArgRole::State, &artifact,
+              "'s optimizer");
+  std::vector<Tensor *> roundState = rankTensors->rankState;
+  for (Tensor *tensor : without(rankTensors->alike, artifact.state()))
+    roundState.push_back(tensor);
+  loadTensors(roundState, dir + "/" + names[2], ArgRole::State, nullptr, "");
+}
+
 LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
                     const PerRankTensors *rankTensors) {
   std::string trainerPath = dir + "/" + kTrainerFile;
@@ -285,94 +419,20 @@ LoadResult loadFull(const std::string &dir, Artifact &artifact, int rank,
          trainerPath.c_str(), static_cast<long long>(version),
          kCheckpointFormatVersion);
   json files = field<json>(trainer, "files", trainerPath);
-  const bool perRank = trainer.contains("per_rank");
-  if (version > kReplicatedFormatVersion && !perRank)
-    fail("%s is corrupted: format version %lld is that of per-rank "
-         "checkpoints, and it has no \"per_rank\" field",
-         trainerPath.c_str(), static_cast<long long>(version));
-  if (perRank && !rankTensors)
-    fail("%s was saved by a job whose ranks train different models (CO2), "
-         "one directory per rank, and this artifact resumes a single "
-         "replicated model; start from the checkpoint's consensus weights "
-         "with --load %s/%s",
-         dir.c_str(), dir.c_str(), kModelFile);
-  if (!perRank && rankTensors)
-    fail("%s holds one replicated model (saved without CO2) and this CO2 "
-         "artifact resumes per-rank checkpoints of a CO2 job; start from its "
-         "weights with --load %s/%s",
-         dir.c_str(), dir.c_str(), kModelFile);
-
+  const std::string kind =
+      perRankKind(trainer, dir, version, rankTensors != nullptr);
   LoadResult result;
   result.full = true;
   result.path = dir;
-  result.state.step =
-      integerField(trainer, "step", trainerPath, 0, kMaxCount, "2^62");
-  result.state.dataPosition =
-      integerField(trainer, "data_position", trainerPath, 0, kMaxCount, "2^62");
-  auto seed = trainer.find("seed");
-  // --seed takes any unsigned 64-bit value; get<uint64_t> would wrap -1.
-  if (seed == trainer.end() || !seed->is_number_unsigned())
-    fail("%s: field 'seed' must be an integer from 0 to 2^64-1, got %s",
-         trainerPath.c_str(),
-         seed == trainer.end() ? "none" : seed->dump().c_str());
-  result.state.seed = seed->get<uint64_t>();
-  result.state.shuffle = field<bool>(trainer, "shuffle", trainerPath);
-  result.state.data = field<std::string>(trainer, "data", trainerPath);
-  if (trainer.contains("ranks"))
-    result.state.ranks =
-        integerField(trainer, "ranks", trainerPath, 1, LOOM_MAX_RANKS, "2^20");
-  if (trainer.contains("rows_per_step"))
-    result.state.rowsPerStep = integerField(trainer, "rows_per_step",
-                                            trainerPath, 1, kMaxCount, "2^62");
-  // The rows consumed, which a job of another rank count resumes from.
-  int64_t rows = 0;
-  if (__builtin_mul_overflow(result.state.dataPosition,
-                             std::max<int64_t>(result.state.rowsPerStep, 1),
-                             &rows) ||
-      rows > kMaxCount)
-    fail("%s: data_position %lld x rows_per_step %lld is more than 2^62 rows",
-         trainerPath.c_str(), static_cast<long long>(result.state.dataPosition),
-         static_cast<long long>(result.state.rowsPerStep));
-
-  std::vector<std::string> names{kModelFile, kOptimizerFile};
-  if (perRank) {
-    // A job with more ranks than saved it: the caller says so.
-    if (rank >= result.state.ranks)
-      return result;
-    names = rankFiles(rank, version);
-    verifyFile(dir, files, kModelFile, trainerPath);
-  }
-  for (const std::string &name : names)
-    verifyFile(dir, files, name, trainerPath);
-  // Each file is checked whole before it is copied; a later file's mismatch
-  // can still leave earlier tensors loaded, and the caller then fails.
-  const std::vector<SliceOf> paramSlices =
-      loadTensors(artifact.params(), dir + "/" + names[0], ArgRole::Param,
-                  &artifact, "", rank);
-  for (size_t i = 0; i < paramSlices.size(); ++i)
-    checkFinite(*artifact.params()[i], dir + "/" + names[0], paramSlices[i]);
-  if (!perRank) {
-    loadTensors(artifact.state(), dir + "/" + names[1], ArgRole::State,
-                &artifact, "'s optimizer", rank);
+  result.state = readTrainerState(trainer, trainerPath);
+  if (kind != kZeroKind) {
+    loadFiles(dir, files, kind, version, result.state.ranks, artifact, rank,
+              rankTensors);
     return result;
   }
-  if (version >= kAlikeFileVersion) {
-    loadTensors(rankTensors->optimizerState, dir + "/" + names[1],
-                ArgRole::State, &artifact, "'s optimizer");
-    loadTensors(rankTensors->rankState, dir + "/" + names[2], ArgRole::State,
-                nullptr, "");
-    loadAlike(rankTensors->alike, dir, result.state.ranks, rank, files,
-              trainerPath);
-    return result;
-  }
-  // Version 1: every rank kept all of the artifact state, and the alike
-  // tensors beyond it with its own.
-  loadTensors(artifact.state(), dir + "/" + names[1], ArgRole::State, &artifact,
-              "'s optimizer");
-  std::vector<Tensor *> roundState = rankTensors->rankState;
-  for (Tensor *tensor : without(rankTensors->alike, artifact.state()))
-    roundState.push_back(tensor);
-  loadTensors(roundState, dir + "/" + names[2], ArgRole::State, nullptr, "");
+  result.note = loadZeroCheckpoint(
+      dir, trainer, result.state, artifact, rank,
+      [&](const std::string &path) { loadParams(path, artifact, rank); });
   return result;
 }
 

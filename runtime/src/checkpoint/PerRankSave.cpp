@@ -1,27 +1,33 @@
 //===- PerRankSave.cpp - Writing a per-rank checkpoint ----------*- C++ -*-===//
 //
-// Write and hash, average, exchange, commit: one all-reduce per consensus
-// tensor and one all-gather of every rank's outcome and file records, the
-// same on every rank whatever failed.
+// Write and hash, average (CO2) or gather (ZeRO-3), exchange, commit: one
+// all-reduce per consensus tensor, or one all-gather per sharded param, and
+// one all-gather of every rank's outcome and file records, the same on
+// every rank whatever failed.
 //
 //===----------------------------------------------------------------------===//
 
 #include "checkpoint/PerRankSave.h"
+#include "checkpoint/CheckpointLayout.h"
+#include "checkpoint/ZeroShards.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Checkpoint.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
+#include "loom/runtime/World.h"
 #include "testhooks/TestHooks.h"
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 
 namespace loom::rt {
 
 namespace {
 
-/// Files a rank writes (Checkpoint.h: model, optimizer, its own state, its
-/// share of the state every rank holds alike).
+/// Files a rank writes: CO2's model, optimizer, its own state and its share
+/// of the state every rank holds alike (Checkpoint.h); ZeRO's shards are
+/// fewer (ZeroShards.h).
 constexpr size_t kFilesPerRank = 4;
 /// One record as int64 words: the size, 64 hex digits, the name (up to 64
 /// bytes, NUL-padded).
@@ -80,27 +86,16 @@ std::vector<FileRecord> unpack(const std::vector<int64_t> &all, int ranks) {
   return records;
 }
 
-} // namespace
-
-PerRankWrite writePerRankCheckpoint(Communicator &comm,
-                                    const std::string &tmpDir,
-                                    const std::string &path,
-                                    const RankPart &part,
-                                    const TrainerState &state) {
+/// After each rank wrote its part (`error`: its failure; `records`: its
+/// files'): the ranks exchange both and, if no part failed, rank 0 runs
+/// `finish` with every rank's records and commits `tmpDir` to `path`.
+PerRankWrite agreeAndCommit(
+    Communicator &comm, const std::string &tmpDir, const std::string &path,
+    const std::string &error, const std::vector<FileRecord> &records,
+    const std::function<void(const std::vector<FileRecord> &)> &finish) {
   PerRankWrite result;
-  std::vector<FileRecord> records;
-  try {
-    failRankSaveForTests(state.step, comm.rank());
-    records = writeRankCheckpointFiles(tmpDir, comm.rank(), part.params,
-                                       part.tensors);
-    checkFits(records);
-  } catch (const std::exception &e) {
-    result.error = e.what();
-    records.clear();
-  }
-  for (Tensor *t : part.consensus)
-    comm.allReduce(t->data(), t->numElements(), t->dtype(), ReduceOp::Mean);
-  std::vector<int64_t> mine = pack(!result.error.empty(), records);
+  result.error = error;
+  std::vector<int64_t> mine = pack(!error.empty(), records);
   std::vector<int64_t> all(kRankWords * comm.size());
   comm.allGather(mine.data(), all.data(), static_cast<int64_t>(kRankWords),
                  DType::I64);
@@ -109,8 +104,7 @@ PerRankWrite writePerRankCheckpoint(Communicator &comm,
     anyFailed = anyFailed || all[r * kRankWords] != 0;
   if (comm.isRoot() && !anyFailed) {
     try {
-      finishPerRankCheckpoint(tmpDir, part.consensus, state,
-                              unpack(all, comm.size()));
+      finish(unpack(all, comm.size()));
       commitCheckpoint(tmpDir, path);
       result.committed = true;
     } catch (const std::exception &e) {
@@ -118,6 +112,59 @@ PerRankWrite writePerRankCheckpoint(Communicator &comm,
     }
   }
   return result;
+}
+
+} // namespace
+
+PerRankWrite writePerRankCheckpoint(Communicator &comm,
+                                    const std::string &tmpDir,
+                                    const std::string &path,
+                                    const RankPart &part,
+                                    const TrainerState &state) {
+  std::string error;
+  std::vector<FileRecord> records;
+  try {
+    failRankSaveForTests(state.step, comm.rank());
+    records = writeRankCheckpointFiles(tmpDir, comm.rank(), part.params,
+                                       part.tensors);
+    checkFits(records);
+  } catch (const std::exception &e) {
+    error = e.what();
+    records.clear();
+  }
+  for (Tensor *t : part.consensus)
+    comm.allReduce(t->data(), t->numElements(), t->dtype(), ReduceOp::Mean);
+  return agreeAndCommit(comm, tmpDir, path, error, records,
+                        [&](const std::vector<FileRecord> &all) {
+                          finishPerRankCheckpoint(tmpDir, part.consensus, state,
+                                                  all);
+                        });
+}
+
+PerRankWrite writeZeroCheckpoint(Communicator &comm, const std::string &tmpDir,
+                                 const std::string &path, const ZeroPart &part,
+                                 const TrainerState &state) {
+  const Manifest &manifest = *part.manifest;
+  // The gathers' buffers hold zero.ranks slices; every rank fails alike.
+  checkZeroJob(manifest, comm.size(), /*external=*/false);
+  std::string error;
+  std::vector<FileRecord> records;
+  try {
+    failRankSaveForTests(state.step, comm.rank());
+    records = writeZeroRankFiles(tmpDir, comm.rank(), part, state);
+    checkFits(records);
+  } catch (const std::exception &e) {
+    error = e.what();
+    records.clear();
+  }
+  if (manifest.zero.stage == 3)
+    writeGatheredModel(comm, part, tmpDir + "/" + kModelFile, error);
+  return agreeAndCommit(comm, tmpDir, path, error, records,
+                        [&](const std::vector<FileRecord> &all) {
+                          finishZeroCheckpoint(
+                              tmpDir, modelFingerprint(wholeParams(manifest)),
+                              zeroRecord(manifest), state, all);
+                        });
 }
 
 } // namespace loom::rt

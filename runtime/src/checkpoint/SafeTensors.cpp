@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/SafeTensors.h"
+#include "checkpoint/SafeTensorsStream.h"
 #include "loom/runtime/Error.h"
 #include "support/FileUtil.h"
 #include "support/JsonParse.h"
@@ -15,9 +16,11 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <optional>
 #include <set>
+#include <unistd.h>
 
 namespace loom::rt {
 
@@ -65,9 +68,13 @@ SafeTensorView makeSafeTensorView(const std::string &name, DType dtype,
   return view;
 }
 
-void writeSafeTensors(const std::string &path,
-                      const std::vector<SafeTensorView> &tensors,
-                      const std::map<std::string, std::string> &metadata) {
+namespace {
+
+/// The bytes of a safetensors file before its tensors' data: the 8-byte
+/// length and the JSON header of `tensors` (their data is not read).
+std::string headerBytes(const std::string &path,
+                        const std::vector<SafeTensorView> &tensors,
+                        const std::map<std::string, std::string> &metadata) {
   nlohmann::ordered_json header = nlohmann::ordered_json::object();
   if (!metadata.empty())
     header["__metadata__"] = metadata;
@@ -87,17 +94,120 @@ void writeSafeTensors(const std::string &path,
   // Pad with spaces so the data section starts 8-byte aligned, as the
   // reference writer does.
   headerText.append((8 - headerText.size() % 8) % 8, ' ');
-  unsigned char length[8];
+  std::string bytes(8, '\0');
   uint64_t headerSize = headerText.size();
   for (int i = 0; i < 8; ++i)
-    length[i] = static_cast<unsigned char>(headerSize >> (8 * i));
+    bytes[i] = static_cast<char>(headerSize >> (8 * i));
+  return bytes + headerText;
+}
 
+/// The JSON header of the safetensors image at `bytes` (`size` bytes
+/// long, of which at least the header must be there), and its length.
+nlohmann::json parseHeader(const char *bytes, uint64_t size,
+                           const std::string &source, uint64_t &headerSize) {
+  if (size < 8)
+    corrupt(source,
+            "file is " + std::to_string(size) +
+                " bytes, too short for a safetensors header (truncated?)");
+  headerSize = 0;
+  for (int i = 0; i < 8; ++i)
+    headerSize |= uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
+  if (headerSize > kMaxHeaderBytes)
+    corrupt(source,
+            "header length " + std::to_string(headerSize) +
+                " is implausibly large (not a safetensors file, or corrupted)");
+  if (headerSize > size - 8)
+    corrupt(source, "header length " + std::to_string(headerSize) +
+                        " exceeds the " + std::to_string(size - 8) +
+                        " bytes after the length field (truncated?)");
+  nlohmann::json header;
+  std::string problem;
+  if (!parseJson(bytes + 8, bytes + 8 + headerSize, header, problem))
+    corrupt(source, "header is not valid JSON (corrupted?): " + problem);
+  if (!header.is_object())
+    corrupt(source, "header is not a JSON object (corrupted?)");
+  return header;
+}
+
+/// The "__metadata__" entry of a parsed header.
+std::map<std::string, std::string> metadataOf(const nlohmann::json &entry,
+                                              const std::string &source) {
+  if (!entry.is_object())
+    corrupt(source, "__metadata__ is not an object");
+  std::map<std::string, std::string> meta;
+  for (const auto &[key, value] : entry.items()) {
+    if (!value.is_string())
+      corrupt(source, "__metadata__." + key + " is not a string");
+    meta[key] = value.get<std::string>();
+  }
+  return meta;
+}
+
+} // namespace
+
+void writeSafeTensors(const std::string &path,
+                      const std::vector<SafeTensorView> &tensors,
+                      const std::map<std::string, std::string> &metadata) {
+  const std::string header = headerBytes(path, tensors, metadata);
   std::vector<std::pair<const void *, size_t>> parts;
-  parts.push_back({length, sizeof(length)});
-  parts.push_back({headerText.data(), headerText.size()});
+  parts.push_back({header.data(), header.size()});
   for (const SafeTensorView &tensor : tensors)
     parts.push_back({tensor.data, tensor.byteSize});
   writeFileDurable(path, parts);
+}
+
+SafeTensorsWriter::SafeTensorsWriter(
+    const std::string &path, const std::vector<SafeTensorView> &tensors,
+    const std::map<std::string, std::string> &metadata)
+    : path(path) {
+  const std::string header = headerBytes(path, tensors, metadata);
+  for (const SafeTensorView &tensor : tensors)
+    sizes.push_back(tensor.byteSize);
+  file = std::fopen(path.c_str(), "wb");
+  if (!file)
+    fail("cannot write %s: %s", path.c_str(), std::strerror(errno));
+  if (std::fwrite(header.data(), 1, header.size(), file) != header.size())
+    fail("cannot write %s: %s", path.c_str(), std::strerror(errno));
+}
+
+SafeTensorsWriter::~SafeTensorsWriter() {
+  if (file)
+    std::fclose(file);
+}
+
+void SafeTensorsWriter::append(const void *data) {
+  if (!file || next == sizes.size())
+    fail("cannot write %s: more tensors than its header lists", path.c_str());
+  const size_t size = sizes[next++];
+  if (std::fwrite(data, 1, size, file) != size)
+    fail("cannot write %s: %s", path.c_str(), std::strerror(errno));
+}
+
+void SafeTensorsWriter::finish() {
+  if (!file || next != sizes.size())
+    fail("cannot write %s: %zu of its %zu tensors were written", path.c_str(),
+         next, sizes.size());
+  std::FILE *closing = file;
+  file = nullptr;
+  const bool flushed =
+      std::fflush(closing) == 0 && ::fsync(fileno(closing)) == 0;
+  const int why = errno;
+  if (std::fclose(closing) != 0 || !flushed)
+    fail("cannot flush %s to disk: %s", path.c_str(),
+         std::strerror(flushed ? errno : why));
+}
+
+std::map<std::string, std::string>
+readSafeTensorsMetadata(const std::string &path) {
+  // Mapped, so that only the header's pages are read.
+  MappedFile mapped(path);
+  uint64_t headerSize = 0;
+  const nlohmann::json header =
+      parseHeader(reinterpret_cast<const char *>(mapped.data()), mapped.size(),
+                  path, headerSize);
+  auto entry = header.find("__metadata__");
+  return entry == header.end() ? std::map<std::string, std::string>{}
+                               : metadataOf(*entry, path);
 }
 
 SafeTensorsFile SafeTensorsFile::read(const std::string &path) {
@@ -106,30 +216,9 @@ SafeTensorsFile SafeTensorsFile::read(const std::string &path) {
 
 SafeTensorsFile SafeTensorsFile::parse(std::vector<char> bytes,
                                        const std::string &source) {
-  if (bytes.size() < 8)
-    corrupt(source,
-            "file is " + std::to_string(bytes.size()) +
-                " bytes, too short for a safetensors header (truncated?)");
   uint64_t headerSize = 0;
-  for (int i = 0; i < 8; ++i)
-    headerSize |= uint64_t(static_cast<unsigned char>(bytes[i])) << (8 * i);
-  if (headerSize > kMaxHeaderBytes)
-    corrupt(source,
-            "header length " + std::to_string(headerSize) +
-                " is implausibly large (not a safetensors file, or corrupted)");
-  if (headerSize > bytes.size() - 8)
-    corrupt(source, "header length " + std::to_string(headerSize) +
-                        " exceeds the " + std::to_string(bytes.size() - 8) +
-                        " bytes after the length field (truncated?)");
-
-  nlohmann::json header;
-  std::string problem;
-  if (!parseJson(bytes.data() + 8, bytes.data() + 8 + headerSize, header,
-                 problem))
-    corrupt(source, "header is not valid JSON (corrupted?): " + problem);
-  if (!header.is_object())
-    corrupt(source, "header is not a JSON object (corrupted?)");
-
+  const nlohmann::json header =
+      parseHeader(bytes.data(), bytes.size(), source, headerSize);
   SafeTensorsFile file;
   const size_t dataStart = 8 + headerSize;
   const uint64_t dataSize = bytes.size() - dataStart;
@@ -140,13 +229,7 @@ SafeTensorsFile SafeTensorsFile::parse(std::vector<char> bytes,
   std::vector<Range> ranges;
   for (const auto &[name, entry] : header.items()) {
     if (name == "__metadata__") {
-      if (!entry.is_object())
-        corrupt(source, "__metadata__ is not an object");
-      for (const auto &[key, value] : entry.items()) {
-        if (!value.is_string())
-          corrupt(source, "__metadata__." + key + " is not a string");
-        file.meta[key] = value.get<std::string>();
-      }
+      file.meta = metadataOf(entry, source);
       continue;
     }
     std::string where = "tensor '" + name + "': ";

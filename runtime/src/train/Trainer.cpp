@@ -171,9 +171,11 @@ void Trainer::checkOptions() {
                       options.externalLauncher);
   if (options.saveEvery > 0 && options.savePath.empty())
     fail("--save-every needs --save PATH");
-  // Rank 0 writes a replicated checkpoint; every CO2 rank its own part.
-  const bool writesCheckpoints =
-      comm.isRoot() || artifact.manifest().co2.localSteps > 0;
+  // Rank 0 writes a replicated checkpoint; every CO2 or ZeRO rank its own
+  // part.
+  const bool writesCheckpoints = comm.isRoot() ||
+                                 artifact.manifest().co2.localSteps > 0 ||
+                                 artifact.manifest().zero.enabled();
   if (!options.savePath.empty()) {
     if (writesCheckpoints)
       checkCanSaveTo(options.savePath);
@@ -311,14 +313,17 @@ void Trainer::agreeOnStart(Setup &setup) {
                   {{"the step it resumes from", std::to_string(state.step)},
                    {"the data position", std::to_string(state.dataPosition)},
                    {"the seed", std::to_string(state.seed)}});
-  if (options.saveAsync && setup.sync->savesPerRank()) {
-    // The per-rank writers average and agree on a communicator of their
-    // own, so their collectives never meet the training's (a collective,
-    // hence here, where every rank arrives).
+  if (options.saveAsync &&
+      (setup.sync->savesPerRank() || artifact.manifest().zero.enabled())) {
+    // The per-rank writers' collectives (CO2's averages, ZeRO-3's gathers,
+    // their agreement) run on a communicator of their own, so that they
+    // never meet the training's (a collective, hence here, where every
+    // rank arrives).
     writers = comm.duplicate();
     agreeOnFailure(comm, writers ? ""
-                                 : "--save-async with a CO2 artifact needs "
-                                   "an MPI library with MPI_THREAD_MULTIPLE "
+                                 : "--save-async with a CO2 or ZeRO artifact "
+                                   "needs an MPI library with "
+                                   "MPI_THREAD_MULTIPLE "
                                    "(its ranks' writers run collectives "
                                    "beside the training's); leave "
                                    "--save-async out");

@@ -2,9 +2,9 @@
 //
 // How a training job saves: replicated checkpoints (the ranks check that
 // their replicas agree, then rank 0 writes, now or in the background with
-// --save-async; a ZeRO artifact's slices are gathered whole first) and
-// CO2's per-rank ones (every rank writes its own part).
-// Either way every rank learns whether the save failed.
+// --save-async), and per-rank ones, where every rank writes its own part:
+// CO2's, and a ZeRO artifact's shards (ZeroShards.h). Either way every
+// rank learns whether the save failed.
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,14 +74,10 @@ void Trainer::save(TrainerState &state, SyncPolicy &sync) {
   if (sync.savesPerRank())
     return savePerRank(state, sync);
   artifact.downloadModel(); // a cuda artifact's params and state
-  // A ZeRO artifact's ranks hold slices of the state (and at stage 3 of
-  // the params); the checkpoint holds them whole (ZeroShards.h), gathered
-  // on every rank for this save only.
-  std::vector<std::unique_ptr<Tensor>> gathered;
-  const std::vector<Tensor *> params =
-      wholeTensors(comm, artifact, artifact.params(), gathered);
-  const std::vector<Tensor *> optimizerState =
-      wholeTensors(comm, artifact, artifact.state(), gathered);
+  if (artifact.manifest().zero.enabled())
+    return saveShards(state);
+  const std::vector<Tensor *> &params = artifact.params();
+  const std::vector<Tensor *> &optimizerState = artifact.state();
   // Ranks must agree on what they save: a check, then rank 0 writes.
   std::string failure = compareReplicas(comm, params, optimizerState);
   if (!failure.empty())
@@ -138,6 +134,49 @@ void Trainer::agreeAfterRootWrote(const std::string &failure) {
   agreeOnFailure(comm, failure);
 }
 
+std::string Trainer::beginSaveOnEveryRank() {
+  // One save at a time: every rank's writer of the previous one is done
+  // before rank 0 empties the temp dir, and its failure stops the job here.
+  if (background)
+    agreeAfterRootWrote(finishBackgroundSave());
+  // Rank 0 prepares the temp dir; then every rank writes its part and
+  // rank 0 commits (PerRankSave.h), now or on the writer threads.
+  std::string tmp, failure;
+  try {
+    tmp = comm.isRoot() ? beginPerRankCheckpoint(options.savePath)
+                        : checkpointTempPath(options.savePath);
+  } catch (const std::exception &e) {
+    failure = e.what();
+  }
+  agreeOnFailure(comm, failure);
+  return tmp;
+}
+
+void Trainer::saveShards(const TrainerState &state) {
+  // Rank 0 writes the params of stages 1 and 2 for all, and each rank its
+  // range of anything the artifact does not shard: what every rank holds
+  // alike must be alike.
+  std::string failure =
+      compareReplicas(comm, replicatedTensors(artifact), "copy of the params");
+  if (!failure.empty())
+    failTogether(comm, failure);
+  const std::string tmp = beginSaveOnEveryRank();
+  if (background) {
+    background->startZero(options.savePath, tmp, artifact, state, *writers);
+    if (comm.isRoot())
+      log << "saving checkpoint " << options.savePath << " (step " << state.step
+          << ") in the background\n";
+    return;
+  }
+  ZeroPart part{&artifact.manifest(), artifact.params(), artifact.state()};
+  PerRankWrite wrote =
+      writeZeroCheckpoint(comm, tmp, options.savePath, part, state);
+  if (wrote.committed)
+    log << "saved checkpoint " << options.savePath << " (step " << state.step
+        << ")\n";
+  agreeAfterRootWrote(wrote.error);
+}
+
 void Trainer::savePerRank(TrainerState &state, SyncPolicy &sync) {
   // What the policy has in flight is part of the state: finish it (a CO2
   // round's result waits for the next outer step as usual). Nothing is
@@ -152,20 +191,7 @@ void Trainer::savePerRank(TrainerState &state, SyncPolicy &sync) {
       compareReplicas(comm, tensors.alike, sync.alikeDescription().c_str());
   if (!failure.empty())
     failTogether(comm, failure);
-  // One save at a time: every rank's writer of the previous one is done
-  // before rank 0 empties the temp dir, and its failure stops the job here.
-  if (background)
-    agreeAfterRootWrote(finishBackgroundSave());
-  // Rank 0 prepares the temp dir; then every rank writes its part and
-  // rank 0 commits (PerRankSave.h), now or on the writer threads.
-  std::string tmp;
-  try {
-    tmp = comm.isRoot() ? beginPerRankCheckpoint(options.savePath)
-                        : checkpointTempPath(options.savePath);
-  } catch (const std::exception &e) {
-    failure = e.what();
-  }
-  agreeOnFailure(comm, failure);
+  const std::string tmp = beginSaveOnEveryRank();
   // Each rank writes its share of what all hold alike (compared above).
   tensors.alike = alikeShare(tensors.alike, comm.rank(), comm.size());
   if (background) {

@@ -1,15 +1,16 @@
 //===- ZeroTest.cpp - ZeRO checkpoints and initialisation -----*- C++ -*-===//
 //
 // A ZeRO artifact's ranks start from their slices of the whole initial
-// tensors; its checkpoints are those of plain data parallelism: a save
-// gathers the ranks' slices whole, a load copies each rank's slice out of
-// the whole tensors, whatever rank count saved them. The ranks run as
-// threads of this process (ThreadWorld). The manifest's ZeRO fields:
-// ZeroManifestTest.cpp.
+// tensors; its checkpoints keep each rank's shards in a file of its own and
+// the whole params for PyTorch, and a load reassembles each rank's slices
+// from the shards, whatever rank count and stage saved them and load them
+// (ZeroShards.h). The ranks run as threads of this process (ThreadWorld).
+// The manifest's ZeRO fields: ZeroManifestTest.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "TestUtil.h"
+#include "checkpoint/PerRankSave.h"
 #include "checkpoint/ZeroShards.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/BackgroundSave.h"
@@ -18,6 +19,7 @@
 #include "loom/runtime/GradCheck.h"
 #include "loom/runtime/Init.h"
 #include "loom/runtime/Manifest.h"
+#include "loom/runtime/SafeTensors.h"
 #include "loom/runtime/Trainer.h"
 #include "loom/runtime/World.h"
 
@@ -25,11 +27,13 @@
 #include <condition_variable>
 #include <cstring>
 #include <exception>
+#include <filesystem>
 #include <functional>
 #include <mutex>
 #include <sstream>
 #include <thread>
 
+namespace fs = std::filesystem;
 using namespace loom::rt;
 using namespace loom::rt::test;
 using nlohmann::json;
@@ -156,6 +160,15 @@ int64_t firstElement(Artifact &artifact, const Tensor &tensor, int rank) {
   return spec->sharded ? rank * tensor.numElements() : 0;
 }
 
+/// `pieces` as {rank, from, at, count} rows, to compare.
+std::vector<std::vector<int64_t>>
+runsOf(const std::vector<ShardPiece> &pieces) {
+  std::vector<std::vector<int64_t>> runs;
+  for (const ShardPiece &piece : pieces)
+    runs.push_back({piece.rank, piece.from, piece.at, piece.count});
+  return runs;
+}
+
 class ZeroTest : public ::testing::Test {
 protected:
   std::unique_ptr<Artifact> load(const json &manifest) {
@@ -174,7 +187,7 @@ protected:
   }
 
   /// Rank `rank`'s slices of the whole model (wholeValue), with a padding
-  /// that is not zero, so that a gather that kept it would show; the whole
+  /// that is not zero, so that a load that took it would show; the whole
   /// tensor where the artifact does not shard it.
   static void fillSlices(Artifact &artifact, int rank) {
     const std::vector<Tensor *> tensors = modelTensors(artifact);
@@ -185,6 +198,14 @@ protected:
       for (int64_t i = 0; i < tensor.numElements(); ++i)
         tensor.set(i, first + i < n ? wholeValue(t, first + i) : -7.0);
     }
+  }
+
+  /// Every value of the artifact's params and state -7, which a load must
+  /// overwrite (padding with zeros).
+  static void poison(Artifact &artifact) {
+    for (Tensor *tensor : modelTensors(artifact))
+      for (int64_t i = 0; i < tensor->numElements(); ++i)
+        tensor->set(i, -7.0);
   }
 
   /// The whole model, as an artifact without ZeRO holds it.
@@ -224,26 +245,37 @@ protected:
     }
   }
 
-  /// Gathers the whole model on the ranks of `artifacts` (each filled with
-  /// its slices first), checks it on every rank and, with `path`, saves
-  /// rank 0's as the trainer does.
-  void gatherAndSave(std::vector<std::unique_ptr<Artifact>> &artifacts,
-                     const std::string &path = "") {
-    ThreadWorld world(static_cast<int>(artifacts.size()));
-    world.run([&](Communicator &comm) {
+  /// The ranks of `artifacts`, each filled with its slices, save a ZeRO
+  /// checkpoint of step `step` at `path`, each writing its part as the
+  /// trainer has them do; returns each rank's outcome.
+  static std::vector<PerRankWrite>
+  trySave(std::vector<std::unique_ptr<Artifact>> &artifacts,
+          const std::string &path, int64_t step = 7,
+          const std::function<void(const std::string &)> &beforeWrites = {}) {
+    const int ranks = static_cast<int>(artifacts.size());
+    TrainerState state = someState(ranks);
+    state.step = step;
+    const std::string tmpDir = beginPerRankCheckpoint(path);
+    if (beforeWrites)
+      beforeWrites(tmpDir);
+    std::vector<PerRankWrite> wrote(ranks);
+    ThreadWorld(ranks).run([&](Communicator &comm) {
       Artifact &artifact = *artifacts[comm.rank()];
       fillSlices(artifact, comm.rank());
-      std::vector<std::unique_ptr<Tensor>> gathered;
-      std::vector<Tensor *> params =
-          wholeTensors(comm, artifact, artifact.params(), gathered);
-      std::vector<Tensor *> state =
-          wholeTensors(comm, artifact, artifact.state(), gathered);
-      std::vector<Tensor *> whole = params;
-      whole.insert(whole.end(), state.begin(), state.end());
-      expectWhole(whole);
-      if (!path.empty() && comm.isRoot())
-        saveCheckpoint(path, params, state, someState());
+      const ZeroPart part{&artifact.manifest(), artifact.params(),
+                          artifact.state()};
+      wrote[comm.rank()] = writeZeroCheckpoint(comm, tmpDir, path, part, state);
     });
+    return wrote;
+  }
+
+  /// trySave, which every rank must do without failing.
+  static void save(std::vector<std::unique_ptr<Artifact>> &artifacts,
+                   const std::string &path, int64_t step = 7) {
+    std::vector<PerRankWrite> wrote = trySave(artifacts, path, step);
+    for (size_t r = 0; r < wrote.size(); ++r)
+      EXPECT_EQ(wrote[r].error, "") << "rank " << r;
+    EXPECT_TRUE(wrote[0].committed);
   }
 
   /// A checkpoint of the whole model (fillWhole) saved by an artifact
@@ -254,11 +286,11 @@ protected:
     saveCheckpoint(path, *plain, someState());
   }
 
-  static TrainerState someState() {
+  static TrainerState someState(int ranks = 2) {
     TrainerState state;
     state.step = 7;
     state.dataPosition = 7;
-    state.ranks = 2;
+    state.ranks = ranks;
     state.rowsPerStep = 32;
     return state;
   }
@@ -269,35 +301,271 @@ protected:
 
 } // namespace
 
-TEST_F(ZeroTest, ASaveGathersTheWholeModelOnEveryRank) {
+TEST(ZeroShardPieces, APartTakesItsRunsFromTheShardsInOrder) {
+  using Runs = std::vector<std::vector<int64_t>>;
+  // 10 elements over 3 ranks: shards of 4, the last with 2 of padding.
+  EXPECT_EQ(runsOf(shardPieces(10, 3, 3, 4)),
+            (Runs{{0, 3, 0, 1}, {1, 0, 1, 3}}));
+  EXPECT_EQ(runsOf(shardPieces(10, 3, 0, 10)),
+            (Runs{{0, 0, 0, 4}, {1, 0, 4, 4}, {2, 0, 8, 2}}));
+  // A part that reaches past the end takes its elements only: the rest is
+  // padding, which no shard is read for.
+  EXPECT_EQ(runsOf(shardPieces(10, 3, 8, 4)), (Runs{{2, 0, 0, 2}}));
+  EXPECT_TRUE(shardPieces(10, 3, 12, 4).empty());
+  // A scalar over 4 ranks lies in rank 0's shard alone.
+  EXPECT_EQ(runsOf(shardPieces(1, 4, 0, 1)), (Runs{{0, 0, 0, 1}}));
+  EXPECT_TRUE(shardPieces(1, 4, 3, 1).empty());
+}
+
+TEST(ZeroShardPieces, ShardsOfAnyRankCountReassembleIntoAnyOther) {
+  for (int64_t n : {1, 3, 7, 10, 32, 33})
+    for (int64_t saved = 1; saved <= 5; ++saved)
+      // 0: the whole tensor (no ZeRO).
+      for (int64_t loading = 0; loading <= 5; ++loading) {
+        SCOPED_TRACE(std::to_string(n) + " elements, " + std::to_string(saved) +
+                     " ranks to " + std::to_string(loading));
+        // Element i of the whole is i + 1; the padding -1, which no part
+        // may take.
+        const int64_t s = (n + saved - 1) / saved;
+        std::vector<std::vector<double>> shards(saved,
+                                                std::vector<double>(s, -1.0));
+        for (int64_t i = 0; i < n; ++i)
+          shards[i / s][i % s] = static_cast<double>(i + 1);
+        const int64_t p = loading ? (n + loading - 1) / loading : n;
+        for (int64_t r = 0; r < std::max<int64_t>(loading, 1); ++r) {
+          std::vector<double> part(p, 0.0);
+          for (const ShardPiece &piece : shardPieces(n, saved, r * p, p))
+            for (int64_t k = 0; k < piece.count; ++k)
+              part[piece.at + k] = shards[piece.rank][piece.from + k];
+          for (int64_t k = 0; k < p; ++k)
+            EXPECT_EQ(part[k], r * p + k < n ? r * p + k + 1 : 0.0)
+                << "rank " << r << " element " << k;
+        }
+      }
+}
+
+TEST_F(ZeroTest, EachRankWritesItsShardsAndRankZeroTheWholeModel) {
+  saveDataParallel(tmp.file("ddp"));
   // 2 ranks divide both tensors evenly; 3 leave padding (33 and 6 slots
-  // for 32 and 4 elements); 5 give b's last rank nothing but padding. Stage
-  // 1 gathers the state; stage 3 the params too.
+  // for 32 and 4 elements); 5 give b's last rank nothing but padding.
   for (int stage : {1, 3})
     for (int ranks : {2, 3, 5}) {
       SCOPED_TRACE("stage " + std::to_string(stage) + ", " +
                    std::to_string(ranks) + " ranks");
+      const std::string path = tmp.file("zero" + std::to_string(stage) + "-" +
+                                        std::to_string(ranks));
       std::vector<std::unique_ptr<Artifact>> artifacts =
           loadRanks(ranks, stage);
-      gatherAndSave(artifacts);
+      save(artifacts, path);
+      // The whole params, as data parallelism writes them for PyTorch.
+      EXPECT_EQ(readBytes(path + "/model.safetensors"),
+                readBytes(tmp.file("ddp/model.safetensors")));
+      EXPECT_FALSE(fs::exists(path + "/optimizer.safetensors"));
+      const std::vector<char> text = readBytes(path + "/trainer.json");
+      const json trainer = json::parse(std::string(text.begin(), text.end()));
+      EXPECT_EQ(trainer["per_rank"], "zero");
+      EXPECT_EQ(trainer["zero"]["stage"], stage);
+      EXPECT_EQ(trainer["zero"]["ranks"], ranks);
+      EXPECT_EQ(trainer["zero"]["shapes"]["W.momentum_buffer"], json({4, 8}));
+      EXPECT_EQ(trainer["zero"]["shapes"].contains("W"), stage == 3);
+      for (int r = 0; r < ranks; ++r) {
+        // Each rank's file holds its slices as the artifact has them.
+        std::vector<Tensor *> sharded = artifacts[r]->state();
+        if (stage == 3)
+          sharded.insert(sharded.end(), artifacts[r]->params().begin(),
+                         artifacts[r]->params().end());
+        for (const Tensor *tensor : sharded) {
+          const std::string file =
+              path + "/rank-" + std::to_string(r) +
+              (tensor->role() == ArgRole::Param ? "/model.safetensors"
+                                                : "/optimizer.safetensors");
+          SafeTensorsFile shard = SafeTensorsFile::read(file);
+          const SafeTensorView *view = shard.find(tensor->name());
+          ASSERT_TRUE(view) << file << " " << tensor->name();
+          EXPECT_EQ(view->shape, tensor->shape());
+          EXPECT_EQ(std::memcmp(view->data, tensor->data(), tensor->byteSize()),
+                    0);
+          std::optional<ShardStamp> stamp = ShardStamp::parse(shard.metadata());
+          ASSERT_TRUE(stamp);
+          EXPECT_EQ(shardMismatch(stamp, {stage, ranks, r, 7, stamp->model}),
+                    "");
+          EXPECT_TRUE(trainer["files"].contains(file.substr(path.size() + 1)));
+        }
+        EXPECT_EQ(fs::exists(path + "/rank-" + std::to_string(r) +
+                             "/model.safetensors"),
+                  stage == 3);
+      }
     }
 }
 
-TEST_F(ZeroTest, TheCheckpointIsTheOneDataParallelismWrites) {
-  saveDataParallel(tmp.file("ddp"));
+TEST_F(ZeroTest, ACheckpointReshardsForAnyRankCountAndStage) {
+  for (auto [stage, ranks] :
+       std::vector<std::pair<int, int>>{{1, 2}, {2, 3}, {3, 2}, {3, 5}}) {
+    SCOPED_TRACE("saved at stage " + std::to_string(stage) + " by " +
+                 std::to_string(ranks) + " ranks");
+    const std::string path =
+        tmp.file("ck" + std::to_string(stage) + "-" + std::to_string(ranks));
+    std::vector<std::unique_ptr<Artifact>> artifacts = loadRanks(ranks, stage);
+    save(artifacts, path);
+    // Plain data parallelism and one rank: the whole tensors.
+    auto plain = load(softmaxManifest());
+    poison(*plain);
+    LoadResult loaded = loadCheckpoint(path, *plain);
+    EXPECT_TRUE(loaded.full);
+    EXPECT_EQ(loaded.state.step, 7);
+    EXPECT_NE(loaded.note.find("into whole tensors (no ZeRO)"),
+              std::string::npos)
+        << loaded.note;
+    expectWhole(modelTensors(*plain));
+    for (int to : {1, 3})
+      for (int toRanks : {2, 3, 5})
+        for (int r = 0; r < toRanks; ++r) {
+          SCOPED_TRACE("loaded at stage " + std::to_string(to) + " by " +
+                       std::to_string(toRanks) + " ranks, rank " +
+                       std::to_string(r));
+          auto artifact = load(zeroManifest(toRanks, to));
+          poison(*artifact);
+          loaded = loadCheckpoint(path, *artifact, r);
+          EXPECT_TRUE(loaded.full);
+          expectSlices(*artifact, r);
+          EXPECT_EQ(loaded.note.empty(), to == stage && toRanks == ranks)
+              << loaded.note;
+          // The model alone (--eval --load).
+          poison(*artifact);
+          loadModelWeights(path, *artifact, r);
+          expectSlices(*artifact, r, /*paramsOnly=*/true);
+        }
+  }
+}
+
+TEST_F(ZeroTest, ABackgroundSaveWritesWhatASynchronousOneWrites) {
   for (int stage : {1, 3}) {
     SCOPED_TRACE("stage " + std::to_string(stage));
-    const std::string path = tmp.file("zero" + std::to_string(stage));
-    std::vector<std::unique_ptr<Artifact>> artifacts = loadRanks(3, stage);
-    gatherAndSave(artifacts, path);
-    for (const char *file : {"/model.safetensors", "/optimizer.safetensors"})
-      EXPECT_EQ(readBytes(path + file), readBytes(tmp.file("ddp") + file))
+    const std::string now = tmp.file("now" + std::to_string(stage));
+    const std::string later = tmp.file("later" + std::to_string(stage));
+    std::vector<std::unique_ptr<Artifact>> artifacts = loadRanks(2, stage);
+    save(artifacts, now);
+    const std::string tmpDir = beginPerRankCheckpoint(later);
+    std::vector<BackgroundSave::Outcome> done(2);
+    ThreadWorld(2).run([&](Communicator &comm) {
+      Artifact &artifact = *artifacts[comm.rank()];
+      BackgroundSave background;
+      background.startZero(later, tmpDir, artifact, someState(), comm);
+      poison(artifact); // the save holds copies
+      done[comm.rank()] = background.finish();
+    });
+    EXPECT_EQ(done[0].error, "");
+    EXPECT_EQ(done[1].error, "");
+    EXPECT_TRUE(done[0].committed);
+    std::vector<std::string> files = {"model.safetensors",
+                                      "rank-0/optimizer.safetensors",
+                                      "rank-1/optimizer.safetensors"};
+    if (stage == 3)
+      files.insert(files.end(),
+                   {"rank-0/model.safetensors", "rank-1/model.safetensors"});
+    for (const std::string &file : files)
+      EXPECT_EQ(readBytes(later + "/" + file), readBytes(now + "/" + file))
           << file;
-    // And it resumes an artifact without ZeRO (of any rank count).
-    auto resumed = load(softmaxManifest());
-    EXPECT_TRUE(loadCheckpoint(path, *resumed).full);
-    expectWhole(modelTensors(*resumed));
   }
+}
+
+TEST_F(ZeroTest, ARankThatCannotWriteItsShardsCommitsNothing) {
+  const std::string path = tmp.file("ck");
+  std::vector<std::unique_ptr<Artifact>> artifacts = loadRanks(2, 3);
+  save(artifacts, path);
+  // Rank 1's directory cannot be made; rank 0 still takes part in every
+  // gather of the model, and nobody commits.
+  std::vector<PerRankWrite> wrote =
+      trySave(artifacts, path, 9, [](const std::string &tmpDir) {
+        writeText(tmpDir + "/rank-1", "in the way");
+      });
+  EXPECT_NE(wrote[1].error.find("cannot create checkpoint directory"),
+            std::string::npos)
+      << wrote[1].error;
+  EXPECT_EQ(wrote[0].error, "");
+  EXPECT_FALSE(wrote[0].committed);
+  auto plain = load(softmaxManifest());
+  EXPECT_EQ(loadCheckpoint(path, *plain).state.step, 7);
+}
+
+TEST_F(ZeroTest, ALoadNamesAMissingCorruptedOrForeignShard) {
+  std::vector<std::unique_ptr<Artifact>> artifacts = loadRanks(2, 1);
+  save(artifacts, tmp.file("ck"));
+  save(artifacts, tmp.file("later"), 9);
+  const std::string shard = tmp.file("ck/rank-1/optimizer.safetensors");
+  const std::vector<char> good = readBytes(shard);
+  auto plain = load(softmaxManifest());
+  auto refused = [&](const std::vector<std::string> &parts) {
+    return throwsError([&] { loadCheckpoint(tmp.file("ck"), *plain); }, parts);
+  };
+  auto stamped = [&](const ShardStamp &stamp) {
+    writeSafeTensors(shard, tensorViews(artifacts[1]->state()),
+                     stamp.metadata());
+  };
+  const std::string model =
+      ShardStamp::parse(SafeTensorsFile::read(shard).metadata())->model;
+
+  fs::remove(shard);
+  EXPECT_TRUE(refused(
+      {"checkpoint file " + shard + " is missing", "each of the 2 ranks"}));
+  std::vector<char> flipped = good;
+  flipped.back() ^= 1;
+  writeBytes(shard, flipped);
+  EXPECT_TRUE(refused({"checkpoint file " + shard + " is corrupted"}));
+  std::vector<char> truncated(good.begin(), good.end() - 8);
+  writeBytes(shard, truncated);
+  EXPECT_TRUE(
+      refused({shard + " is " + std::to_string(truncated.size()) +
+               " bytes but " + std::to_string(good.size()) + " were written"}));
+
+  const std::string foreign =
+      "checkpoint file " + shard + " is not a shard of this checkpoint: ";
+  fs::copy_file(tmp.file("later/rank-1/optimizer.safetensors"), shard,
+                fs::copy_options::overwrite_existing);
+  EXPECT_TRUE(refused({foreign + "it was saved at step 9, and this "
+                                 "checkpoint at step 7"}));
+  fs::copy_file(tmp.file("ck/rank-0/optimizer.safetensors"), shard,
+                fs::copy_options::overwrite_existing);
+  EXPECT_TRUE(refused({foreign + "it is rank 0's shard, not rank 1's"}));
+  stamped({1, 2, 1, 7, std::string(64, '0')});
+  EXPECT_TRUE(refused({foreign + "it is a shard of another model"}));
+  stamped({3, 4, 1, 7, model});
+  EXPECT_TRUE(refused({foreign + "it was saved by 4 ranks at ZeRO stage 3, "
+                                 "and this checkpoint by 2 ranks at stage 1"}));
+  writeSafeTensors(shard, tensorViews(artifacts[1]->state()));
+  EXPECT_TRUE(refused({foreign + "it is not stamped as a ZeRO checkpoint's "
+                                 "shard"}));
+
+  writeBytes(shard, good);
+  EXPECT_NO_THROW(loadCheckpoint(tmp.file("ck"), *plain));
+  // A CO2 artifact resumes checkpoints of its own kind only.
+  PerRankTensors co2;
+  EXPECT_TRUE(throwsError(
+      [&] { loadCheckpoint(tmp.file("ck"), *plain, 0, &co2); },
+      {"holds one model sharded over its ranks (saved without CO2)"}));
+}
+
+TEST_F(ZeroTest, ASaveNeedsTheRanksTheStateIsSplitOver) {
+  LocalCommunicator one;
+  for (int stage : {1, 3}) {
+    auto artifact = load(zeroManifest(2, stage));
+    const ZeroPart part{&artifact->manifest(), artifact->params(),
+                        artifact->state()};
+    EXPECT_TRUE(throwsError(
+        [&] {
+          writeZeroCheckpoint(one, tmp.file("x.tmp"), tmp.file("x"), part,
+                              someState());
+        },
+        {"splits its optimizer state", "over 2 ranks", "the job has 1"}));
+  }
+  EXPECT_FALSE(fs::exists(tmp.file("x")));
+}
+
+TEST_F(ZeroTest, WhatEveryRankHoldsAlikeIsTheParamsBelowStageThree) {
+  auto stage1 = load(zeroManifest(2, 1));
+  EXPECT_EQ(replicatedTensors(*stage1), stage1->params());
+  auto stage3 = load(zeroManifest(2, 3));
+  EXPECT_TRUE(replicatedTensors(*stage3).empty());
 }
 
 TEST_F(ZeroTest, EachRankLoadsItsSliceOfADataParallelCheckpoint) {
@@ -340,43 +608,6 @@ TEST_F(ZeroTest, AWeightsOnlyLoadTakesEachRanksSliceOfTheParams) {
     }
 }
 
-TEST_F(ZeroTest, ACheckpointMovesBetweenRankCounts) {
-  std::vector<std::unique_ptr<Artifact>> two = loadRanks(2, 3);
-  gatherAndSave(two, tmp.file("two"));
-  std::vector<std::unique_ptr<Artifact>> three = loadRanks(3, 3);
-  for (int r = 0; r < 3; ++r) {
-    loadCheckpoint(tmp.file("two"), *three[r], r);
-    expectSlices(*three[r], r);
-  }
-  // Saved again at 3 ranks: the same files.
-  gatherAndSave(three, tmp.file("three"));
-  for (const char *file : {"/model.safetensors", "/optimizer.safetensors"})
-    EXPECT_EQ(readBytes(tmp.file("two") + file),
-              readBytes(tmp.file("three") + file))
-        << file;
-}
-
-TEST_F(ZeroTest, ABackgroundSaveWritesTheGatheredModel) {
-  std::vector<std::unique_ptr<Artifact>> artifacts = loadRanks(2, 3);
-  std::vector<std::vector<std::unique_ptr<Tensor>>> gathered(2);
-  std::vector<std::vector<Tensor *>> params(2), state(2);
-  ThreadWorld(2).run([&](Communicator &comm) {
-    const int r = comm.rank();
-    fillSlices(*artifacts[r], r);
-    params[r] =
-        wholeTensors(comm, *artifacts[r], artifacts[r]->params(), gathered[r]);
-    state[r] =
-        wholeTensors(comm, *artifacts[r], artifacts[r]->state(), gathered[r]);
-  });
-  BackgroundSave background;
-  background.start(tmp.file("ckpt"), params[0], state[0], someState());
-  gathered[0].clear(); // the save holds a copy
-  EXPECT_EQ(background.finish().error, "");
-  auto resumed = load(softmaxManifest());
-  loadCheckpoint(tmp.file("ckpt"), *resumed);
-  expectWhole(modelTensors(*resumed));
-}
-
 TEST_F(ZeroTest, ASliceLoadNamesTheFileOfAMissingOrMisshapenTensor) {
   auto plain = load(softmaxManifest());
   // A checkpoint without b's state.
@@ -413,34 +644,6 @@ TEST_F(ZeroTest, ALoadNamesTheWholeTensorsElementThatIsNotFinite) {
       throwsError([&] { loadCheckpoint(tmp.file("nan"), *artifact, 1); },
                   {"tensor 'W' holds NaN at element 20 (of 32)"}));
   EXPECT_NO_THROW(loadCheckpoint(tmp.file("nan"), *artifact, 0));
-}
-
-TEST_F(ZeroTest, AGatherNeedsTheRanksTheStateIsSplitOver) {
-  LocalCommunicator one;
-  std::vector<std::unique_ptr<Tensor>> gathered;
-  for (int stage : {1, 3}) {
-    auto artifact = load(zeroManifest(2, stage));
-    EXPECT_TRUE(throwsError(
-        [&] { wholeTensors(one, *artifact, artifact->state(), gathered); },
-        {"splits its optimizer state", "over 2 ranks", "the job has 1"}));
-  }
-  auto three = load(zeroManifest(2, 3));
-  EXPECT_TRUE(
-      throwsError([&] { wholeTensors(one, *three, three->params(), gathered); },
-                  {"splits its optimizer state and params over 2 ranks"}));
-  // Without ZeRO the tensors are whole already: no collective. Neither are
-  // a stage-1 artifact's params.
-  auto plain = load(softmaxManifest());
-  EXPECT_EQ(wholeTensors(one, *plain, plain->state(), gathered),
-            plain->state());
-  EXPECT_TRUE(gathered.empty());
-  auto stage1 = load(zeroManifest(2, 1));
-  ThreadWorld(2).run([&](Communicator &comm) {
-    std::vector<std::unique_ptr<Tensor>> none;
-    EXPECT_EQ(wholeTensors(comm, *stage1, stage1->params(), none),
-              stage1->params());
-    EXPECT_TRUE(none.empty());
-  });
 }
 
 TEST(ZeroInit, ASliceHoldsTheWholeTensorsValuesThenZeros) {

@@ -15,10 +15,12 @@
 // that one.
 //
 // A replicated checkpoint is written by rank 0 alone (start). A per-rank
-// one (CO2) is written by a writer on every rank (startPerRank), which
-// average their copies into the consensus model and agree before rank 0's
-// commits, over a communicator of their own (Communicator::duplicate), so
-// their collectives never meet the training's.
+// one is written by a writer on every rank, over a communicator of their
+// own (Communicator::duplicate), so that their collectives never meet the
+// training's: CO2's writers (startPerRank) average their copies into the
+// consensus model and agree before rank 0's commits; ZeRO's (startZero)
+// write their shards, gather a ZeRO-3 model for rank 0 to write, and agree
+// likewise.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_BACKGROUNDSAVE_H
@@ -73,8 +75,7 @@ public:
   void start(const std::string &path, Artifact &artifact,
              const TrainerState &state);
   /// The same for tensors named and shaped like the artifact's params and
-  /// state as a checkpoint holds them (a ZeRO artifact's slices gathered
-  /// whole: ZeroShards.h).
+  /// state.
   void start(const std::string &path, const std::vector<Tensor *> &params,
              const std::vector<Tensor *> &optimizerState,
              const TrainerState &state);
@@ -88,6 +89,15 @@ public:
   void startPerRank(const std::string &path, const std::string &tmpDir,
                     Artifact &artifact, const PerRankTensors &tensors,
                     const TrainerState &state, Communicator &writers);
+
+  /// Every rank of a ZeRO job, after rank 0 created `tmpDir`
+  /// (beginPerRankCheckpoint): copies this rank's slices of `artifact`'s
+  /// state (and of its params at stage 3; rank 0 copies the whole params
+  /// below it) and starts writing them (writeZeroCheckpoint, ZeroShards.h)
+  /// over `writers`, as startPerRank does.
+  void startZero(const std::string &path, const std::string &tmpDir,
+                 Artifact &artifact, const TrainerState &state,
+                 Communicator &writers);
 
   bool inFlight() const { return writer.joinable(); }
 

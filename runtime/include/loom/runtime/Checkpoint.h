@@ -14,11 +14,14 @@
 // killed before the swap leaves only a stray temp dir, which is never read.
 //
 // In a multi-rank job only rank 0 saves (data-parallel ranks hold identical
-// models) and every rank loads and verifies the checkpoint itself. A ZeRO
-// artifact's ranks hold slices of the optimizer state (and at stage 3 of
-// the params): the trainer gathers them whole before a save, and each rank
-// loads its slice, so its checkpoints are the same files
-// (src/checkpoint/ZeroShards.h).
+// models) and every rank loads and verifies the checkpoint itself.
+//
+// A ZeRO artifact's ranks hold slices of the optimizer state (and at stage
+// 3 of the params): each rank writes its shards into rank-<r>/ of the temp
+// dir and rank 0 the whole params into model.safetensors, with
+// "per_rank": "zero" in trainer.json (format version 2); any rank count and
+// stage loads it, each rank reassembling its slices from the shards
+// (src/checkpoint/ZeroShards.h has the layout).
 //
 // Per-rank checkpoints (CO2, whose ranks train different local models
 // between outer steps) add one directory per rank, written by that rank
@@ -62,8 +65,9 @@ namespace loom::rt {
 class Artifact;
 class Tensor;
 
-/// The newest format this runtime reads and writes (per-rank checkpoints;
-/// replicated ones are still written as version 1, which it reads too).
+/// The newest format this runtime reads and writes (per-rank checkpoints,
+/// CO2's and ZeRO's; replicated ones are still written as version 1, which
+/// it reads too).
 constexpr int kCheckpointFormatVersion = 2;
 
 /// Where a run stands, beyond the tensors.
@@ -173,7 +177,8 @@ struct LoadResult {
   /// The path actually read (PATH or PATH.old).
   std::string path;
   /// Human-readable remarks (fallback to PATH.old, ignored tensors, dtype
-  /// conversions), empty if none.
+  /// conversions, ZeRO shards resharded for another rank count or stage),
+  /// empty if none.
   std::string note;
 };
 
@@ -202,7 +207,9 @@ DataResume resumeUnderOtherRanks(const LoadResult &loaded, int ranks,
 /// verified, fingerprint must match), a file is a safetensors weights file
 /// (every param by name and shape; F32/F64 converted; extras ignored).
 /// A ZeRO artifact's sharded tensors (state; params at stage 3) take rank
-/// `rank`'s slice of the checkpoint's whole ones (zeros past their end). A
+/// `rank`'s slice of the checkpoint's whole ones (zeros past their end),
+/// and a ZeRO checkpoint's shards are reassembled into whatever slices (or
+/// whole tensors) rank `rank` of the artifact holds. A
 /// per-rank checkpoint loads rank `rank`'s files and the outer state into
 /// `perRank`'s tensors (which must be given exactly then; nothing is
 /// loaded when the checkpoint has fewer ranks, the caller reports the rank

@@ -134,6 +134,12 @@ private:
   /// part.
   void save(TrainerState &state, SyncPolicy &sync);
   void savePerRank(TrainerState &state, SyncPolicy &sync);
+  /// A ZeRO artifact's save: every rank writes its shards (ZeroShards.h).
+  void saveShards(const TrainerState &state);
+  /// Before every rank writes its part of a checkpoint: the previous
+  /// background save finished, rank 0's fresh temp dir, whose path it
+  /// returns on every rank (agreed: a failure stops every rank).
+  std::string beginSaveOnEveryRank();
   /// After rank 0 wrote a checkpoint: every rank learns whether it failed.
   void agreeAfterRootWrote(const std::string &failure);
   /// --save-async: waits for this rank's save in flight, if any, and
@@ -145,10 +151,10 @@ private:
   Communicator &comm;
   std::ostream &log;
   std::ostream &out;
-  /// --save-async with CO2: the ranks' writers' communicator. Declared
+  /// --save-async with CO2 or ZeRO: the ranks' writers' communicator. Declared
   /// before `background`, whose writer uses it until it is destroyed.
   std::unique_ptr<Communicator> writers;
-  /// --save-async: rank 0's writer, or with CO2 every rank's.
+  /// --save-async: rank 0's writer, or with CO2 or ZeRO every rank's.
   std::unique_ptr<BackgroundSave> background;
   /// run(): what watches the steps, made once the setup is done.
   std::vector<std::unique_ptr<StepObserver>> observers;
