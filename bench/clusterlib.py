@@ -68,23 +68,26 @@ def hidden_from_trace(path, warmup):
 
 
 def loom(artifact, rate, steps, warmup, tmp, hosts=2, data="synthetic", trace=False,
-         env=None):
+         env=None, extra=()):
     """Runs `artifact` on `hosts` emulated hosts (rate None: on this machine,
     `hosts` local ranks), with `env` added to the environment. Returns a
     dict: median and mean step time over the timed steps, communication per
     step, the % hidden from the run's summary line and, with `trace`, from
-    its Chrome trace ("hidden_trace")."""
+    its Chrome trace ("hidden_trace"); "log": what rank 0 printed to
+    stderr. `extra`: more loom-run arguments."""
     metrics = os.path.join(tmp, "m.jsonl")
     trace_path = os.path.join(tmp, "trace.json")
     run = [os.path.join(BIN, "loom-run"), artifact, "--steps", str(warmup + steps),
-           "--data", data, "--seed", "1", "--log-every", "0", "--metrics", metrics]
+           "--data", data, "--seed", "1", "--log-every", "0", "--metrics", metrics,
+           *extra]
     if trace:
         run += ["--trace", trace_path]
     if rate is None and hosts > 1:
         run += ["--ranks", str(hosts)]
-    out = sh(run if rate is None else
-             [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", *run],
-             env={**os.environ, **(env or {})}).stdout
+    done = sh(run if rate is None else
+              [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", *run],
+              env={**os.environ, **(env or {})})
+    out = done.stdout
     rows = [json.loads(l) for l in open(metrics) if '"summary"' not in l][warmup:]
     m = re.search(r"([0-9.]+)% hidden", out)
     return {"median": statistics.median(r["step_time_s"] for r in rows),
@@ -92,6 +95,7 @@ def loom(artifact, rate, steps, warmup, tmp, hosts=2, data="synthetic", trace=Fa
             "comm": statistics.mean(r.get("comm_time_s", 0.0) for r in rows),
             "exposed": statistics.mean(r.get("exposed_comm_s", 0.0) for r in rows),
             "hidden": float(m.group(1)) if m else float("nan"),
+            "log": done.stderr,
             **({"hidden_trace": hidden_from_trace(trace_path, warmup)} if trace else {})}
 
 

@@ -168,6 +168,19 @@ const FlagSpec kFlags[] = {
      [](Command &c, const std::string &v) {
        c.options.saveEvery = parseIntFlag("--save-every", v, 1);
      }},
+    {"--async-collectives", WithValue, Training,
+     [](Command &c, const std::string &v) {
+       if (v == "auto")
+         c.options.asyncCollectives = rt::AsyncCollectives::Auto;
+       else if (v == "on")
+         c.options.asyncCollectives = rt::AsyncCollectives::On;
+       else if (v == "off")
+         c.options.asyncCollectives = rt::AsyncCollectives::Off;
+       else
+         throw UsageError("--async-collectives " + v +
+                          ": expected auto (the default), on or off");
+       c.asyncCollectivesName = v;
+     }},
     {"--reduce-order", WithValue, Training,
      [](Command &c, const std::string &v) {
        if (v != "mpi" && v != "rank")

@@ -39,6 +39,9 @@ struct Command {
   bool checkCollectives = false;
   /// --reduce-order rank (WorldOptions::rankOrderedSums).
   bool rankOrderedSums = false;
+  /// --async-collectives as given (options.asyncCollectives), for the
+  /// ranks' agreement.
+  std::string asyncCollectivesName = "auto";
   /// argv without the launcher's own flags (--ranks, --max-restarts,
   /// --stop-timeout) and their values, for the ranks the launcher starts.
   std::vector<std::string> rankArgs;

@@ -99,6 +99,14 @@ options:
                     differs, naming what each rank issued (one extra small
                     all-gather per collective; host collectives only). Every
                     rank must be given it, or none
+  --async-collectives auto|on|off
+                    where an --overlap artifact's asynchronous collectives
+                    run: on, on the communication thread, overlapping the
+                    compute; off, at once, as synchronous collectives; auto
+                    (default, several ranks), steps 3-6 on and 7-10 off,
+                    then the faster of the two for the rest of the run
+                    (printed as "collectives: ..."). The values are the same
+                    either way. Every rank must be given the same
   --reduce-order ORDER
                     how the ranks' floating-point values are added in
                     all-reduces and reduce-scatters: mpi (default: the MPI

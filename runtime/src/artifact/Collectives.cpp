@@ -68,6 +68,9 @@ std::atomic<int64_t> nanosInCollectives{0};
 std::atomic<int64_t> nanosBlocked{0};
 /// Handles given out by the *_start collectives of a world without a queue.
 std::atomic<int64_t> handlesIssued{0};
+/// setAsyncCollectives, and the host *_start calls counted.
+std::atomic<bool> startsAsync{true};
+std::atomic<int64_t> startsIssued{0};
 /// The communication thread of the current multi-rank communicator.
 std::atomic<CommQueue *> queue{nullptr};
 /// The device communicator installed by ScopedCurrentCommunicator.
@@ -141,15 +144,21 @@ int64_t collective(const char *name, int64_t group, int64_t count,
     }
   };
   CommQueue *q = queue.load();
-  // A synchronous collective runs here when the caller has waited for all
-  // it queued: same order, no hand-off (only this thread enqueues, so the
-  // queue stays empty meanwhile), and the same choice on every rank
-  // (CommQueue.h: not "when the queue is empty").
-  if (!q || (!async && q->awaitedAll())) {
+  if (async)
+    ++startsIssued;
+  // A synchronous collective (and a start while starts run here) runs here
+  // when the caller has waited for all it queued: same order, no hand-off
+  // (only this thread enqueues, so the queue stays empty meanwhile), and
+  // the same choice on every rank (CommQueue.h: not "when the queue is
+  // empty").
+  const bool here = !async || !startsAsync.load();
+  if (!q || (here && q->awaitedAll())) {
     Clock::time_point start = Clock::now();
     run();
     nanosBlocked += nanosSince(start);
-    return async ? ++handlesIssued : 0; // only without a queue
+    if (!async)
+      return 0;
+    return q ? q->ranOnCaller() : ++handlesIssued;
   }
   int64_t handle = q->enqueue(std::move(run));
   if (!async)
@@ -238,6 +247,10 @@ ScopedCurrentCommunicator::~ScopedCurrentCommunicator() {
 double collectiveSeconds() { return nanosInCollectives.load() * 1e-9; }
 
 double blockedCollectiveSeconds() { return nanosBlocked.load() * 1e-9; }
+
+void setAsyncCollectives(bool async) { startsAsync = async; }
+
+int64_t asyncStartsIssued() { return startsIssued.load(); }
 
 void waitForAllCollectives() {
   if (DeviceCommunicator *device = deviceComm.load()) {

@@ -94,6 +94,12 @@ bool CommQueue::awaitedAll() const {
   return awaitedCount >= issuedCount;
 }
 
+int64_t CommQueue::ranOnCaller() {
+  std::lock_guard<std::mutex> lock(mutex);
+  completedCount = awaitedCount = ++issuedCount;
+  return issuedCount;
+}
+
 int64_t CommQueue::issued() const {
   std::lock_guard<std::mutex> lock(mutex);
   return issuedCount;

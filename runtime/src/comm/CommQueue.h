@@ -54,6 +54,10 @@ public:
   /// Whether the caller has waited (wait, waitAll) for every handle given
   /// out: a fact of its program order, unlike completed() == issued().
   bool awaitedAll() const;
+  /// The handle of a collective the caller ran itself, when awaitedAll():
+  /// issued, finished and waited for at once, so handles stay in issue
+  /// order and awaitedAll() stays true.
+  int64_t ranOnCaller();
 
 private:
   void run();

@@ -13,6 +13,7 @@
 #define LOOM_RUNTIME_SRC_TRAIN_STEPOBSERVER_H
 
 #include "loom/runtime/Metrics.h"
+#include "loom/runtime/Trainer.h"
 
 #include <cstdint>
 #include <iosfwd>
@@ -65,6 +66,14 @@ makeProgressObserver(std::ostream &log, bool root, int64_t firstStep,
 std::unique_ptr<StepObserver> makeTraceObserver(const std::string &path,
                                                 Communicator &comm,
                                                 std::ostream &log);
+/// --async-collectives (OverlapTuner.cpp): Off runs every loom_rt_*_start
+/// at once on the caller; Auto, on several ranks, measures steps both ways
+/// and keeps the faster; nullptr for On (the default behaviour) and for
+/// Auto on one rank.
+std::unique_ptr<StepObserver> makeOverlapTuner(Communicator &comm,
+                                               AsyncCollectives mode,
+                                               int64_t firstStep,
+                                               std::ostream &log);
 /// The LOOM_TEST_* faults of TestHooks.h, at their steps.
 std::unique_ptr<StepObserver> makeFaultInjector(Communicator &comm);
 

@@ -375,6 +375,11 @@ Trainer::makeObservers(Setup &setup, std::unique_ptr<StepObserver> trace,
                                          options.evalEvery, lastStep));
   observers.push_back(saveObserver(setup.state, *setup.sync));
   observers.push_back(makeFaultInjector(comm));
+  // CO2 starts its outer round itself and waits for it steps later.
+  if (artifact.manifest().co2.localSteps == 0)
+    if (auto tuner =
+            makeOverlapTuner(comm, options.asyncCollectives, firstStep, log))
+      observers.push_back(std::move(tuner));
   if (trace)
     observers.push_back(std::move(trace));
   return observers;

@@ -165,6 +165,47 @@ TEST(Collectives, ASynchronousCollectiveRunsOnTheCallerOnlyOnceItWaited) {
   EXPECT_EQ(comm.onCaller, (std::vector<bool>{true, false, false, true}));
 }
 
+TEST(Collectives, StartsRunOnTheCallerWhileAsynchronousStartsAreOff) {
+  // --async-collectives off (and auto's synchronous steps): a start runs
+  // its collective at once on the caller, as the synchronous form would,
+  // and returns a handle already done and waited for, in issue order.
+  struct Threads final : Communicator {
+    int rank() const override { return 0; }
+    int size() const override { return 2; }
+    const char *backend() const override { return "threads"; }
+    void allReduce(void *, int64_t, DType, ReduceOp) override {
+      onCaller.push_back(std::this_thread::get_id() == caller);
+    }
+    void reduceScatter(const void *, void *, int64_t, DType,
+                       ReduceOp) override {}
+    void allGather(const void *, void *, int64_t, DType) override {}
+    void broadcast(void *, int64_t, DType, int) override {}
+    void barrier() override {}
+    [[noreturn]] void abort(int) override { std::abort(); }
+    std::thread::id caller = std::this_thread::get_id();
+    std::vector<bool> onCaller;
+  } comm;
+  ScopedCurrentCommunicator current(comm);
+  float x[2] = {0};
+  const int64_t startsBefore = asyncStartsIssued();
+  int64_t first = loom_rt_all_reduce_start(0, x, 2, LOOM_F32, LOOM_SUM);
+  loom_rt_wait(first);
+  setAsyncCollectives(false);
+  int64_t second = loom_rt_all_reduce_start(0, x, 2, LOOM_F32, LOOM_SUM);
+  int64_t third = loom_rt_all_reduce_start(0, x, 2, LOOM_F32, LOOM_SUM);
+  EXPECT_TRUE(collectiveFinished(third));
+  loom_rt_wait(third);
+  loom_rt_wait(second);
+  setAsyncCollectives(true);
+  int64_t fourth = loom_rt_all_reduce_start(0, x, 2, LOOM_F32, LOOM_SUM);
+  loom_rt_wait(fourth);
+  EXPECT_LT(first, second);
+  EXPECT_LT(second, third);
+  EXPECT_LT(third, fourth);
+  EXPECT_EQ(asyncStartsIssued() - startsBefore, 4);
+  EXPECT_EQ(comm.onCaller, (std::vector<bool>{false, true, true, false}));
+}
+
 TEST(CommQueue, RunsWorkInIssueOrderOnOneOtherThread) {
   std::vector<int> order;
   std::vector<std::thread::id> threads;

@@ -71,6 +71,16 @@ double collectiveSeconds();
 /// Communication not hidden behind compute.
 double blockedCollectiveSeconds();
 
+/// Whether loom_rt_*_start hands its collective to the communication
+/// thread (true, the default) or, false, runs it on the caller at once, as
+/// the synchronous form would (loom-run --async-collectives). The values
+/// and the order of the collectives are the same either way; only where the
+/// time goes differs. Set between steps, alike on every rank: MPI matches a
+/// blocking collective with a blocking one only.
+void setAsyncCollectives(bool async);
+/// How many loom_rt_*_start calls on host buffers this process has made.
+int64_t asyncStartsIssued();
+
 /// Blocks until every collective issued so far has finished (counted as
 /// blocked time); returns at once without a communication thread. With a
 /// device communicator, waits until the GPU has finished them and its

@@ -31,6 +31,17 @@ class Communicator;
 class StepObserver;
 class SyncPolicy;
 
+/// loom-run --async-collectives: where an --overlap artifact's
+/// loom_rt_*_start collectives run (Collectives.h: setAsyncCollectives).
+enum class AsyncCollectives {
+  /// Measure both ways for a few steps, keep the faster (OverlapTuner.cpp).
+  Auto,
+  /// On the communication thread, overlapping compute.
+  On,
+  /// At once on the caller, as synchronous collectives.
+  Off,
+};
+
 struct TrainOptions {
   /// Steps to run in this invocation (after a resume: this many more).
   int64_t steps = 0;
@@ -60,6 +71,7 @@ struct TrainOptions {
   /// only after the last step); "": none.
   std::string evalData;
   int64_t evalEvery = 0;
+  AsyncCollectives asyncCollectives = AsyncCollectives::Auto;
 };
 
 struct EvalResult {
