@@ -131,27 +131,30 @@ TEST(Collectives, StartAndWaitCompleteInIssueOrder) {
               "rank 0: loom_rt_wait: [0-9]+ is not a handle");
 }
 
+/// Two ranks; records for each all-reduce whether it ran on the thread that
+/// made the communicator (the caller) or on the communication thread.
+struct CallerRecordingCommunicator final : Communicator {
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  const char *backend() const override { return "threads"; }
+  void allReduce(void *, int64_t, DType, ReduceOp) override {
+    onCaller.push_back(std::this_thread::get_id() == caller);
+  }
+  void reduceScatter(const void *, void *, int64_t, DType, ReduceOp) override {}
+  void allGather(const void *, void *, int64_t, DType) override {}
+  void broadcast(void *, int64_t, DType, int) override {}
+  void barrier() override {}
+  [[noreturn]] void abort(int) override { std::abort(); }
+  std::thread::id caller = std::this_thread::get_id();
+  std::vector<bool> onCaller;
+};
+
 TEST(Collectives, ASynchronousCollectiveRunsOnTheCallerOnlyOnceItWaited) {
   // Whether a synchronous collective runs on the caller (MPI: blocking) or
   // on the communication thread (non-blocking) must not depend on timing,
   // or ranks whose queues drain at different moments mix the two modes,
   // which MPI never matches: it depends on what the caller waited for.
-  struct Threads final : Communicator {
-    int rank() const override { return 0; }
-    int size() const override { return 2; }
-    const char *backend() const override { return "threads"; }
-    void allReduce(void *, int64_t, DType, ReduceOp) override {
-      onCaller.push_back(std::this_thread::get_id() == caller);
-    }
-    void reduceScatter(const void *, void *, int64_t, DType,
-                       ReduceOp) override {}
-    void allGather(const void *, void *, int64_t, DType) override {}
-    void broadcast(void *, int64_t, DType, int) override {}
-    void barrier() override {}
-    [[noreturn]] void abort(int) override { std::abort(); }
-    std::thread::id caller = std::this_thread::get_id();
-    std::vector<bool> onCaller;
-  } comm;
+  CallerRecordingCommunicator comm;
   ScopedCurrentCommunicator current(comm);
   float x[2] = {0};
   loom_rt_all_reduce(0, x, 2, LOOM_F32, LOOM_SUM); // nothing queued
@@ -169,22 +172,7 @@ TEST(Collectives, StartsRunOnTheCallerWhileAsynchronousStartsAreOff) {
   // --async-collectives off (and auto's synchronous steps): a start runs
   // its collective at once on the caller, as the synchronous form would,
   // and returns a handle already done and waited for, in issue order.
-  struct Threads final : Communicator {
-    int rank() const override { return 0; }
-    int size() const override { return 2; }
-    const char *backend() const override { return "threads"; }
-    void allReduce(void *, int64_t, DType, ReduceOp) override {
-      onCaller.push_back(std::this_thread::get_id() == caller);
-    }
-    void reduceScatter(const void *, void *, int64_t, DType,
-                       ReduceOp) override {}
-    void allGather(const void *, void *, int64_t, DType) override {}
-    void broadcast(void *, int64_t, DType, int) override {}
-    void barrier() override {}
-    [[noreturn]] void abort(int) override { std::abort(); }
-    std::thread::id caller = std::this_thread::get_id();
-    std::vector<bool> onCaller;
-  } comm;
+  CallerRecordingCommunicator comm;
   ScopedCurrentCommunicator current(comm);
   float x[2] = {0};
   const int64_t startsBefore = asyncStartsIssued();
