@@ -86,6 +86,46 @@ def compare_at(args, tmp, corpus, n, order):
     return rows
 
 
+def with_batch(spec, factor):
+    fields = dict(kv.split("=") for kv in spec.split(":")[1].split(","))
+    fields["batch"] = str(factor * int(fields["batch"]))
+    return "gpt:" + ",".join(f"{k}={v}" for k, v in fields.items())
+
+
+def train(artifact, ranks, steps, corpus, metrics, *flags):
+    sh([os.path.join(BIN, "loom-run"), artifact, *(["--ranks", str(ranks)] if ranks > 1 else []),
+        "--steps", str(steps), "--data", "text:" + corpus, "--log-every", "0",
+        "--metrics", metrics, *flags])
+
+
+def resume_rows(args, tmp, corpus):
+    """ZeRO-2 on 4 ranks trained for --steps, against the same run saved at
+    half the steps and resumed by other rank counts and stages (the global
+    batch kept: the per-rank batch scaled): whether the resumed losses are
+    the uninterrupted run's, and how far they are."""
+    half = args.steps // 2
+    full = os.path.join(tmp, "resume-z2-4")
+    sh([os.path.join(BIN, "loomc"), f"--model={args.spec}", "--dp=4", "--zero=2", "-o", full])
+    train(full, 4, args.steps, corpus, full + ".jsonl")
+    ckpt = full + ".ckpt"
+    train(full, 4, half, corpus, full + ".first.jsonl", "--save", ckpt)
+    base = losses(full + ".jsonl")[half:]
+    rows = []
+    for label, ranks, flags, factor in [("4 ranks, ZeRO-2 (unchanged)", 4, ["--zero=2"], 1),
+                                        ("4 ranks, ZeRO-3", 4, ["--zero=3"], 1),
+                                        ("2 ranks, ZeRO-1", 2, ["--zero=1"], 2),
+                                        ("4 ranks, DDP", 4, [], 1),
+                                        ("1 rank", 1, [], 4)]:
+        out = os.path.join(tmp, f"resume-{ranks}-{len(rows)}")
+        sh([os.path.join(BIN, "loomc"), f"--model={with_batch(args.spec, factor)}",
+            f"--dp={ranks}", *flags, "-o", out])
+        train(out, ranks, half, corpus, out + ".jsonl", "--load", ckpt)
+        got = losses(out + ".jsonl")
+        rows.append((label, got == base, max(rel(x, y) for x, y in zip(got, base))))
+        print(rows[-1], flush=True)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--spec", default="gpt:vocab=256,seq=32,dim=32,heads=4,layers=2,batch=4")
@@ -93,8 +133,12 @@ def main():
     ap.add_argument("--stages", default="1,2,3")
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--reduce-orders", default="mpi,rank")
+    ap.add_argument("--resume", action="store_true",
+                    help="instead: resume ZeRO-2 saved on 4 ranks elsewhere")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
+    if args.resume:
+        return main_resume(args)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         corpus = os.path.join(tmp, "corpus.txt")
@@ -120,6 +164,30 @@ def main():
                       f"{args.ranks} --stages {args.stages} --steps {args.steps} "
                       f"--reduce-orders {args.reduce_orders} "
                       f"--record`\n\n{table}\n")
+
+
+def main_resume(args):
+    with tempfile.TemporaryDirectory() as tmp:
+        corpus = os.path.join(tmp, "corpus.txt")
+        with open(corpus, "w") as f:
+            for name in sorted(os.listdir(os.path.join(ROOT, "docs"))):
+                if name.endswith(".md"):
+                    f.write(open(os.path.join(ROOT, "docs", name)).read())
+        rows = resume_rows(args, tmp, corpus)
+    lines = ["| resumed by | losses those of the uninterrupted run | max rel loss diff |",
+             "|---|---|---|"]
+    lines += [f"| {label} | {'yes' if same else 'no'} | {worst:.1e} |"
+              for label, same, worst in rows]
+    table = "\n".join(lines)
+    print(table)
+    if args.record:
+        with results_section("ZeRO checkpoints resumed elsewhere") as out:
+            out.write(f"`python3 bench/zero_numerics.py --resume --spec {args.spec} "
+                      f"--steps {args.steps} --record`: ZeRO-2 on 4 ranks for "
+                      f"{args.steps} fp32 steps, against the same run saved after "
+                      f"{args.steps // 2} and resumed for the rest by each row "
+                      f"(the per-rank batch scaled to keep the global batch)\n\n"
+                      f"{table}\n")
 
 
 if __name__ == "__main__":
