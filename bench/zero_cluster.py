@@ -70,8 +70,11 @@ def main():
             t = {}
             for name, _ in VARIANTS:
                 traced = name == "zero3+prefetch"
+                # The overlapped ones as compiled (not switched to synchronous
+                # collectives by loom-run's default --async-collectives auto).
+                extra = ["--async-collectives", "on"] if "+" in name else []
                 r = loom(os.path.join(tmp, name), rate, args.steps, args.warmup, tmp,
-                         trace=traced)
+                         trace=traced, extra=extra)
                 t[name] = r["median"]
                 if traced:
                     # The trace that shows each bucket's gather running while
