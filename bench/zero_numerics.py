@@ -86,6 +86,16 @@ def compare_at(args, tmp, corpus, n, order):
     return rows
 
 
+def write_corpus(tmp):
+    """The project's docs as one text file, the runs' data."""
+    corpus = os.path.join(tmp, "corpus.txt")
+    with open(corpus, "w") as f:
+        for name in sorted(os.listdir(os.path.join(ROOT, "docs"))):
+            if name.endswith(".md"):
+                f.write(open(os.path.join(ROOT, "docs", name)).read())
+    return corpus
+
+
 def with_batch(spec, factor):
     fields = dict(kv.split("=") for kv in spec.split(":")[1].split(","))
     fields["batch"] = str(factor * int(fields["batch"]))
@@ -141,11 +151,7 @@ def main():
         return main_resume(args)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = os.path.join(tmp, "corpus.txt")
-        with open(corpus, "w") as f:
-            for name in sorted(os.listdir(os.path.join(ROOT, "docs"))):
-                if name.endswith(".md"):
-                    f.write(open(os.path.join(ROOT, "docs", name)).read())
+        corpus = write_corpus(tmp)
         for n in (int(r) for r in args.ranks.split(",")):
             for order in args.reduce_orders.split(","):
                 rows += compare_at(args, tmp, corpus, n, order)
@@ -168,11 +174,7 @@ def main():
 
 def main_resume(args):
     with tempfile.TemporaryDirectory() as tmp:
-        corpus = os.path.join(tmp, "corpus.txt")
-        with open(corpus, "w") as f:
-            for name in sorted(os.listdir(os.path.join(ROOT, "docs"))):
-                if name.endswith(".md"):
-                    f.write(open(os.path.join(ROOT, "docs", name)).read())
+        corpus = write_corpus(tmp)
         rows = resume_rows(args, tmp, corpus)
     lines = ["| resumed by | losses those of the uninterrupted run | max rel loss diff |",
              "|---|---|---|"]
