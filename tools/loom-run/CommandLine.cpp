@@ -16,12 +16,19 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <utility>
 
 using namespace loom::rt;
 
 namespace loom::run {
 
 namespace {
+
+/// --async-collectives's values.
+constexpr std::pair<const char *, AsyncCollectives> kAsyncModes[] = {
+    {"auto", AsyncCollectives::Auto},
+    {"on", AsyncCollectives::On},
+    {"off", AsyncCollectives::Off}};
 
 /// The most --threads a rank takes (OpenBLAS's own limit, which it applies
 /// silently, is lower on most builds: a warning says so).
@@ -170,16 +177,11 @@ const FlagSpec kFlags[] = {
      }},
     {"--async-collectives", WithValue, Training,
      [](Command &c, const std::string &v) {
-       if (v == "auto")
-         c.options.asyncCollectives = rt::AsyncCollectives::Auto;
-       else if (v == "on")
-         c.options.asyncCollectives = rt::AsyncCollectives::On;
-       else if (v == "off")
-         c.options.asyncCollectives = rt::AsyncCollectives::Off;
-       else
-         throw UsageError("--async-collectives " + v +
-                          ": expected auto (the default), on or off");
-       c.asyncCollectivesName = v;
+       for (const auto &[name, mode] : kAsyncModes)
+         if (v == name)
+           return void(c.options.asyncCollectives = mode);
+       throw UsageError("--async-collectives " + v +
+                        ": expected auto (the default), on or off");
      }},
     {"--reduce-order", WithValue, Training,
      [](Command &c, const std::string &v) {
@@ -333,6 +335,13 @@ Command parseCommandLine(int argc, char **argv) {
   checkLauncherFlags(command);
   checkMode(command, first);
   return command;
+}
+
+const char *asyncCollectivesName(AsyncCollectives mode) {
+  for (const auto &[name, value] : kAsyncModes)
+    if (value == mode)
+      return name;
+  return "?";
 }
 
 } // namespace loom::run

@@ -39,13 +39,13 @@ struct Command {
   bool checkCollectives = false;
   /// --reduce-order rank (WorldOptions::rankOrderedSums).
   bool rankOrderedSums = false;
-  /// --async-collectives as given (options.asyncCollectives), for the
-  /// ranks' agreement.
-  std::string asyncCollectivesName = "auto";
   /// argv without the launcher's own flags (--ranks, --max-restarts,
   /// --stop-timeout) and their values, for the ranks the launcher starts.
   std::vector<std::string> rankArgs;
 };
+
+/// --async-collectives's spelling of `mode`.
+const char *asyncCollectivesName(rt::AsyncCollectives mode);
 
 /// Parses and checks argv; throws rt::UsageError for a mistake, and exits
 /// after printing --help or --version.

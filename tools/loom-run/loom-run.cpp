@@ -111,10 +111,12 @@ int runAsRank(const Command &command, const JobInfo &job,
       // The check is itself a collective, so a rank that checks and one
       // that does not would pair the check with a collective of the job.
       agreeOnSettings(
-          *comm, {{"--check-collectives",
-                   command.checkCollectives ? "given" : "not given"},
-                  {"--reduce-order", command.rankOrderedSums ? "rank" : "mpi"},
-                  {"--async-collectives", command.asyncCollectivesName}});
+          *comm,
+          {{"--check-collectives",
+            command.checkCollectives ? "given" : "not given"},
+           {"--reduce-order", command.rankOrderedSums ? "rank" : "mpi"},
+           {"--async-collectives", loom::run::asyncCollectivesName(
+                                       command.options.asyncCollectives)}});
       if (command.checkCollectives)
         comm = checkEveryCollective(std::move(comm));
     }

@@ -10,7 +10,9 @@
 // (CommQueue.h) in issue order: *_start enqueues and returns a handle,
 // loom_rt_wait blocks until that collective is done, and the synchronous
 // forms enqueue and wait (or, once the caller waited for all it queued, run
-// on the caller), so the backend sees one thread at a time and one order. The
+// on the caller), so the backend sees one thread at a time and one order;
+// with setAsyncCollectives(false) a start runs on the caller too, like a
+// synchronous collective (loom-run --async-collectives). The
 // time the caller spends blocked (in waits and synchronous collectives) is the
 // communication that compute did not hide. A one-rank world has no
 // thread: collectives run inline and *_start returns a handle already done.

@@ -449,24 +449,23 @@ void forEachPiece(void *buf, int64_t count, DType dtype, int64_t pieceBytes,
 void MpiCommunicator::allReduce(void *buf, int64_t count, DType dtype,
                                 ReduceOp op) {
   Watched watched(*watchdog, "all_reduce", count, dtype);
-  const bool async = onCommThread();
   const auto started = std::chrono::steady_clock::now();
+  const MPI_Datatype type = mpiType(dtype);
   // One piece in flight at a time: several at once would each take a
   // temporary buffer, and together they are the size that faults.
   forEachPiece(buf, count, dtype, pieceBytes, [&](void *at, int piece) {
     if (inRankOrder(dtype, op))
       return allReduceInRankOrder(at, piece, dtype, started);
-    if (!async) {
-      check(MPI_Allreduce(MPI_IN_PLACE, at, piece, mpiType(dtype), mpiOp(op),
-                          comm),
-            "MPI_Allreduce");
-      return;
-    }
-    std::vector<MPI_Request> requests(1);
-    check(MPI_Iallreduce(MPI_IN_PLACE, at, piece, mpiType(dtype), mpiOp(op),
-                         comm, &requests[0]),
-          "MPI_Iallreduce");
-    complete(requests, "MPI_Iallreduce", started);
+    run(
+        "MPI_Allreduce", "MPI_Iallreduce",
+        [&] {
+          return MPI_Allreduce(MPI_IN_PLACE, at, piece, type, mpiOp(op), comm);
+        },
+        [&](MPI_Request *request) {
+          return MPI_Iallreduce(MPI_IN_PLACE, at, piece, type, mpiOp(op), comm,
+                                request);
+        },
+        started);
   });
   if (op == ReduceOp::Mean)
     divide(buf, count, dtype, mySize);
@@ -476,7 +475,6 @@ void MpiCommunicator::reduceScatter(const void *send, void *recv, int64_t count,
                                     DType dtype, ReduceOp op) {
   Watched watched(*watchdog, "reduce_scatter", count, dtype);
   intCount(count, "reduce_scatter");
-  const bool async = onCommThread();
   const auto started = std::chrono::steady_clock::now();
   const int64_t elementSize = static_cast<int64_t>(dtypeSize(dtype));
   // Pieces as for all-reduce (its temporary buffer is the size of all the
@@ -503,18 +501,20 @@ void MpiCommunicator::reduceScatter(const void *send, void *recv, int64_t count,
     void *pieceRecv = static_cast<char *>(recv) + offset * elementSize;
     if (scatterByExchange(dtype, op)) {
       reduceScatterInRankOrder(pieceSend, pieceRecv, piece, dtype, started);
-    } else if (async) {
-      std::vector<MPI_Request> requests(1);
-      check(MPI_Ireduce_scatter_block(pieceSend, pieceRecv,
-                                      static_cast<int>(piece), mpiType(dtype),
-                                      mpiOp(op), comm, &requests[0]),
-            "MPI_Ireduce_scatter_block");
-      complete(requests, "MPI_Ireduce_scatter_block", started);
     } else {
-      check(MPI_Reduce_scatter_block(pieceSend, pieceRecv,
-                                     static_cast<int>(piece), mpiType(dtype),
-                                     mpiOp(op), comm),
-            "MPI_Reduce_scatter_block");
+      const int n = static_cast<int>(piece);
+      run(
+          "MPI_Reduce_scatter_block", "MPI_Ireduce_scatter_block",
+          [&] {
+            return MPI_Reduce_scatter_block(pieceSend, pieceRecv, n,
+                                            mpiType(dtype), mpiOp(op), comm);
+          },
+          [&](MPI_Request *request) {
+            return MPI_Ireduce_scatter_block(pieceSend, pieceRecv, n,
+                                             mpiType(dtype), mpiOp(op), comm,
+                                             request);
+          },
+          started);
     }
     offset += piece;
   } while (offset < count);
@@ -577,16 +577,14 @@ void MpiCommunicator::allGather(const void *send, void *recv, int64_t count,
   const char *ownSlice =
       static_cast<const char *>(recv) + myRank * count * dtypeSize(dtype);
   const void *from = send == ownSlice ? MPI_IN_PLACE : send;
-  if (onCommThread()) {
-    std::vector<MPI_Request> requests(1);
-    check(MPI_Iallgather(from, n, mpiType(dtype), recv, n, mpiType(dtype), comm,
-                         &requests[0]),
-          "MPI_Iallgather");
-    complete(requests, "MPI_Iallgather");
-  } else {
-    check(MPI_Allgather(from, n, mpiType(dtype), recv, n, mpiType(dtype), comm),
-          "MPI_Allgather");
-  }
+  const MPI_Datatype type = mpiType(dtype);
+  run(
+      "MPI_Allgather", "MPI_Iallgather",
+      [&] { return MPI_Allgather(from, n, type, recv, n, type, comm); },
+      [&](MPI_Request *request) {
+        return MPI_Iallgather(from, n, type, recv, n, type, comm, request);
+      },
+      std::chrono::steady_clock::now());
 }
 
 void MpiCommunicator::allGatherBlocking(const void *send, void *recv,
