@@ -10,9 +10,15 @@ PyTorch 2.x and CUDA but no LLVM or MPI: compile the artifact here
 (scripts/gpu-bundle.sh) to the GPU machine, and run
 
   python3 bench/gpu_step.py --artifact DIR --loom-run BUNDLE/loom-run [--steps 50] [--out bench/results/gpu]
+      [--modes eager,eager-sdpa,compile,compile-sdpa]
 
-It prints `nvidia-smi -L`'s device line, the median step time of each, and
-Loom's ratio to eager and to compiled (target: Loom <= 1.0x eager), the
+The PyTorch modes: eager, eager with F.scaled_dot_product_attention (flash
+attention, as nanoGPT runs when it can), torch.compile, and torch.compile
+with SDPA (nanoGPT's GPT-2-124M setup: the peer for a model of that size).
+It prints `nvidia-smi -L`'s device line, the median step time of each,
+tokens per second, the model FLOP utilisation (MFU: nanoGPT's estimate,
+6 N + 12 L T d FLOPs per token, against the GPU's dense peak for the
+precision; H100/H200 only), Loom's ratio to each mode, the
 peak GPU memory of each (Loom: its device pool's peak, peak_device_bytes;
 PyTorch: torch.cuda.max_memory_allocated; both count parameters,
 gradients, optimizer state and temporaries), and writes the raw numbers
@@ -50,6 +56,28 @@ def loom_steps(args, manifest):
         return times, peak[0] if peak else 0, run.stdout + run.stderr
 
 
+# Dense tensor-core peak in FLOP/s by precision, for the MFU column: the
+# H100 SXM and H200 datasheets (bf16 989.4 TFLOP/s; fp32 without TF32 66.9).
+PEAK_FLOPS = {"H100": {"bf16": 989.4e12, "f32": 66.9e12},
+              "H200": {"bf16": 989.4e12, "f32": 66.9e12}}
+
+
+def flops_per_token(f):
+    """nanoGPT's estimate_mfu: 6 N for the weights (forward and backward)
+    plus 12 L T d for attention's two T x T products, N counting the tied
+    embedding once and the position table not at all."""
+    d, layers, seq = f["dim"], f["layers"], f["seq"]
+    n = f["vocab"] * d + layers * (12 * d * d + 13 * d) + 2 * d
+    return 6 * n + 12 * layers * seq * d
+
+
+def peak_flops(device, precision):
+    for name, peaks in PEAK_FLOPS.items():
+        if name in device:
+            return peaks.get(precision)
+    return None
+
+
 def torch_steps(args, f, opt, compiled, bf16, sdpa=False):
     import contextlib
     import torch
@@ -84,6 +112,9 @@ def torch_steps(args, f, opt, compiled, bf16, sdpa=False):
     return times[args.warmup:], torch.cuda.max_memory_allocated(), torch.__version__
 
 
+MODES = ("eager", "eager-sdpa", "compile", "compile-sdpa")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--artifact", required=True, help="a loomc --target=cuda artifact of a GPT")
@@ -91,7 +122,13 @@ def main():
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "results", "gpu"))
+    ap.add_argument("--modes", default="eager,eager-sdpa,compile",
+                    help="the PyTorch modes to time, from " + ",".join(MODES))
     args = ap.parse_args()
+    modes = [m for m in args.modes.split(",") if m]
+    unknown = [m for m in modes if m not in MODES]
+    if unknown:
+        ap.error(f"unknown mode {unknown[0]!r}: choose from {', '.join(MODES)}")
     manifest = json.load(open(os.path.join(args.artifact, "manifest.json")))
     if manifest.get("target") != "cuda":
         sys.exit(f"{args.artifact} was not compiled with --target=cuda")
@@ -101,31 +138,33 @@ def main():
     loom, loom_peak, loom_out = loom_steps(args, manifest)
     precision = manifest.get("compile_options", {}).get("precision", "f32")
     bf16 = precision == "bf16"
-    eager, eager_peak, version = torch_steps(args, f, opt, compiled=False, bf16=bf16)
-    # The same model with PyTorch's fused attention (flash kernels), as
-    # nanoGPT runs when it can.
-    sdpa, sdpa_peak, _ = torch_steps(args, f, opt, compiled=False, bf16=bf16, sdpa=True)
-    compiled, compiled_peak, _ = torch_steps(args, f, opt, compiled=True, bf16=bf16)
-    peak = {"loom": loom_peak, "eager": eager_peak, "eager-sdpa": sdpa_peak,
-            "compile": compiled_peak}
-    med = {k: statistics.median(v) for k, v in
-           (("loom", loom), ("eager", eager), ("eager-sdpa", sdpa), ("compile", compiled))}
+    steps, peak, version = {"loom": loom}, {"loom": loom_peak}, None
+    for mode in modes:
+        # The same model with PyTorch's fused attention (flash kernels) in
+        # the -sdpa modes, as nanoGPT runs when it can.
+        steps[mode], peak[mode], version = torch_steps(
+            args, f, opt, compiled=mode.startswith("compile"), bf16=bf16,
+            sdpa=mode.endswith("-sdpa"))
+    med = {k: statistics.median(v) for k, v in steps.items()}
+    tokens = f["batch"] * f["seq"]
+    flops = peak_flops(device, "bf16" if bf16 else "f32")
     print(device)
     what = "bf16 mixed precision (torch.autocast)" if bf16 else "fp32"
     print(f"{manifest['model']['spec']}, {what}, AdamW; PyTorch {version}; median of {args.steps} steps")
-    print("| | step (ms) | Loom / this | peak GPU memory (MiB) | Loom / this |\n"
-          "|---|---|---|---|---|")
-    for k in ("loom", "eager", "eager-sdpa", "compile"):
+    print("| | step (ms) | tokens/s | MFU | Loom / this | peak GPU memory (MiB) | Loom / this |\n"
+          "|---|---|---|---|---|---|---|")
+    for k in steps:
+        rate = tokens / med[k]
+        mfu = f"{100 * rate * flops_per_token(f) / flops:.1f} %" if flops else "-"
         mem = f"{peak[k] / 2**20:.1f} | " if peak[k] else "- | "
         mem += f"{peak['loom'] / peak[k]:.2f}x" if peak[k] and peak["loom"] else "-"
-        print(f"| {k} | {1e3 * med[k]:.3f} | {med['loom'] / med[k]:.2f}x | {mem} |")
+        print(f"| {k} | {1e3 * med[k]:.3f} | {rate:.0f} | {mfu} | {med['loom'] / med[k]:.2f}x | {mem} |")
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, f"gpu_step_{precision}.json"), "w") as out:
         json.dump({"device": device, "spec": manifest["model"]["spec"], "torch": version,
-                   "precision": precision,
-                   "step_s": {"loom": loom, "eager": eager, "eager-sdpa": sdpa,
-                              "compile": compiled},
-                   "median_s": med, "peak_gpu_bytes": peak,
+                   "precision": precision, "tokens_per_step": tokens,
+                   "flops_per_token": flops_per_token(f), "peak_flops": flops,
+                   "step_s": steps, "median_s": med, "peak_gpu_bytes": peak,
                    "loom_run_output": loom_out}, out, indent=1)
 
 

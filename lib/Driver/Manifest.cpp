@@ -4,6 +4,7 @@
 #include "dialects/Comm/IR/CommOps.h"
 #include "dialects/Loom/IR/LoomOps.h"
 
+#include "loom/Driver/Specs.h"
 #include "loom/Version.h"
 #include "loom/runtime/ManifestSchema.h"
 #include "loom/runtime/abi.h"
@@ -180,7 +181,8 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
   manifest[key::root::generator_version] = LOOM_VERSION_STRING;
   manifest[key::root::library] = "model.so";
   manifest[key::root::dtype] = options.dtype;
-  StringRef spec = options.modelSpec;
+  const std::string expanded = driver::expandModelPreset(options.modelSpec);
+  StringRef spec = expanded;
   manifest[key::root::model] = json::Object{
       {key::model::kind, spec.empty() ? "custom" : spec.split(':').first.str()},
       {key::model::spec, spec.empty() ? options.inputFile : spec.str()}};

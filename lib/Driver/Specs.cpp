@@ -111,9 +111,50 @@ llvm::Error checkLayers(int64_t layers) {
 }
 } // namespace
 
-llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
+namespace {
+/// Named models: a preset's spec is the gpt spec it stands for, with the
+/// fields given after the name (`gpt2-124m:batch=16`) in place of its own.
+struct Preset {
+  const char *name;
+  const char *spec;
+};
+/// GPT-2 124M as nanoGPT trains it (the vocabulary padded from 50257 to a
+/// multiple of 64).
+constexpr Preset kPresets[] = {
+    {"gpt2-124m",
+     "gpt:vocab=50304,seq=1024,dim=768,heads=12,layers=12,batch=8"},
+};
+} // namespace
+
+std::string mlir::loom::driver::expandModelPreset(StringRef text) {
+  auto [name, body] = text.split(':');
+  const Preset *preset =
+      llvm::find_if(kPresets, [&](const Preset &p) { return name == p.name; });
+  if (preset == std::end(kPresets))
+    return text.str();
+  auto [kind, fields] = StringRef(preset->spec).split(':');
+  llvm::SmallVector<StringRef> merged, given;
+  fields.split(merged, ',');
+  if (!body.empty())
+    body.split(given, ',');
+  llvm::StringSet<> replaced;
+  for (StringRef field : given) {
+    StringRef key = field.split('=').first.trim();
+    auto same = llvm::find_if(
+        merged, [&](StringRef f) { return f.split('=').first == key; });
+    // A field given twice stays twice, for applyFields to refuse.
+    if (same != merged.end() && replaced.insert(key).second)
+      *same = field;
+    else
+      merged.push_back(field);
+  }
+  return (kind + ":" + llvm::join(merged, ",")).str();
+}
+
+llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef given) {
   ModelSpec spec;
-  spec.text = text.str();
+  spec.text = expandModelPreset(given);
+  StringRef text = spec.text;
   auto [kind, body] = text.split(':');
   if (kind == "mlp") {
     spec.kind = ModelSpec::Kind::Mlp;
@@ -172,8 +213,12 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef text) {
       return std::move(err);
     return spec;
   }
+  std::string presets;
+  for (const Preset &p : kPresets)
+    presets += std::string(presets.empty() ? "" : ", ") + p.name;
   return fail("--model", "unknown model kind '" + kind +
-                             "' (expected mlp:... or gpt:...)");
+                             "' (expected mlp:..., gpt:... or a named model: " +
+                             presets + ")");
 }
 
 llvm::Expected<OptimizerOptions>
@@ -273,7 +318,9 @@ std::string mlir::loom::driver::modelSpecHelp() {
       "    (default mlp:in={0},hidden={1},out={2},layers={3},batch={4})\n"
       "  gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B\n"
       "    (default gpt:vocab={5},seq={6},dim={7},heads={8},layers={9},"
-      "batch={10})",
+      "batch={10})\n"
+      "  gpt2-124m[:FIELD=VALUE,...]\n"
+      "    (GPT-2 124M: {11}; the fields given replace its own)",
       m.in, m.hidden, m.out, m.layers, m.batch, g.vocab, g.seq, g.dim, g.heads,
-      g.layers, g.batch);
+      g.layers, g.batch, kPresets[0].spec);
 }

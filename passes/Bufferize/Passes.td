@@ -73,8 +73,10 @@ def SplitReductionsPass : Pass<"loom-split-reductions", "mlir::func::FuncOp"> {
     `tensor<256xf32>`.
   }];
   let options = [
-    Option<"threads", "threads", "int64_t", /*default=*/"65536",
-           "Threads that keep the GPU busy: reductions with fewer than "
+    Option<"threads", "threads", "int64_t", /*default=*/"1048576",
+           "Threads worth launching (four times what an H100 holds at "
+           "once: split, a row's partials read neighbouring elements, "
+           "which pays up to 131072 rows): reductions with fewer than "
            "threads/8 outputs are split, into at most this many partials">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",

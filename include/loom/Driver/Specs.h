@@ -28,8 +28,14 @@ struct ModelSpec {
   enum class Kind { Mlp, Gpt } kind = Kind::Mlp;
   MlpSpec mlp;
   GptSpec gpt;
-  std::string text; ///< The spec as given, for the manifest.
+  std::string text; ///< The spec, a preset expanded (expandModelPreset).
 };
+
+/// A named model (`gpt2-124m[:FIELD=VALUE,...]`) as the gpt spec it stands
+/// for, the fields given replacing the preset's; any other text unchanged.
+/// The manifest records the expanded spec, so tools reading it see one
+/// form.
+std::string expandModelPreset(llvm::StringRef text);
 
 /// `--optimizer=adamw:lr=..,beta1=..,beta2=..,eps=..,wd=..` or
 /// `sgd:lr=..,momentum=..,wd=..` parses into OptimizerOptions (its kind in

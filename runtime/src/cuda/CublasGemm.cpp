@@ -16,6 +16,9 @@
 #include "loom/runtime/Error.h"
 #include "support/Export.h"
 
+#include <cstdint>
+#include <string>
+
 using namespace loom::rt;
 using namespace loom::rt::cuda;
 
@@ -23,6 +26,30 @@ namespace {
 
 cublasOperation_t operation(bool transpose) {
   return transpose ? CUBLAS_OP_T : CUBLAS_OP_N;
+}
+
+/// The largest power of two (up to 256) that divides `p`'s address: cuBLAS
+/// picks its vectorised kernels by operand alignment, so the profile's rows
+/// show it.
+unsigned alignment(const void *p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  unsigned a = 1;
+  while (a < 256 && address % (2 * a) == 0)
+    a *= 2;
+  return a;
+}
+
+/// A GEMM's row of the kernel profile: sizes, transposes, leading
+/// dimensions (row-major, as compiled code passes them) and alignments.
+std::string gemmShape(const RowMajorGemm &g, const void *A, const void *B,
+                      const void *C) {
+  return formatString(
+      "M=%lld N=%lld K=%lld batch=%lld%s%s ld=%lld/%lld/%lld align=%u/%u/%u",
+      static_cast<long long>(g.M), static_cast<long long>(g.N),
+      static_cast<long long>(g.K), static_cast<long long>(g.batch),
+      g.transA ? " A^T" : "", g.transB ? " B^T" : "",
+      static_cast<long long>(g.lda), static_cast<long long>(g.ldb),
+      static_cast<long long>(g.ldc), alignment(A), alignment(B), alignment(C));
 }
 
 /// Operands of type `In`, C, alpha and beta of type `T`.
@@ -75,12 +102,7 @@ void gpuGemm(const char *caller, const char *call, Gemm gemm, Geam geam,
                           static_cast<long long>(batch),
                           cublasStatusText(status)));
   if (profile)
-    profile->end(
-        device.computeStream(), start, call,
-        formatString("M=%lld N=%lld K=%lld batch=%lld%s%s",
-                     static_cast<long long>(M), static_cast<long long>(N),
-                     static_cast<long long>(K), static_cast<long long>(batch),
-                     transA ? " A^T" : "", transB ? " B^T" : ""));
+    profile->end(device.computeStream(), start, call, gemmShape(g, A, B, C));
   device.afterEnqueue(caller);
 }
 

@@ -17,6 +17,7 @@ void KernelTimes::add(const std::string &name, double ms,
   Row &row = rows[{name, shape}];
   ++row.calls;
   row.milliseconds += ms;
+  row.slowest = std::max(row.slowest, ms);
   ++calls;
   milliseconds += ms;
 }
@@ -28,16 +29,18 @@ std::string KernelTimes::table(size_t top, int64_t untimed) const {
   });
   std::string out;
   char line[512];
-  std::snprintf(line, sizeof line, "%10s %8s %11s %10s  %-40s %s\n", "total ms",
-                "calls", "mean us", "share", "kernel", "shape");
+  std::snprintf(line, sizeof line, "%10s %8s %11s %11s %10s  %-40s %s\n",
+                "total ms", "calls", "mean us", "max us", "share", "kernel",
+                "shape");
   out += line;
   for (size_t i = 0; i < sorted.size() && i < top; ++i) {
     const auto &[key, row] = sorted[i];
     const auto &[name, shape] = key;
     std::snprintf(
-        line, sizeof line, "%10.3f %8" PRId64 " %11.2f %9.1f%%  %-40s %s\n",
+        line, sizeof line,
+        "%10.3f %8" PRId64 " %11.2f %11.2f %9.1f%%  %-40s %s\n",
         row.milliseconds, row.calls,
-        1000 * row.milliseconds / double(row.calls),
+        1000 * row.milliseconds / double(row.calls), 1000 * row.slowest,
         milliseconds > 0 ? 100 * row.milliseconds / milliseconds : 0.0,
         name.c_str(), shape.c_str());
     out += line;
@@ -133,9 +136,12 @@ std::string reportPath(const char *setting) {
 
 void printReport() {
   // The job synchronized the stream when it finished; pairs still pending
-  // are counted as untimed rather than waited for during exit.
-  std::string table = profiler->report();
+  // are counted as untimed rather than waited for during exit. A file gets
+  // every row (the long tail of small kernels can add up to more than the
+  // top rows), the terminal the top ones.
   std::string path = reportPath(std::getenv("LOOM_CUDA_PROFILE"));
+  std::string table =
+      path.empty() ? profiler->report() : profiler->report(SIZE_MAX);
   if (!path.empty()) {
     if (FILE *file = std::fopen(path.c_str(), "w")) {
       std::fputs(table.c_str(), file);

@@ -29,9 +29,9 @@ public:
   /// GEMM's sizes); each name and shape is a row of its own.
   void add(const std::string &name, double milliseconds,
            const std::string &shape);
-  /// The kernels by total time, at most `top` rows, with calls, total and
-  /// mean time, share of the total and shape; then the totals and, if not
-  /// zero, how many launches were never timed (`untimed`).
+  /// The kernels by total time, at most `top` rows, with calls, total,
+  /// mean and maximum time, share of the total and shape; then the totals and,
+  /// if not zero, how many launches were never timed (`untimed`).
   std::string table(size_t top, int64_t untimed) const;
   int64_t launches() const { return calls; }
 
@@ -40,6 +40,10 @@ private:
   struct Row {
     int64_t calls = 0;
     double milliseconds = 0;
+    /// The slowest call: a row's first launch also waits for its module to
+    /// load (CUDA loads kernels lazily) and cuBLAS's first call of a shape
+    /// picks its algorithm, so a mean far below the maximum is warm-up.
+    double slowest = 0;
   };
   std::map<Key, Row> rows;
   int64_t calls = 0;

@@ -75,22 +75,23 @@ func.func @max_of_squares(%a: tensor<4096x256xf32>, %b: tensor<4096xf32>) -> ten
   return %r : tensor<4096xf32>
 }
 
-// Tests what is left alone: enough outputs to fill the GPU (16384 rows),
-// too few elements to split (32), reduced dimensions that are not
-// contiguous, an op that reads linalg.index, and a dynamic shape.
+// Tests what is left alone: enough outputs to fill the GPU (131072 rows,
+// threads / 8 under the default threads), too few elements to split (32),
+// reduced dimensions that are not contiguous, an op that reads
+// linalg.index, and a dynamic shape.
 // CHECK-LABEL: func.func @left_alone(
 // CHECK-NOT: tensor.expand_shape
 // CHECK-NOT: tensor.collapse_shape
 // CHECK-COUNT-5: linalg.{{reduce|generic}}
 // CHECK-NOT: linalg.{{reduce|generic}}
 // CHECK: return
-func.func @left_alone(%rows: tensor<16384x256xf32>, %rowsOut: tensor<16384xf32>,
+func.func @left_alone(%rows: tensor<131072x256xf32>, %rowsOut: tensor<131072xf32>,
                       %short: tensor<32x8xf32>, %shortOut: tensor<8xf32>,
                       %gaps: tensor<64x8x256xf32>, %gapsOut: tensor<8xf32>,
                       %idx: tensor<4096xf32>, %idxOut: tensor<f32>,
                       %dyn: tensor<?x256xf32>, %dynOut: tensor<256xf32>)
-    -> (tensor<16384xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<256xf32>) {
-  %0 = linalg.reduce ins(%rows : tensor<16384x256xf32>) outs(%rowsOut : tensor<16384xf32>) dimensions = [1]
+    -> (tensor<131072xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<256xf32>) {
+  %0 = linalg.reduce ins(%rows : tensor<131072x256xf32>) outs(%rowsOut : tensor<131072xf32>) dimensions = [1]
   (%x: f32, %y: f32) {
     %s = arith.addf %x, %y : f32
     linalg.yield %s : f32
@@ -119,7 +120,7 @@ func.func @left_alone(%rows: tensor<16384x256xf32>, %rowsOut: tensor<16384xf32>,
     %s = arith.addf %x, %y : f32
     linalg.yield %s : f32
   }
-  return %0, %1, %2, %3, %4 : tensor<16384xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<256xf32>
+  return %0, %1, %2, %3, %4 : tensor<131072xf32>, tensor<8xf32>, tensor<8xf32>, tensor<f32>, tensor<256xf32>
 }
 
 // Tests that GEMMs are left alone however few their outputs (a 64x64

@@ -4,26 +4,29 @@
 // Tests that two loops over disjoint buffers (both read %a, which is
 // fine) become one loop at the second one's place, across a view and an
 // allocation: the first member on iterations [0, 100), the second on
-// [256, 556) (its range starts at a block boundary), each under its own
-// condition with its index shifted to start at 0.
+// [256, 556) (its range starts at a block boundary). A thread finds its
+// member by comparing with the second's start (halving the members), then
+// checks its own end; the second's index is shifted to start at 0.
 // CHECK-LABEL: func.func @independent(
 // CHECK: %[[T:.+]] = memref.alloc() : memref<300xf32>
 // CHECK: %[[ZERO:.+]] = arith.constant 0 : index
 // CHECK: %[[ONE:.+]] = arith.constant 1 : index
 // CHECK: %[[END:.+]] = arith.constant 768 : index
 // CHECK: scf.parallel (%[[I:.+]]) = (%[[ZERO]]) to (%[[END]]) step (%[[ONE]]) {
-// CHECK: %[[P1:.+]] = arith.constant 100 : index
-// CHECK: %[[IN1:.+]] = arith.cmpi ult, %[[I]], %[[P1]] : index
-// CHECK: scf.if %[[IN1]] {
+// CHECK-NEXT: %[[S2:.+]] = arith.constant 256 : index
+// CHECK-NEXT: %[[LOW:.+]] = arith.cmpi ult, %[[I]], %[[S2]] : index
+// CHECK-NEXT: scf.if %[[LOW]] {
+// CHECK-NEXT: %[[P1:.+]] = arith.constant 100 : index
+// CHECK-NEXT: %[[IN1:.+]] = arith.cmpi ult, %[[I]], %[[P1]] : index
+// CHECK-NEXT: scf.if %[[IN1]] {
 // CHECK-NEXT: memref.load %arg0[%[[I]]]
 // CHECK: memref.store %{{.+}}, %arg1[%[[I]]]
-// CHECK: %[[S2:.+]] = arith.constant 256 : index
-// CHECK: %[[P2:.+]] = arith.constant 556 : index
-// CHECK: %[[LT:.+]] = arith.cmpi ult, %[[I]], %[[P2]] : index
-// CHECK: %[[GE:.+]] = arith.cmpi uge, %[[I]], %[[S2]] : index
-// CHECK: %[[IN2:.+]] = arith.andi %[[GE]], %[[LT]] : i1
-// CHECK: scf.if %[[IN2]] {
-// CHECK-NEXT: %[[J:.+]] = arith.subi %[[I]], %[[S2]] : index
+// CHECK: } else {
+// CHECK-NEXT: %[[P2:.+]] = arith.constant 556 : index
+// CHECK-NEXT: %[[IN2:.+]] = arith.cmpi ult, %[[I]], %[[P2]] : index
+// CHECK-NEXT: scf.if %[[IN2]] {
+// CHECK-NEXT: %[[S2B:.+]] = arith.constant 256 : index
+// CHECK-NEXT: %[[J:.+]] = arith.subi %[[I]], %[[S2B]] : index
 // CHECK-NEXT: memref.load %[[V:.+]][%[[J]]] : memref<300xf32, strided<[1]>>
 // CHECK: memref.store %{{.+}}, %[[T]][%[[J]]]
 // CHECK-NOT: scf.parallel
@@ -183,18 +186,37 @@ func.func @not_an_entry(%a: memref<64xf32>, %b: memref<64xf32>) {
 // constants do not count, they are sunk into the kernel): with 4, the
 // first two loops (%a, %b, %c, %d) merge, the third (%e, %f) starts a new
 // loop, which the fourth (%a, %g: 4 values with %e, %f) joins. Under the
-// default bound all four merge.
+// default bound all four merge, and a thread finds its member in two
+// comparisons (with the third's start, 512, then the second's or the
+// fourth's), not four.
 // CHECK-LABEL: func.func @capped(
 // CHECK: scf.parallel
-// CHECK-COUNT-4: scf.if
+// CHECK: arith.constant 512 : index
+// CHECK-NEXT: arith.cmpi ult
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: arith.constant 256 : index
+// CHECK-NEXT: arith.cmpi ult
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: arith.constant 64 : index
+// CHECK-NEXT: arith.cmpi ult
+// CHECK-NEXT: scf.if
+// CHECK: } else {
+// CHECK-NEXT: arith.constant 320 : index
+// CHECK: } else {
+// CHECK-NEXT: arith.constant 768 : index
+// CHECK-NEXT: arith.cmpi ult
+// CHECK-NEXT: scf.if
+// CHECK-NEXT: arith.constant 576 : index
+// CHECK: } else {
+// CHECK-NEXT: arith.constant 832 : index
 // CHECK-NOT: scf.parallel
 // CAP-LABEL: func.func @capped(
 // CAP: scf.parallel
-// CAP-COUNT-2: scf.if
+// CAP-COUNT-3: scf.if
 // CAP-NOT: scf.if
 // CAP: }
 // CAP: scf.parallel
-// CAP-COUNT-2: scf.if
+// CAP-COUNT-3: scf.if
 // CAP-NOT: scf.parallel
 // CAP: return
 func.func @capped(%a: memref<64xf32>, %b: memref<64xf32>, %c: memref<64xf32>, %d: memref<64xf32>, %e: memref<64xf32>, %f: memref<64xf32>, %g: memref<64xf32>) attributes {loom.entry = "capped"} {
