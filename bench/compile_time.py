@@ -1,16 +1,20 @@
-"""loomc's compile time and peak memory against the depth of a GPT, with
-the LLVM module built on one thread (--compile-threads=1: the module whole,
-as before parallel builds) and on one thread per core (the default: parts of
-whole functions, lib/Driver/PartitionModule.h), both in this run on this
-machine. Also the step time of the two artifacts of the first depth (the
-parts keep the module's code, instruction for instruction: a check, not a
-speed benchmark).
+"""loomc's compile time and peak memory against the depth of a GPT, two
+ways of compiling each in this run on this machine, and the step time of
+the two artifacts of the first depth (alternated, three runs each):
+
+  --compare outline (default): the step's loop nests as one function each,
+      the same nests (every layer's) one function (--loom-outline-loop-nests,
+      the default) against the step as one function (--outline-nests=false,
+      as before); both on one thread per core;
+  --compare threads: the LLVM module built on one thread (--compile-threads=1)
+      against one thread per core (parts of whole functions,
+      lib/Driver/PartitionModule.h).
 
 Prints a Markdown table; with --record, appends it and the command to
 bench/RESULTS.md.
 
 Usage: python3 bench/compile_time.py [--depths 2,12] [--dim 128]
-       [--target cpu|cuda] [--record]
+       [--target cpu|cuda] [--compare outline|threads] [--record]
 (cuda: compiles only, through ptxas; no step time without a GPU)
 (run from the repository root after building)"""
 import argparse
@@ -34,10 +38,10 @@ def spec(depth, dim):
             f"batch=8")
 
 
-def compile_once(model, out, threads, target):
+def compile_once(model, out, flags, target):
     """(seconds, peak resident MiB) of one loomc run."""
     cmd = [os.path.join(BIN, "loomc"), f"--model={model}", "-o", out,
-           f"--compile-threads={threads}", f"--target={target}"]
+           f"--target={target}"] + flags
     start = time.monotonic()
     child = subprocess.Popen(cmd)
     _, status, usage = os.wait4(child.pid, 0)
@@ -58,49 +62,78 @@ def step_ms(artifact, steps=20):
     return statistics.median(times[1:])
 
 
+def variants(compare, cores):
+    """The two ways of compiling compared: (label, loomc flags) each, the
+    one before first."""
+    if compare == "threads":
+        return [("1 thread", ["--compile-threads=1"]),
+                (f"{cores} threads", ["--compile-threads=0"])]
+    return [("one function", ["--outline-nests=false"]),
+            ("nests outlined", [])]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--depths", default="2,12")
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--target", default="cpu", choices=["cpu", "cuda"])
+    ap.add_argument("--compare", default="outline", choices=["outline", "threads"])
+    ap.add_argument("--first-up-to", type=int, default=None,
+                    help="compile the first way only up to this depth (the "
+                         "step as one function takes minutes and gigabytes "
+                         "beyond 12 layers)")
+    ap.add_argument("--step-model", default=None,
+                    help="the model whose two artifacts' step times are "
+                         "compared (default: the first depth's)")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
     depths = [int(d) for d in args.depths.split(",")]
     cores = os.cpu_count()
+    (label_a, flags_a), (label_b, flags_b) = variants(args.compare, cores)
     rows, first = [], {}
     with tempfile.TemporaryDirectory() as tmp:
         for depth in depths:
             model = spec(depth, args.dim)
-            one = compile_once(model, os.path.join(tmp, f"one{depth}"), 1,
-                               args.target)
-            par = compile_once(model, os.path.join(tmp, f"par{depth}"), 0,
-                               args.target)
-            first.setdefault("one", one[0])
-            rows.append((depth, one, par))
-            print(f"layers={depth}: 1 thread {one[0]:.1f} s {one[1]:.0f} MiB;"
-                  f" {cores} threads {par[0]:.1f} s {par[1]:.0f} MiB",
-                  file=sys.stderr)
+            skip = args.first_up_to is not None and depth > args.first_up_to
+            a = None if skip else compile_once(
+                model, os.path.join(tmp, f"a{depth}"), flags_a, args.target)
+            b = compile_once(model, os.path.join(tmp, f"b{depth}"), flags_b,
+                             args.target)
+            if a:
+                first.setdefault("a", a[0])
+            first.setdefault("b", b[0])
+            rows.append((depth, a, b))
+            print(f"layers={depth}: {label_a} " +
+                  (f"{a[0]:.1f} s {a[1]:.0f} MiB" if a else "not compiled") +
+                  f"; {label_b} {b[0]:.1f} s {b[1]:.0f} MiB", file=sys.stderr)
         d0 = depths[0]
         steps = None
+        step_model = args.step_model or spec(d0, args.dim)
+        if args.step_model and args.target == "cpu":
+            for kind, flags in (("a", flags_a), ("b", flags_b)):
+                compile_once(step_model, os.path.join(tmp, f"{kind}{d0}"),
+                             flags, args.target)
         # Alternated, three runs each: the machine is shared and noisy.
-        runs = {"one": [], "par": []}
+        runs = {"a": [], "b": []}
         for _ in range(3 if args.target == "cpu" else 0):
             for kind in runs:
                 runs[kind].append(step_ms(os.path.join(tmp, f"{kind}{d0}")))
-        if runs["one"]:
-            steps = (statistics.median(runs["one"]),
-                     statistics.median(runs["par"]))
-    table = ["| layers | 1 thread: time | peak | vs first depth | "
-             f"{cores} threads: time | peak | speed-up |",
-             "|---|---|---|---|---|---|---|"]
-    for depth, one, par in rows:
-        table.append(f"| {depth} | {one[0]:.1f} s | {one[1]:.0f} MiB | "
-                     f"{one[0] / first['one']:.1f}x | {par[0]:.1f} s | "
-                     f"{par[1]:.0f} MiB | {one[0] / par[0]:.2f}x |")
+        if runs["a"]:
+            steps = (statistics.median(runs["a"]),
+                     statistics.median(runs["b"]))
+    table = [f"| layers | {label_a}: time | peak | vs first depth | "
+             f"{label_b}: time | peak | vs first depth | speed-up |",
+             "|---|---|---|---|---|---|---|---|"]
+    for depth, a, b in rows:
+        before = (f"{a[0]:.1f} s | {a[1]:.0f} MiB | {a[0] / first['a']:.1f}x"
+                  if a else "- | - | -")
+        table.append(f"| {depth} | {before} | {b[0]:.1f} s | "
+                     f"{b[1]:.0f} MiB | {b[0] / first['b']:.1f}x | " +
+                     (f"{a[0] / b[0]:.2f}x |" if a else "- |"))
     note = "" if not steps else (
-        f"Step time of the {d0}-layer artifacts (the median of three "
+        f"Step time of `{step_model}` (the median of three "
         f"alternated runs' medians of 19 steps, one BLAS thread): "
-        f"{steps[0]:.2f} ms built whole, {steps[1]:.2f} ms built in parts "
+        f"{steps[0]:.2f} ms ({label_a}), {steps[1]:.2f} ms ({label_b}) "
         f"({steps[1] / steps[0]:.2f}x).")
     text = "\n".join(table) + "\n" + (f"\n{note}\n" if note else "")
     print(text)

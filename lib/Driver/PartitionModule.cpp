@@ -35,14 +35,17 @@ static Function *userFunction(User *user) {
 }
 
 /// Groups each defined function with the internal functions it uses (and
-/// they with theirs): a group must not be cut.
+/// they with theirs): a group must not be cut, so that LLVM may still
+/// inline them. A `noinline` one (a loop nest of the step,
+/// --loom-outline-loop-nests) needs no group: it may go to another part,
+/// hidden (externalizeShared).
 static EquivalenceClasses<Function *> groupFunctions(Module &module) {
   EquivalenceClasses<Function *> groups;
   for (Function &fn : module) {
     if (fn.isDeclaration())
       continue;
     groups.insert(&fn);
-    if (!fn.hasLocalLinkage())
+    if (!fn.hasLocalLinkage() || fn.hasFnAttribute(llvm::Attribute::NoInline))
       continue;
     for (User *user : fn.users())
       if (Function *caller = userFunction(user))

@@ -121,6 +121,7 @@ static void buildLoweredStage(PassManager &pm, Compilation &c) {
   cpu.gpuLoops = options.emulateGpuLoops;
   cpu.lateFrees = options.lateFrees;
   cpu.planBuffers = options.planBuffers;
+  cpu.outlineNests = options.outlineNests;
   if (!options.emulateGpuKernels.empty())
     return buildEmulatedGpuPipeline(pm, cpu,
                                     options.emulateGpuKernels == "reverse");

@@ -120,6 +120,44 @@ def PlanBuffersPass : Pass<"loom-plan-buffers", "mlir::ModuleOp"> {
   ];
 }
 
+def OutlineLoopNestsPass : Pass<"loom-outline-loop-nests", "mlir::ModuleOp"> {
+  let summary = "Makes each loop nest of an entry a function, the same "
+                "nests one function.";
+  let description = [{
+    A training step is one function of thousands of loop nests, and some
+    of LLVM's loop passes cost more per nest the larger the function (a
+    6-layer GPT's step spent 10 of its 16 s of LLVM optimisation in
+    IndVarSimplify and LoopRotate). Every top-level `scf.for` or
+    `scf.parallel` without results of an entry function (`loom.entry`)
+    becomes a private function called where the nest was: the values it
+    uses from outside are its arguments, but for constants, which are
+    cloned in (loop bounds stay constants for LLVM), and so are views
+    with a runtime offset (a ZeRO slice), which no bare pointer can carry,
+    rebuilt from what they are made of; a nest using another such value
+    stays where it is. A new function equal
+    to one already made but for its name (the same nest over other
+    buffers of the same types: every layer's) is not kept; the call goes
+    to the first. LLVM then optimises each distinct nest once, whatever
+    the model's depth. The functions are `noinline` (LLVM would otherwise
+    inline a function called once back into the step) and internal (not
+    exported from the artifact). Runs after the
+    loops are built (`convert-linalg-to-loops`), before they are lowered.
+
+    Example: the layer norms of layers 0 and 1, two `scf.for` nests over
+    `memref<4096x256xf32>` buffers, become two calls of one
+    `@train_step_nest_3`.
+  }];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numOutlined", "num-outlined", "Loop nests replaced by calls">,
+    Statistic<"numKept", "num-kept",
+              "Nests left in place (a value no argument can carry)">,
+    Statistic<"numDistinct", "num-distinct",
+              "Functions made (the distinct nests)">,
+  ];
+}
+
 def EmitEntryWrappersPass : Pass<"loom-emit-entry-wrappers", "mlir::ModuleOp"> {
   let summary = "Adds the `void loom_<entry>(void **args)` C entry points.";
   let description = [{

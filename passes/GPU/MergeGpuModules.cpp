@@ -2,7 +2,8 @@
 //
 // One module means one NVPTX compilation and one ptxas run for the whole
 // artifact instead of one per kernel (a GPT: ~45 s -> a few seconds), and
-// one cubin for the runtime to load.
+// one cubin for the runtime to load. A kernel equal to one already merged
+// but for its name (the same loop nest in another layer) is merged once.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/GPU/Passes.h"
@@ -10,6 +11,8 @@
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
 
 #define DEBUG_TYPE "loom-merge-gpu-modules"
 
@@ -34,6 +37,18 @@ gpu::GPUFuncOp mergeableKernel(gpu::GPUModuleOp module) {
     }
   }
   return kernel;
+}
+
+/// `op` as text, its symbol name replaced by `name` for the printing:
+/// equal for two kernels (or constants) that differ only in their names.
+std::string textAs(Operation *op, StringRef name) {
+  StringAttr own = SymbolTable::getSymbolName(op);
+  SymbolTable::setSymbolName(op, name);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  op->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+  SymbolTable::setSymbolName(op, own);
+  return text;
 }
 
 /// A module's attributes other than its name.
@@ -76,6 +91,9 @@ struct MergeGpuModulesPass
     // name is taken (two modules' constants); uses inside the kernel follow.
     DenseMap<Attribute, SymbolRefAttr> moved;
     SymbolTable mergedSymbols(merged);
+    // Kernels already merged, by their text: every layer's kernels are the
+    // same but for their buffers, and one copy of each is enough.
+    llvm::StringMap<SymbolRefAttr> kernels;
     for (gpu::GPUModuleOp module : candidates) {
       gpu::GPUFuncOp kernel = mergeableKernel(module);
       SymbolRefAttr from = SymbolRefAttr::get(
@@ -85,17 +103,31 @@ struct MergeGpuModulesPass
         if (&op == kernel.getOperation())
           continue;
         StringAttr old = SymbolTable::getSymbolName(&op);
+        // A constant the merged module already has, value and all, is
+        // shared rather than renamed (the kernels that read it stay equal).
+        if (Operation *same = mergedSymbols.lookup(old);
+            same && textAs(same, "") == textAs(&op, "")) {
+          op.erase();
+          continue;
+        }
         op.remove();
         StringAttr now = mergedSymbols.insert(&op);
         if (now != old &&
             failed(SymbolTable::replaceAllSymbolUses(old, now, kernel)))
           return signalPassFailure();
       }
+      auto [known, isNew] = kernels.try_emplace(textAs(kernel, ""));
+      if (!isNew) {
+        moved[from] = known->second;
+        module.erase();
+        ++numShared;
+        continue;
+      }
       kernel->remove();
       kernel.setName(module.getNameAttr());
       StringAttr name = mergedSymbols.insert(kernel);
-      moved[from] = SymbolRefAttr::get(mergedName.getAttr(),
-                                       {FlatSymbolRefAttr::get(name)});
+      moved[from] = known->second = SymbolRefAttr::get(
+          mergedName.getAttr(), {FlatSymbolRefAttr::get(name)});
       module.erase();
       ++numMerged;
     }

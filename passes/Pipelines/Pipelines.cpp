@@ -153,6 +153,8 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm,
                  : "func.func(" + nests.substr(0, nests.size() - 1) + "),") +
                 "loom-plan-buffers,func.func(convert-linalg-to-loops),"
           : "func.func(" + nests + "convert-linalg-to-loops),";
+  if (o.outlineNests)
+    loops += "loom-outline-loop-nests,";
   // LLVM lowers bf16 <-> f32 conversions on CPUs without AVX512-BF16 to
   // libgcc calls the artifact does not link; as integer ops they vectorise.
   addUpstream(

@@ -99,6 +99,12 @@ struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
       llvm::cl::desc("Place the temporaries at offsets of one arena planned "
                      "from their lifetimes (--loom-plan-buffers)"),
       llvm::cl::init(true)};
+  Option<bool> outlineNests{
+      *this, "outline-nests",
+      llvm::cl::desc("Each loop nest of an entry a function, the same nests "
+                     "one function (--loom-outline-loop-nests): LLVM "
+                     "optimises each distinct nest once"),
+      llvm::cl::init(true)};
 };
 
 /// train -> linalg: inline, decompose composite ops, buffer calling

@@ -148,6 +148,13 @@ static cl::opt<bool> planBuffers(
              "--plan-buffers=false, for comparison: one allocation each"),
     cl::init(true), cl::Hidden, cl::cat(cat));
 
+static cl::opt<bool> outlineNests(
+    "outline-nests",
+    cl::desc("--target=cpu: compile each distinct loop nest of the step as "
+             "a function of its own, once however many layers repeat it; "
+             "--outline-nests=false, for comparison: the step one function"),
+    cl::init(true), cl::Hidden, cl::cat(cat));
+
 static cl::opt<unsigned> compileThreads(
     "compile-threads",
     cl::desc("Threads that optimise and compile the LLVM module, each a part "
@@ -217,6 +224,7 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.emulateGpuKernels = emulateGpuKernels;
   options.lateFrees = lateFrees;
   options.planBuffers = planBuffers;
+  options.outlineNests = outlineNests;
   options.compileThreads = compileThreads;
   options.timeLlvmPasses = timeLlvmPasses;
   options.cudaChip = cudaChip;

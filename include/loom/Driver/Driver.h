@@ -92,6 +92,9 @@ struct CompileOptions {
   /// CPU target: temporaries at planned offsets of one arena
   /// (--loom-plan-buffers); false, for comparison: one allocation each.
   bool planBuffers = true;
+  /// CPU target: each distinct loop nest a function of its own
+  /// (--loom-outline-loop-nests); false, for comparison: one function.
+  bool outlineNests = true;
   /// Threads that optimise and compile the LLVM module, each a part of its
   /// functions (0: one per core).
   unsigned compileThreads = 0;

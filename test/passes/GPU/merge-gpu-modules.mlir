@@ -78,3 +78,61 @@ module @differ attributes {gpu.container_module} {
     }
   }
 }
+
+// -----
+
+// Tests that a kernel equal to one already merged but for its name (the
+// same nest in another layer) is not merged again: its launch goes to the
+// first; that a constant with the same name and value is shared, so the
+// kernels reading it stay equal; and that a kernel that differs (a
+// constant of another value, renamed) is merged on its own.
+// CHECK-LABEL: module @dedup
+// CHECK: gpu.module @loom_kernels {
+// CHECK-COUNT-1: memref.global "private" constant @__constant_xf32 : memref<f32> = dense<1.000000e+00>
+// CHECK: gpu.func @layer0(
+// CHECK: memref.global "private" constant @[[OTHER:__constant_xf32_[0-9]+]] : memref<f32> = dense<3.000000e+00>
+// CHECK: gpu.func @other(
+// CHECK-NOT: gpu.func
+// CHECK: func.func @g(
+// CHECK-NEXT: arith.constant
+// CHECK-NEXT: gpu.launch_func @loom_kernels::@layer0 blocks
+// CHECK-SAME: args(%arg0 : memref<f32>)
+// CHECK-NEXT: gpu.launch_func @loom_kernels::@layer0 blocks
+// CHECK-SAME: args(%arg1 : memref<f32>)
+// CHECK-NEXT: gpu.launch_func @loom_kernels::@other blocks
+module @dedup attributes {gpu.container_module} {
+  gpu.module @layer0 {
+    gpu.func @layer0(%m: memref<f32>) kernel {
+      %c = memref.get_global @__constant_xf32 : memref<f32>
+      %v = memref.load %c[] : memref<f32>
+      memref.store %v, %m[] : memref<f32>
+      gpu.return
+    }
+    memref.global "private" constant @__constant_xf32 : memref<f32> = dense<1.0>
+  }
+  gpu.module @layer1 {
+    gpu.func @layer1(%m: memref<f32>) kernel {
+      %c = memref.get_global @__constant_xf32 : memref<f32>
+      %v = memref.load %c[] : memref<f32>
+      memref.store %v, %m[] : memref<f32>
+      gpu.return
+    }
+    memref.global "private" constant @__constant_xf32 : memref<f32> = dense<1.0>
+  }
+  gpu.module @other {
+    gpu.func @other(%m: memref<f32>) kernel {
+      %c = memref.get_global @__constant_xf32 : memref<f32>
+      %v = memref.load %c[] : memref<f32>
+      memref.store %v, %m[] : memref<f32>
+      gpu.return
+    }
+    memref.global "private" constant @__constant_xf32 : memref<f32> = dense<3.0>
+  }
+  func.func @g(%a: memref<f32>, %b: memref<f32>) {
+    %c1 = arith.constant 1 : index
+    gpu.launch_func @layer0::@layer0 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<f32>)
+    gpu.launch_func @layer1::@layer1 blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%b : memref<f32>)
+    gpu.launch_func @other::@other blocks in (%c1, %c1, %c1) threads in (%c1, %c1, %c1) args(%a : memref<f32>)
+    return
+  }
+}

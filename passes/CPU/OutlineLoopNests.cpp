@@ -1,0 +1,180 @@
+//===- OutlineLoopNests.cpp - Each loop nest a function, each once -------===//
+//
+// A training step is one function of thousands of loop nests, and LLVM's
+// loop passes (IndVarSimplify, LoopRotate) cost more per nest the larger
+// the function: a 6-layer GPT's step spent 10 of its 16 s of LLVM
+// optimisation in those two. Each top-level nest of an entry function
+// becomes a function of its own, called where the nest was; nests that
+// are the same but for the buffers they touch (every layer's) become one
+// function, so LLVM optimises each distinct nest once, however deep the
+// model.
+//
+//===----------------------------------------------------------------------===//
+#include "passes/CPU/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Transforms/RegionUtils.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
+
+#define DEBUG_TYPE "loom-outline-loop-nests"
+
+namespace mlir::loom {
+#define GEN_PASS_DEF_OUTLINELOOPNESTSPASS
+#include "passes/CPU/Passes.h.inc"
+
+namespace {
+
+/// The values from outside `nest` it uses, in order of first use: its own
+/// operands (bounds), then those its regions use.
+llvm::SetVector<Value> usedFromOutside(Operation *nest) {
+  llvm::SetVector<Value> used(nest->operand_begin(), nest->operand_end());
+  for (Region &region : nest->getRegions())
+    getUsedValuesDefinedAbove(region, used);
+  return used;
+}
+
+bool isConstant(Value v) {
+  Operation *def = v.getDefiningOp();
+  return def && def->hasTrait<OpTrait::ConstantLike>();
+}
+
+/// Whether a value of `type` can be a function argument after lowering
+/// (bare pointers: a memref of static shape, strides and offset).
+bool passable(Type type) {
+  auto memref = dyn_cast<MemRefType>(type);
+  if (!memref)
+    return !isa<BaseMemRefType>(type);
+  SmallVector<int64_t> strides;
+  int64_t offset;
+  return memref.hasStaticShape() &&
+         succeeded(memref.getStridesAndOffset(strides, offset)) &&
+         !ShapedType::isDynamic(offset) &&
+         llvm::none_of(strides, ShapedType::isDynamic);
+}
+
+/// What a nest's function is made of: constants and views to clone in
+/// (definitions before uses) and the arguments.
+struct Captures {
+  llvm::SetVector<Operation *> cloned;
+  llvm::SetVector<Value> args;
+
+  /// Captures `v`; false if it can be neither passed nor rebuilt.
+  /// A view with a runtime offset (a ZeRO slice) cannot be passed as a
+  /// bare pointer, so it is rebuilt inside from what it is made of.
+  bool capture(Value v) {
+    Operation *def = v.getDefiningOp();
+    if (isConstant(v)) {
+      cloned.insert(def);
+      return true;
+    }
+    if (passable(v.getType())) {
+      args.insert(v);
+      return true;
+    }
+    if (!def || !isa<ViewLikeOpInterface>(def) || def->getNumRegions() != 0 ||
+        def->getNumResults() != 1)
+      return false;
+    for (Value operand : def->getOperands())
+      if (!capture(operand))
+        return false;
+    cloned.insert(def);
+    return true;
+  }
+};
+
+/// The name every new function has until it is kept, so that two
+/// functions print the same exactly when their bodies are the same.
+constexpr const char *kNewName = "loom_nest";
+
+/// `fn` as text: equal for nests that differ only in the buffers they are
+/// called with (the name is still kNewName, locations are not printed).
+std::string textOf(func::FuncOp fn) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  fn->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
+  return text;
+}
+
+struct OutlineLoopNestsPass
+    : impl::OutlineLoopNestsPassBase<OutlineLoopNestsPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    SymbolTable symbols(module);
+    llvm::StringMap<func::FuncOp> distinct;
+    SmallVector<func::FuncOp> entries;
+    for (auto fn : module.getOps<func::FuncOp>())
+      if (fn->hasAttr("loom.entry") && !fn.isExternal())
+        entries.push_back(fn);
+    for (func::FuncOp entry : entries) {
+      SmallVector<Operation *> nests;
+      for (Operation &op : entry.getBody().front())
+        if (isa<scf::ForOp, scf::ParallelOp>(op) && op.getNumResults() == 0)
+          nests.push_back(&op);
+      for (Operation *nest : nests)
+        outline(nest, entry, symbols, distinct);
+    }
+  }
+
+  /// Replaces `nest` by a call of a function holding it: an existing one
+  /// with the same body, or a new one.
+  void outline(Operation *nest, func::FuncOp entry, SymbolTable &symbols,
+               llvm::StringMap<func::FuncOp> &distinct) {
+    Captures captures;
+    for (Value v : usedFromOutside(nest))
+      if (!captures.capture(v)) {
+        ++numKept;
+        return;
+      }
+    SmallVector<Value> args(captures.args.begin(), captures.args.end());
+    SmallVector<Type> types;
+    for (Value v : args)
+      types.push_back(v.getType());
+    OpBuilder b(entry);
+    Location loc = nest->getLoc();
+    auto fn =
+        func::FuncOp::create(b, loc, kNewName, b.getFunctionType(types, {}));
+    fn.setPrivate();
+    // LLVM would inline a function called once back into the step.
+    fn->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
+    // Not exported from the artifact (it would be, as a private func).
+    fn->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
+                                    b.getContext(), LLVM::Linkage::Internal));
+    Block *body = fn.addEntryBlock();
+    OpBuilder inner = OpBuilder::atBlockEnd(body);
+    IRMapping map;
+    // Constants are cloned in, not passed: loop bounds and factors stay
+    // constants for LLVM.
+    for (auto [value, arg] : llvm::zip_equal(args, body->getArguments()))
+      map.map(value, arg);
+    for (Operation *op : captures.cloned)
+      inner.clone(*op, map);
+    inner.clone(*nest, map);
+    func::ReturnOp::create(inner, loc);
+
+    auto [it, inserted] = distinct.try_emplace(textOf(fn), fn);
+    if (inserted) {
+      fn.setSymName((entry.getSymName() + "_nest").str());
+      symbols.insert(fn); // numbers the name if it is taken
+      ++numDistinct;
+    } else {
+      fn.erase();
+    }
+    OpBuilder call(nest);
+    func::CallOp::create(call, loc, it->second, args);
+    nest->erase();
+    ++numOutlined;
+  }
+};
+
+} // namespace
+} // namespace mlir::loom
