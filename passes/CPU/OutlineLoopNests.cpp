@@ -10,6 +10,7 @@
 // model.
 //
 //===----------------------------------------------------------------------===//
+#include "loom/Support/SymbolText.h"
 #include "passes/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -22,7 +23,6 @@
 #include "mlir/Transforms/RegionUtils.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/Support/raw_ostream.h"
 
 #define DEBUG_TYPE "loom-outline-loop-nests"
 
@@ -90,19 +90,6 @@ struct Captures {
   }
 };
 
-/// The name every new function has until it is kept, so that two
-/// functions print the same exactly when their bodies are the same.
-constexpr const char *kNewName = "loom_nest";
-
-/// `fn` as text: equal for nests that differ only in the buffers they are
-/// called with (the name is still kNewName, locations are not printed).
-std::string textOf(func::FuncOp fn) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  fn->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
-  return text;
-}
-
 struct OutlineLoopNestsPass
     : impl::OutlineLoopNestsPassBase<OutlineLoopNestsPass> {
   using Base::Base;
@@ -141,8 +128,8 @@ struct OutlineLoopNestsPass
       types.push_back(v.getType());
     OpBuilder b(entry);
     Location loc = nest->getLoc();
-    auto fn =
-        func::FuncOp::create(b, loc, kNewName, b.getFunctionType(types, {}));
+    auto fn = func::FuncOp::create(b, loc, (entry.getSymName() + "_nest").str(),
+                                   b.getFunctionType(types, {}));
     fn.setPrivate();
     // LLVM would inline a function called once back into the step.
     fn->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
@@ -161,9 +148,8 @@ struct OutlineLoopNestsPass
     inner.clone(*nest, map);
     func::ReturnOp::create(inner, loc);
 
-    auto [it, inserted] = distinct.try_emplace(textOf(fn), fn);
+    auto [it, inserted] = distinct.try_emplace(textNamed(fn, ""), fn);
     if (inserted) {
-      fn.setSymName((entry.getSymName() + "_nest").str());
       symbols.insert(fn); // numbers the name if it is taken
       ++numDistinct;
     } else {

@@ -6,13 +6,13 @@
 // but for its name (the same loop nest in another layer) is merged once.
 //
 //===----------------------------------------------------------------------===//
+#include "loom/Support/SymbolText.h"
 #include "passes/GPU/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/StringMap.h"
-#include "llvm/Support/raw_ostream.h"
 
 #define DEBUG_TYPE "loom-merge-gpu-modules"
 
@@ -37,18 +37,6 @@ gpu::GPUFuncOp mergeableKernel(gpu::GPUModuleOp module) {
     }
   }
   return kernel;
-}
-
-/// `op` as text, its symbol name replaced by `name` for the printing:
-/// equal for two kernels (or constants) that differ only in their names.
-std::string textAs(Operation *op, StringRef name) {
-  StringAttr own = SymbolTable::getSymbolName(op);
-  SymbolTable::setSymbolName(op, name);
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  op->print(os, OpPrintingFlags().printGenericOpForm().useLocalScope());
-  SymbolTable::setSymbolName(op, own);
-  return text;
 }
 
 /// A module's attributes other than its name.
@@ -106,7 +94,7 @@ struct MergeGpuModulesPass
         // A constant the merged module already has, value and all, is
         // shared rather than renamed (the kernels that read it stay equal).
         if (Operation *same = mergedSymbols.lookup(old);
-            same && textAs(same, "") == textAs(&op, "")) {
+            same && textNamed(same, "") == textNamed(&op, "")) {
           op.erase();
           continue;
         }
@@ -116,7 +104,7 @@ struct MergeGpuModulesPass
             failed(SymbolTable::replaceAllSymbolUses(old, now, kernel)))
           return signalPassFailure();
       }
-      auto [known, isNew] = kernels.try_emplace(textAs(kernel, ""));
+      auto [known, isNew] = kernels.try_emplace(textNamed(kernel, ""));
       if (!isNew) {
         moved[from] = known->second;
         module.erase();
