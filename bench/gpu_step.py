@@ -56,10 +56,9 @@ def loom_steps(args, manifest):
         return times, peak[0] if peak else 0, run.stdout + run.stderr
 
 
-# Dense tensor-core peak in FLOP/s by precision, for the MFU column: the
-# H100 SXM and H200 datasheets (bf16 989.4 TFLOP/s; fp32 without TF32 66.9).
-PEAK_FLOPS = {"H100": {"bf16": 989.4e12, "f32": 66.9e12},
-              "H200": {"bf16": 989.4e12, "f32": 66.9e12}}
+# Dense peak in FLOP/s by precision, for the MFU column: the H100 SXM and
+# H200 datasheets give the same (bf16 989.4 TFLOP/s; fp32 without TF32 66.9).
+HOPPER_PEAK = {"bf16": 989.4e12, "f32": 66.9e12}
 
 
 def flops_per_token(f):
@@ -72,9 +71,9 @@ def flops_per_token(f):
 
 
 def peak_flops(device, precision):
-    for name, peaks in PEAK_FLOPS.items():
-        if name in device:
-            return peaks.get(precision)
+    """The GPU's peak for `precision`; None (no MFU) for other GPUs."""
+    if "H100" in device or "H200" in device:
+        return HOPPER_PEAK[precision]
     return None
 
 

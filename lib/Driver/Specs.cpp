@@ -319,8 +319,8 @@ std::string mlir::loom::driver::modelSpecHelp() {
       "  gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B\n"
       "    (default gpt:vocab={5},seq={6},dim={7},heads={8},layers={9},"
       "batch={10})\n"
-      "  gpt2-124m[:FIELD=VALUE,...]\n"
-      "    (GPT-2 124M: {11}; the fields given replace its own)",
+      "  {11}[:FIELD=VALUE,...]\n"
+      "    (GPT-2 124M: {12}; the fields given replace its own)",
       m.in, m.hidden, m.out, m.layers, m.batch, g.vocab, g.seq, g.dim, g.heads,
-      g.layers, g.batch, kPresets[0].spec);
+      g.layers, g.batch, kPresets[0].name, kPresets[0].spec);
 }
