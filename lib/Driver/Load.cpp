@@ -16,6 +16,7 @@
 #include "loom/InitAll.h"
 #include "loom/Support/IsolatedBytecode.h"
 #include "loom/Support/Nesting.h"
+#include "passes/Analysis/Stage.h"
 
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
@@ -85,9 +86,9 @@ static OwningOpRef<ModuleOp> parseInputFile(const Compilation &c,
 /// The flags that configure the train stage: an input that is already a
 /// training step was made with its own, and they cannot change it now.
 static constexpr const char *kTrainFlags[] = {
-    "optimizer", "warmup-steps", "decay-steps", "min-lr",
-    "clip-norm", "dp",           "overlap",     "bucket-mib",
-    "co2",       "calibration",  "link",        "zero"};
+    "optimizer", "warmup-steps", "decay-steps", "min-lr", "clip-norm",
+    "dp",        "overlap",      "bucket-mib",  "co2",    "calibration",
+    "link",      "zero",         "zo"};
 
 /// Takes the element type of a file's model from its IR (--dtype, which
 /// chooses it for a --model, may only agree), and refuses train flags for a
@@ -104,7 +105,7 @@ static LogicalResult checkInputAgainstFlags(Compilation &c, ModuleOp module) {
     c.resolved.dtype = irType;
     break;
   }
-  if (!module.lookupSymbol("loss_and_grad"))
+  if (!isTrainingStep(module))
     return success();
   std::string flags;
   for (const char *flag : kTrainFlags)

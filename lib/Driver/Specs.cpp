@@ -295,6 +295,44 @@ llvm::Expected<CO2Options> mlir::loom::driver::parseCO2Spec(StringRef text) {
   return spec;
 }
 
+llvm::Expected<ZOOptions> mlir::loom::driver::parseZOSpec(StringRef text) {
+  ZOOptions spec;
+  auto [kind, body] = text.split(':');
+  if (kind != "mezo")
+    return fail("--zo", "unknown zeroth-order method '" + kind +
+                            "' (expected mezo or mezo:eps=..,lr=..,wd=..)");
+  Field seed{"seed",
+             [&spec](StringRef v) {
+               return !v.getAsInteger(10, spec.seed) && spec.seed >= 0;
+             },
+             "a non-negative integer"};
+  Field pert{"pert",
+             [&spec](StringRef v) {
+               return !v.getAsInteger(10, spec.perturbationRanks) &&
+                      (spec.perturbationRanks == 1 ||
+                       spec.perturbationRanks == 2);
+             },
+             "1 or 2"};
+  if (auto err = applyFields(
+          "--zo", kind, body,
+          {floatField("eps", spec.eps, true), floatField("lr", spec.lr, true),
+           floatField("wd", spec.weightDecay, false), seed, pert}))
+    return std::move(err);
+  return spec;
+}
+
+std::string mlir::loom::driver::zoSpecHelp() {
+  ZOOptions d;
+  return llvm::formatv(
+      "Zeroth-order training (MeZO): each step two forward passes at theta "
+      "+- eps z, z regenerated from a seed, no backward pass and no optimizer "
+      "state. SPEC: mezo[:eps=E,lr=LR,wd=WD,seed=S,pert=P] (defaults "
+      "eps={0}, lr={1}, wd={2}, seed={3}, pert={4}); with --dp=N each rank "
+      "its own micro-batch, one scalar averaged per step; pert=2: the two "
+      "forward passes on two ranks (a job of 2N ranks) (docs/zo.md)",
+      d.eps, d.lr, d.weightDecay, d.seed, d.perturbationRanks);
+}
+
 std::string mlir::loom::driver::co2SpecHelp() {
   CO2Options d;
   return llvm::formatv(

@@ -15,6 +15,7 @@
 #include "dialects/Loom/IR/LoomDialect.h"
 #include "loom/Support/PassCounter.h"
 #include "passes/Analysis/CostModel.h"
+#include "passes/Analysis/Stage.h"
 #include "passes/Pipelines/Pipelines.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -43,9 +44,7 @@ struct StageRow {
 
 /// A module that is already at the train stage (e.g. the output of
 /// --stage=train fed back in) skips the train pipeline.
-static bool needsTrainStage(ModuleOp module) {
-  return !module.lookupSymbol("loss_and_grad");
-}
+static bool needsTrainStage(ModuleOp module) { return !isTrainingStep(module); }
 
 /// The train pipeline's options, each group whole: the optimizer and its
 /// schedule, the parallelism, CO2, and the cost model's view of the machine.
@@ -61,6 +60,7 @@ static TrainOptions trainOptions(const Compilation &c) {
                         ? options.bucketMiB
                         : chooseBucketBytes(machine) / (1024 * 1024);
   train.co2 = c.co2;
+  train.zo = c.zo;
   train.machine = toMachineOptions(machine);
   return train;
 }

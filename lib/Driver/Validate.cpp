@@ -51,7 +51,33 @@ static LogicalResult checkScheduleFlags(const Compilation &c) {
   return success();
 }
 
-/// --optimizer (and the schedule over its lr) and --co2, parsed into `c`.
+/// --zo, parsed into `c`, and the flags it does not combine with: a
+/// zeroth-order step has no gradients to clip or shard and no optimizer.
+static LogicalResult parseZO(Compilation &c) {
+  if (c.options.zo.empty())
+    return success();
+  auto spec = driver::parseZOSpec(c.options.zo);
+  if (!spec)
+    return c.error(llvm::toString(spec.takeError()));
+  static constexpr std::pair<const char *, const char *> kExclusive[] = {
+      {"optimizer", "its update is MeZO's, with the lr of --zo=mezo:lr=.."},
+      {"warmup-steps", "its learning rate is constant"},
+      {"decay-steps", "its learning rate is constant"},
+      {"min-lr", "its learning rate is constant"},
+      {"clip-norm", "it has no gradients to clip"},
+      {"zero", "it keeps no optimizer state or gradients to shard"},
+      {"co2", "its data-parallel ranks already exchange one scalar a step"},
+      {"overlap", "its one scalar all-reduce has nothing to overlap"}};
+  for (auto [flag, why] : kExclusive)
+    if (c.given(flag))
+      return c.error(llvm::Twine("--") + flag +
+                     " does not apply to --zo: " + why);
+  c.zo = *spec;
+  return success();
+}
+
+/// --optimizer (and the schedule over its lr), --zo and --co2, parsed into
+/// `c`.
 static LogicalResult parseTrainSpecs(Compilation &c) {
   const CompileOptions &options = c.options;
   auto optimizer = parseOptimizerSpec(options.optimizer);
@@ -64,6 +90,8 @@ static LogicalResult parseTrainSpecs(Compilation &c) {
   c.optimizer.decaySteps = options.decaySteps;
   c.optimizer.minLr = options.minLr;
   c.optimizer.clipNorm = options.clipNorm;
+  if (failed(parseZO(c)))
+    return failure();
   if (options.co2.empty())
     return success();
   auto spec = parseCO2Spec(options.co2);

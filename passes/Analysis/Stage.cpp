@@ -73,6 +73,11 @@ static bool usesTensors(Operation *op) {
   return false;
 }
 
+bool mlir::loom::isTrainingStep(ModuleOp module) {
+  return module.lookupSymbol("loss_and_grad") ||
+         module.lookupSymbol("train_step");
+}
+
 StageEvidence mlir::loom::detectStage(ModuleOp module) {
   Operation *loomOp = nullptr, *tensorOp = nullptr, *llvmFunc = nullptr;
   module.walk([&](Operation *op) {
@@ -87,8 +92,7 @@ StageEvidence mlir::loom::detectStage(ModuleOp module) {
     return WalkResult::advance();
   });
   if (loomOp)
-    return {module.lookupSymbol("loss_and_grad") ? Stage::Train : Stage::Model,
-            loomOp};
+    return {isTrainingStep(module) ? Stage::Train : Stage::Model, loomOp};
   if (tensorOp)
     return {Stage::Linalg, tensorOp};
   if (llvmFunc)

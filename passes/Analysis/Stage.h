@@ -42,6 +42,10 @@ struct StageEvidence {
   Operation *op;
 };
 
+/// Whether `module` holds a training step (the train stage): the gradients
+/// of --loom-autodiff, or a @train_step (--loom-zo builds one without them).
+bool isTrainingStep(ModuleOp module);
+
 /// Which stage `module` is at: loom ops mean the model (train, when it
 /// defines @loss_and_grad), tensors without loom ops the linalg stage,
 /// llvm.func the lowered one, and memrefs only the bufferized one.

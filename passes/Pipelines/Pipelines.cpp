@@ -39,11 +39,23 @@ TrainOptions TrainPipelineOptions::bind() const {
 #define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP) o.co2->NAME = co2_##NAME;
 #include "passes/Distribute/CO2Options.def"
   }
+  if (zo) {
+    o.zo.emplace();
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP) o.zo->NAME = zo_##NAME;
+#include "passes/Train/ZOOptions.def"
+  }
   return o;
 }
 
 void mlir::loom::buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
   addUpstream(pm, "inline,canonicalize,cse");
+  if (o.zo) {
+    // A forward-only step: no gradients, so nothing of the first-order
+    // path below applies (loomc refuses its flags with --zo).
+    pm.addPass(createZerothOrderPass(*o.zo, o.dp));
+    addUpstream(pm, "canonicalize,cse");
+    return;
+  }
   pm.addPass(createAutodiffPass());
   // Bad option values are the passes' to diagnose (an error at the module,
   // not a crash of the tool): dp < 1 reaches --loom-data-parallel, co2

@@ -19,6 +19,7 @@
 #include "passes/Analysis/MachineOptions.h"
 #include "passes/Distribute/CO2Options.h"
 #include "passes/Train/OptimizerOptions.h"
+#include "passes/Train/ZOOptions.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
@@ -37,6 +38,7 @@ struct TrainOptions {
   int64_t zero = 0;     ///< ZeRO stage (0: none; 1, 2: --loom-shard-state)
   double bucketMiB = 1.0;
   std::optional<CO2Options> co2; ///< none: no CO2
+  std::optional<ZOOptions> zo;   ///< zeroth-order steps instead of autodiff
   MachineOptions machine;        ///< what the cost model assumes
 };
 
@@ -73,6 +75,14 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<TYPE> co2_##NAME{*this, "co2-" FLAG, llvm::cl::desc(HELP),            \
                           llvm::cl::init(DEFAULT)};
 #include "passes/Distribute/CO2Options.def"
+  Option<bool> zo{*this, "zo",
+                  llvm::cl::desc("Zeroth-order (MeZO) steps: two forward "
+                                 "passes, no backward, no optimizer state"),
+                  llvm::cl::init(false)};
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
+  Option<TYPE> zo_##NAME{*this, "zo-" FLAG, llvm::cl::desc(HELP),              \
+                         llvm::cl::init(DEFAULT)};
+#include "passes/Train/ZOOptions.def"
 
   /// The options above as the pipeline takes them.
   TrainOptions bind() const;

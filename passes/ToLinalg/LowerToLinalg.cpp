@@ -1,5 +1,6 @@
 //===- LowerToLinalg.cpp - Primitive loom ops to linalg/tensor/arith ------===//
 #include "passes/ToLinalg/Passes.h"
+#include "passes/ToLinalg/Philox.h"
 
 #include "dialects/Comm/IR/CommOps.h"
 #include "dialects/Loom/IR/LoomOps.h"
@@ -517,6 +518,63 @@ struct LrScheduleLowering : OpRewritePattern<LrScheduleOp> {
   }
 };
 
+/// a * x + b * z with z regenerated per element from its row-major index
+/// (loom.perturb): the counter words other than the index are computed once
+/// outside the kernel.
+struct PerturbLowering : OpRewritePattern<PerturbOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(PerturbOp op,
+                                PatternRewriter &rewriter) const override {
+    Location loc = op.getLoc();
+    OpBuilder &b = rewriter;
+    RankedTensorType type = op.getType();
+    Type et = type.getElementType(), i32 = b.getI32Type();
+    auto scalar = [&](Value t) {
+      return tensor::ExtractOp::create(b, loc, t, ValueRange{}).getResult();
+    };
+    auto word = [&](int64_t v) -> Value {
+      return arith::ConstantOp::create(b, loc, b.getI32IntegerAttr(int32_t(v)));
+    };
+    Value step = arith::TruncIOp::create(b, loc, i32, scalar(op.getStep()));
+    Value stream = word(op.getStreamAttr().getInt());
+    Value direction = word(op.getDirectionAttr().getInt());
+    Value a = scalar(op.getA()), coef = scalar(op.getB());
+    uint64_t seed = uint64_t(op.getSeedAttr().getInt());
+    auto id = b.getMultiDimIdentityMap(type.getRank());
+    SmallVector<utils::IteratorType> iters(type.getRank(),
+                                           utils::IteratorType::parallel);
+    auto generic = linalg::GenericOp::create(
+        b, loc, TypeRange{type}, ValueRange{op.getX()},
+        ValueRange{emptyTensor(b, loc, type)}, ArrayRef<AffineMap>{id, id},
+        iters, [&](OpBuilder &nb, Location nl, ValueRange args) {
+          Value index;
+          for (auto [d, size] : llvm::enumerate(type.getShape())) {
+            Value i = linalg::IndexOp::create(nb, nl, d);
+            index = index
+                        ? arith::AddIOp::create(
+                              nb, nl,
+                              arith::MulIOp::create(
+                                  nb, nl, index,
+                                  arith::ConstantIndexOp::create(nb, nl, size)),
+                              i)
+                        : i;
+          }
+          if (!index)
+            index = arith::ConstantIndexOp::create(nb, nl, 0);
+          Value i = arith::IndexCastUIOp::create(nb, nl, i32, index);
+          Value z = buildIrwinHallNormal(
+              nb, nl, et,
+              buildPhilox4x32(nb, nl, {i, stream, step, direction}, seed));
+          Value ax = arith::MulFOp::create(nb, nl, a, args[0]);
+          Value bz = arith::MulFOp::create(nb, nl, coef, z);
+          linalg::YieldOp::create(
+              nb, nl, ValueRange{arith::AddFOp::create(nb, nl, ax, bz)});
+        });
+    rewriter.replaceOp(op, generic.getResults());
+    return success();
+  }
+};
+
 struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
   using Base::Base;
   void runOnOperation() override {
@@ -533,7 +591,8 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
                  ReduceLowering<ReduceMaxOp, ReduceKind::Max>, MatmulLowering,
                  CausalMaskLowering, ReshapeLowering, TransposeLowering,
                  BroadcastToLowering, SplitLowering, ConcatLowering,
-                 EmbeddingLowering, OneHotLowering, LrScheduleLowering>(ctx);
+                 EmbeddingLowering, OneHotLowering, LrScheduleLowering,
+                 PerturbLowering>(ctx);
     auto unary = [&](auto tag, Value (*fn)(OpBuilder &, Location, Value)) {
       using OpT = typename decltype(tag)::type;
       patterns.add<UnaryLowering<OpT>>(ctx, fn);

@@ -2,6 +2,7 @@
 #include "passes/Train/Passes.h"
 
 #include "dialects/Loom/IR/LoomBuilder.h"
+#include "passes/Train/LossFunction.h"
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/MapVector.h"
@@ -24,15 +25,10 @@ struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto loss = module.lookupSymbol<func::FuncOp>(lossFunction);
-    if (!loss) {
-      module.emitError("no function @")
-          << lossFunction << " to differentiate: a model defines func.func @"
-          << lossFunction << "(inputs...) -> tensor<f32>";
+    FailureOr<func::FuncOp> found = lookupLossFunction(module, lossFunction);
+    if (failed(found))
       return signalPassFailure();
-    }
-    if (failed(checkLossFunction(loss)))
-      return signalPassFailure();
+    func::FuncOp loss = *found;
     if (module.lookupSymbol("loss_and_grad")) {
       loss.emitError("the module already has a @loss_and_grad function");
       return signalPassFailure();
@@ -42,24 +38,10 @@ struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
     b.setInsertionPointAfter(loss);
     auto grad = cast<func::FuncOp>(b.clone(*loss));
     grad.setSymName("loss_and_grad");
-    loss->setAttr(kEntryAttr, b.getStringAttr("loss"));
-    loss.setResultAttr(0, kOutputAttr, b.getStringAttr("loss"));
+    markLossEntry(loss);
     grad->setAttr(kEntryAttr, b.getStringAttr("loss_and_grad"));
     if (failed(buildBackward(module, grad)))
       return signalPassFailure();
-  }
-
-  LogicalResult checkLossFunction(func::FuncOp loss) {
-    if (!llvm::hasSingleElement(loss.getBody()))
-      return loss.emitError("@") << lossFunction << " must have one block";
-    auto results = loss.getFunctionType().getResults();
-    auto t = results.size() == 1 ? dyn_cast<RankedTensorType>(results[0])
-                                 : RankedTensorType();
-    if (!t || t.getRank() != 0 || !isa<FloatType>(t.getElementType()))
-      return loss.emitError("@")
-             << lossFunction
-             << " must return exactly one scalar float tensor (the loss)";
-    return success();
   }
 
   LogicalResult buildBackward(ModuleOp module, func::FuncOp fn) {

@@ -48,4 +48,42 @@ def AddOptimizerPass : Pass<"loom-add-optimizer", "mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+def ZerothOrderPass : Pass<"loom-zo", "mlir::ModuleOp"> {
+  let summary = "Builds a zeroth-order @train_step (MeZO): two forward passes, no backward.";
+  let description = [{
+    Adds `@train_step(%step, inputs...) -> (loss, lr, grad_norm)` built from
+    `@loss` alone (no `--loom-autodiff`): the loss `l+` at every parameter
+    moved by `+eps z` and `l-` at `-eps z`, the projected gradient
+    `g = (l+ - l-) / (2 eps)` (with `ranks` > 1 averaged over the
+    data-parallel ranks, one scalar), and the update
+    `theta <- (1 - lr wd) theta - lr g z` along the same `z`. `z` is
+    `loom.perturb`'s direction for `(seed, parameter index, step)`,
+    regenerated each time, never stored: the step needs the memory of a
+    forward pass. Each forward pass reads a perturbed copy of a parameter
+    made just before its first use; the parameters themselves are written
+    once, by the update. `loss` is the mean of `l+` and `l-`, `grad_norm`
+    is `|g|`. Parameters marked `no_weight_decay` get no weight decay.
+
+    With `perturbation-ranks=2` (DistZO2's perturbation parallelism) the two
+    forward passes run on the two ranks of a pair (mesh axis `pert`): each
+    rank computes one loss, at `+eps z` on the pair's rank 0 and `-eps z` on
+    its rank 1, and two scalar all-reduces over the pair give every rank
+    `l+ - l-` and `l+ + l-`. The mesh is then `[ranks, 2]` along `dp` and
+    `pert`.
+
+    Options: one per line of `passes/Train/ZOOptions.def` (eps, lr,
+    weight-decay, seed, perturbation-ranks), and `ranks`.
+  }];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"1",
+           "Data-parallel ranks: each evaluates both losses on its own "
+           "micro-batch and the projected gradient is averaged (one scalar).">,
+  ];
+  let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::loom::comm::CommDialect",
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::func::FuncDialect"];
+}
+
 #endif // LOOM_PASSES_TRAIN_PASSES_TD

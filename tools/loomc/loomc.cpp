@@ -96,6 +96,10 @@ static const std::string co2Help = mlir::loom::driver::co2SpecHelp();
 static cl::opt<std::string> co2("co2", cl::desc(co2Help),
                                 cl::value_desc("SPEC"), cl::init(""),
                                 cl::cat(cat));
+// Its defaults are ZOOptions.def's.
+static const std::string zoHelp = mlir::loom::driver::zoSpecHelp();
+static cl::opt<std::string> zo("zo", cl::desc(zoHelp), cl::value_desc("SPEC"),
+                               cl::init(""), cl::cat(cat));
 static cl::opt<std::string> calibration(
     "calibration",
     cl::desc("The cost model's compute rate and link from FILE, written by "
@@ -218,6 +222,7 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.zero = zero;
   options.calibrationFile = calibration;
   options.co2 = co2;
+  options.zo = zo;
   options.linkSpec = link;
   options.target = target;
   options.emulateGpuLoops = emulateGpuLoops;

@@ -676,5 +676,23 @@ LogicalResult CO2OuterOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
                         "mean");
 }
 
+LogicalResult PerturbOp::verify() {
+  auto x = cast<RankedTensorType>(getX().getType());
+  if (cast<RankedTensorType>(getA().getType()).getElementType() !=
+      x.getElementType())
+    return emitOpError("a and b must have x's element type");
+  if (x.getNumElements() >= (int64_t(1) << 32))
+    return emitOpError("x must have fewer than 2^32 elements (its index is "
+                       "one 32-bit counter word), got ")
+           << x.getNumElements();
+  // The generated getters return uint64_t: read the signed attributes.
+  for (auto [name, value] :
+       {std::pair{"stream", getStreamAttr().getInt()},
+        std::pair{"direction", getDirectionAttr().getInt()}})
+    if (value < 0 || value >= (int64_t(1) << 32))
+      return emitOpError(name) << " must be in [0, 2^32), got " << value;
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "dialects/Loom/IR/LoomOps.cpp.inc"

@@ -678,5 +678,6 @@ def Loom_SetParamOp : Loom_Op<"set_param", [
 }
 
 include "dialects/Loom/IR/LoomCO2Ops.td"
+include "dialects/Loom/IR/LoomZOOps.td"
 
 #endif // LOOM_OPS_TD

@@ -4,6 +4,7 @@
 
 #include "passes/Distribute/CO2Options.h"
 #include "passes/Train/OptimizerOptions.h"
+#include "passes/Train/ZOOptions.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -49,9 +50,14 @@ std::string expandModelPreset(llvm::StringRef text);
 llvm::Expected<ModelSpec> parseModelSpec(llvm::StringRef text);
 llvm::Expected<OptimizerOptions> parseOptimizerSpec(llvm::StringRef text);
 llvm::Expected<CO2Options> parseCO2Spec(llvm::StringRef text);
+/// `--zo=mezo[:eps=..,lr=..,wd=..,seed=..]` (docs/zo.md).
+llvm::Expected<ZOOptions> parseZOSpec(llvm::StringRef text);
 
 /// loomc's help for --co2: its fields and their defaults.
 std::string co2SpecHelp();
+
+/// loomc's help for --zo: its fields and their defaults.
+std::string zoSpecHelp();
 
 /// loomc's help for --model: each kind's fields and their defaults.
 std::string modelSpecHelp();

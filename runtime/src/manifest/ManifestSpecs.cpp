@@ -56,6 +56,19 @@ int64_t MeshSpec::ranks() const {
   return product;
 }
 
+std::pair<int64_t, int64_t> MeshSpec::dataPosition(int64_t rank,
+                                                   int64_t ranks) const {
+  int64_t inner = 1;
+  for (size_t i = axes.size(); i-- > 0;) {
+    if (i >= shape.size())
+      continue;
+    if (axes[i] == "dp")
+      return {(rank / inner) % shape[i], shape[i]};
+    inner *= shape[i];
+  }
+  return {rank, ranks};
+}
+
 std::string MeshSpec::describe() const {
   std::string text;
   for (size_t i = 0; i < axes.size() && i < shape.size(); ++i)

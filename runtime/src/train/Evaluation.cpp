@@ -37,13 +37,15 @@ Tensor *scalarOutput(Artifact &artifact, const EntrySpec &entry,
 std::unique_ptr<DataSource> rankDataSource(const std::string &spec,
                                            uint64_t seed, bool shuffle,
                                            const Communicator &comm,
+                                           const MeshSpec &mesh,
                                            const TaskSpec &task) {
   DataOptions options;
   options.spec = spec;
   options.seed = seed;
   options.shuffle = shuffle;
-  options.rank = comm.rank();
-  options.worldSize = comm.size();
+  auto [rank, ranks] = mesh.dataPosition(comm.rank(), comm.size());
+  options.rank = static_cast<int>(rank);
+  options.worldSize = static_cast<int>(ranks);
   return makeDataSource(options, task);
 }
 
@@ -57,8 +59,8 @@ EvalSetup prepareEval(Artifact &artifact, const std::string &spec,
          artifact.directory().c_str());
   eval.loss = &artifact.entry("loss");
   eval.lossOut = scalarOutput(artifact, eval.loss->spec(), "loss", true);
-  eval.data =
-      rankDataSource(spec, seed, /*shuffle=*/false, comm, manifest.task);
+  eval.data = rankDataSource(spec, seed, /*shuffle=*/false, comm, manifest.mesh,
+                             manifest.task);
   const int64_t rowsPerPass = eval.data->rowsPerPass();
   const int64_t perPass =
       std::max<int64_t>(1, rowsPerPass / (manifest.task.batch * comm.size()));

@@ -33,10 +33,12 @@ struct TaskSpec;
 Tensor *scalarOutput(Artifact &artifact, const EntrySpec &entry,
                      const char *name, bool required);
 
-/// This rank's batches of `spec` (Data.h: each rank reads its own rows).
+/// This rank's batches of `spec` (Data.h: each data-parallel rank reads its
+/// own rows; MeshSpec::dataPosition says which).
 std::unique_ptr<DataSource> rankDataSource(const std::string &spec,
                                            uint64_t seed, bool shuffle,
                                            const Communicator &comm,
+                                           const MeshSpec &mesh,
                                            const TaskSpec &task);
 
 /// What evaluating needs: the loss entry, its output, the held-out data and

@@ -83,8 +83,11 @@ uint64_t totalBytes(const std::vector<Tensor *> &tensors) {
 /// The bytes of the gradients a rank keeps: a whole gradient of every
 /// parameter (data parallelism averages them, ZeRO stage 1 too), or from
 /// ZeRO stage 2 on the rank's slice of each, which the step reduce-scatters
-/// (ceil(n / ranks) of its n elements).
+/// (ceil(n / ranks) of its n elements); none for a zeroth-order step.
 uint64_t gradientBytes(const Manifest &manifest) {
+  // A zeroth-order step computes no gradients (docs/zo.md).
+  if (manifest.optimizerKind == "zo")
+    return 0;
   uint64_t bytes = 0;
   for (const TensorSpec &param : manifest.params) {
     const int64_t whole = numElements(manifest.wholeShape(param));
@@ -93,6 +96,18 @@ uint64_t gradientBytes(const Manifest &manifest) {
     bytes += static_cast<uint64_t>(kept) * dtypeSize(param.dtype);
   }
   return bytes;
+}
+
+/// Ranks that read batches of their own (MeshSpec::dataPosition): all of
+/// them, but for a zeroth-order perturbation pair, which shares its batch.
+int64_t dataRanks(const Manifest &manifest, const Communicator &comm) {
+  return manifest.mesh.dataPosition(comm.rank(), comm.size()).second;
+}
+
+/// Tokens of the global batch of a step.
+int64_t globalTokensPerStep(const Manifest &manifest,
+                            const Communicator &comm) {
+  return manifest.task.tokensPerStep() * dataRanks(manifest, comm);
 }
 
 /// The process's peak resident memory so far (Linux: ru_maxrss in KiB).
@@ -269,8 +284,9 @@ void Trainer::checkStepRange(const TrainerState &state) {
 
 void Trainer::openInputsAndOutputs(Setup &setup) {
   const bool root = comm.isRoot();
-  setup.data = rankDataSource(options.data, setup.state.seed, options.shuffle,
-                              comm, artifact.manifest().task);
+  setup.data =
+      rankDataSource(options.data, setup.state.seed, options.shuffle, comm,
+                     artifact.manifest().mesh, artifact.manifest().task);
   // Only windows of a text or tokens file are drawn in order or at random.
   if (root && options.shuffle && options.data == "synthetic")
     log << "warning: --shuffle has no effect on --data synthetic, whose "
@@ -296,7 +312,10 @@ void Trainer::prepare(Setup &setup) {
   state.shuffle = options.shuffle;
   state.data = options.data;
   state.ranks = comm.size();
-  state.rowsPerStep = artifact.manifest().task.batch * comm.size();
+  // Rows of the global batch: those of the data-parallel ranks (a
+  // perturbation pair's two ranks read the same rows).
+  state.rowsPerStep =
+      artifact.manifest().task.batch * dataRanks(artifact.manifest(), comm);
   artifact.initialize(options.seed, comm.rank());
   setup.sync = makeSyncPolicy(artifact, comm);
   const bool resumed = !options.loadPath.empty() && load(setup);
@@ -368,7 +387,7 @@ Trainer::makeObservers(Setup &setup, std::unique_ptr<StepObserver> trace,
   observers.push_back(makeDivergenceGuard(comm, *setup.sync));
   observers.push_back(makeProgressObserver(
       log, comm.isRoot(), firstStep, lastStep, options.logEvery,
-      task.tokensPerStep() * comm.size(), unit));
+      globalTokensPerStep(artifact.manifest(), comm), unit));
   if (setup.eval)
     observers.push_back(makeEvalObserver(artifact, *setup.eval, setup.batch,
                                          comm, *setup.sync, setup.metrics, log,
@@ -422,8 +441,7 @@ StepRecord Trainer::trainStep(Setup &setup, int64_t step, StepSync &sync,
   record.roundLoss = sync.roundLoss;
   record.lr = setup.lrOut ? setup.lrOut->get(0) : NAN;
   record.gradNorm = setup.gradNormOut ? setup.gradNormOut->get(0) : NAN;
-  const int64_t tokensPerStep =
-      artifact.manifest().task.tokensPerStep() * comm.size();
+  const int64_t tokensPerStep = globalTokensPerStep(artifact.manifest(), comm);
   record.tokensPerS =
       record.stepTimeS > 0 ? tokensPerStep / record.stepTimeS : 0;
   return record;
@@ -515,8 +533,7 @@ TrainResult Trainer::run() {
     summary.finalLoss = last;
   for (auto &observer : observers)
     observer->onEnd();
-  const int64_t tokensPerStep =
-      artifact.manifest().task.tokensPerStep() * comm.size();
+  const int64_t tokensPerStep = globalTokensPerStep(artifact.manifest(), comm);
   finishSummary(summary, totalStepSeconds, tokensPerStep, secondsSince(start),
                 artifact);
   for (auto &observer : observers)

@@ -1687,3 +1687,43 @@ func.func @set_param_type(%v: tensor<9xf32>) {
   loom.set_param @p, %v : tensor<9xf32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// loom.perturb
+//===----------------------------------------------------------------------===//
+
+// Tests that a and b must have x's element type.
+func.func @perturb_scalar_type(%x: tensor<4xf32>, %s: tensor<i64>, %a: tensor<f64>) {
+  // expected-error@+1 {{'loom.perturb' op a and b must have x's element type}}
+  %0 = loom.perturb %x, %s, %a, %a : tensor<4xf32>, tensor<i64>, tensor<f64>
+  return
+}
+
+// -----
+
+// Tests that x must have fewer than 2^32 elements (one counter word).
+func.func @perturb_too_large(%x: tensor<65536x65536xf32>, %s: tensor<i64>, %a: tensor<f32>) {
+  // expected-error@+1 {{'loom.perturb' op x must have fewer than 2^32 elements (its index is one 32-bit counter word), got 4294967296}}
+  %0 = loom.perturb %x, %s, %a, %a : tensor<65536x65536xf32>, tensor<i64>, tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that stream must be in [0, 2^32).
+func.func @perturb_negative_stream(%x: tensor<4xf32>, %s: tensor<i64>, %a: tensor<f32>) {
+  // expected-error@+1 {{'loom.perturb' op stream must be in [0, 2^32), got -1}}
+  %0 = loom.perturb %x, %s, %a, %a {stream = -1 : i64} : tensor<4xf32>, tensor<i64>, tensor<f32>
+  return
+}
+
+// -----
+
+// Tests that direction must be in [0, 2^32).
+func.func @perturb_large_direction(%x: tensor<4xf32>, %s: tensor<i64>, %a: tensor<f32>) {
+  // expected-error@+1 {{'loom.perturb' op direction must be in [0, 2^32), got 4294967296}}
+  %0 = loom.perturb %x, %s, %a, %a {direction = 4294967296 : i64} : tensor<4xf32>, tensor<i64>, tensor<f32>
+  return
+}

@@ -108,7 +108,7 @@ module @heaviside_blocks_gradient {
 // -----
 
 // Tests that a module without @loss is rejected.
-// expected-error@+1 {{no function @loss to differentiate: a model defines func.func @loss(inputs...) -> tensor<f32>}}
+// expected-error@+1 {{no function @loss to train: a model defines func.func @loss(inputs...) -> tensor<f32>}}
 module @no_loss_function {
   func.func @objective() {
     return

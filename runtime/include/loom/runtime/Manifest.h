@@ -96,6 +96,12 @@ struct MeshSpec {
   int64_t ranks() const;
   /// "dp=2" or "dp=2,tp=4"; "" without a mesh.
   std::string describe() const;
+  /// Where rank `rank` of `ranks` reads its batches: its coordinate along
+  /// the "dp" axis (the mesh is row-major) and that axis's size. Ranks that
+  /// differ only along another axis read the same batches (the two ranks
+  /// of a zeroth-order perturbation pair, docs/zo.md). Without a "dp" axis:
+  /// (rank, ranks), every rank its own.
+  std::pair<int64_t, int64_t> dataPosition(int64_t rank, int64_t ranks) const;
 };
 
 /// Sharded CO2: the slice of the flattened parameters whose outer state
