@@ -6,9 +6,11 @@ model and batch, all in this run, one process at a time:
   of 20 forward-only evaluations of the same artifact's loss on the same
   batch size (`loom-run --eval`), and of 20 AdamW steps;
 - the ZO step's time, and the forward pass's (each from the difference
-  between a long and a short run, so start-up and compilation of nothing
-  else count): perturbation and update take what a ZO step spends beyond
-  its two forward passes.
+  between a long and a short run, so that start-up does not count);
+- perturbation and update alone: the same model with one token per step
+  (seq=1, batch=1), whose forward passes cost next to nothing while the
+  perturbations and the update still touch every parameter: its ZO step
+  minus its two forward passes.
 
 Prints a Markdown table; --record appends it and the command to
 bench/RESULTS.md.
@@ -62,9 +64,22 @@ def main():
         def forward(batches):
             return timed([run, zo, "--eval", "--eval-batches", str(batches), *common])
 
+        tiny = os.path.join(tmp, "tiny")
+        fields = dict(kv.split("=") for kv in args.spec.split(":")[1].split(","))
+        fields.update(seq="1", batch="1")
+        sh([os.path.join(BIN, "loomc"),
+            "--model=gpt:" + ",".join(f"{k}={v}" for k, v in fields.items()),
+            "--zo=mezo:eps=1e-3,lr=1e-5", "-o", tiny])
+
+        def forward_of(artifact):
+            return lambda n: timed([run, artifact, "--eval", "--eval-batches", str(n),
+                                    *common])
+
         results = {}
         for name, fn in [("zo", lambda n: train(zo, n)), ("forward", forward),
-                         ("adamw", lambda n: train(adamw, n))]:
+                         ("adamw", lambda n: train(adamw, n)),
+                         ("zo-tiny", lambda n: train(tiny, n)),
+                         ("forward-tiny", forward_of(tiny))]:
             short, _ = fn(args.short)
             long, rss = fn(args.long)
             results[name] = ((long - short) / (args.long - args.short), rss)
@@ -75,6 +90,7 @@ def main():
     fwd_t, fwd_rss = results["forward"]
     ad_t, ad_rss = results["adamw"]
     share = (zo_t - 2 * fwd_t) / zo_t
+    perturb_t = results["zo-tiny"][0] - 2 * results["forward-tiny"][0]
     table = "\n".join([
         "| step | time (ms) | peak RSS (MiB) | ZO's peak RSS / this |",
         "|---|---|---|---|",
@@ -82,8 +98,11 @@ def main():
         f"| forward only (`--eval`, same batch) | {fwd_t * 1e3:.1f} | {fwd_rss / MIB:.0f} | {zo_rss / fwd_rss:.2f} |",
         f"| AdamW (forward, backward, update) | {ad_t * 1e3:.1f} | {ad_rss / MIB:.0f} | {zo_rss / ad_rss:.2f} |",
         "",
-        f"Perturbation and update: {share * 100:.1f} % of the ZO step "
-        f"(its time beyond two forward passes)."])
+        f"Perturbation and update alone (one token per step: ZO step "
+        f"{results['zo-tiny'][0] * 1e3:.1f} ms, forward "
+        f"{results['forward-tiny'][0] * 1e3:.1f} ms): {perturb_t * 1e3:.1f} ms, "
+        f"{perturb_t / zo_t * 100:.1f} % of the ZO step. The ZO step's time beyond "
+        f"two `--eval` forward passes: {share * 100:.1f} %."])
     print(table)
     if args.record:
         with results_section("Zeroth-order step: memory and time", host=True) as out:

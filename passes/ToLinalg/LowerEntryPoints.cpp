@@ -1,16 +1,20 @@
 //===- LowerEntryPoints.cpp - The runtime's buffer calling convention -----===//
 //
 // Turns every `loom.entry` function into `void(memref...)` following
-// runtime/include/loom/runtime/abi.h. All writes to caller buffers are
-// emitted just before the return, after every read of the old values: one-shot
-// bufferization may then copy new values into the parameters in place without
-// a later read seeing them. Optimizer ops say which state tensors they keep
+// runtime/include/loom/runtime/abi.h. Each write to a caller buffer is
+// emitted after every read of the buffer's old value (direct, through a view,
+// or by an asynchronous collective until its wait), as soon as the new value
+// exists: one-shot bufferization may then copy new values into the parameters
+// without a later read seeing them, and the temporary that held a new value
+// is freed at once. Writes that must wait for the return (an output is an old
+// value) follow the outputs. Optimizer ops say which state tensors they keep
 // and build their own updates (OptimizerOpInterface): this pass gives that
 // state buffers and knows no optimizer.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/ToLinalg/Passes.h"
 
+#include "dialects/Comm/IR/CommOps.h"
 #include "dialects/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -38,6 +42,29 @@ struct AbiArg {
 
 MemRefType memrefFor(RankedTensorType t) {
   return MemRefType::get(t.getShape(), t.getElementType());
+}
+
+/// The last op of `body` that reads `old` (a parameter's or state tensor's
+/// value on entry): directly, through a view of it (whose buffer is old's),
+/// or until the wait of an asynchronous collective that reads it.
+Operation *lastReader(Block *body, Value old) {
+  Operation *last = nullptr;
+  SmallVector<Value> work{old};
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    for (Operation *user : v.getUsers()) {
+      Operation *top = body->findAncestorOpInBlock(*user);
+      if (top && (!last || last->isBeforeInBlock(top)))
+        last = top;
+      for (Value r : user->getResults())
+        if (isa<ReshapeOp, tensor::CollapseShapeOp, tensor::ExpandShapeOp,
+                tensor::ExtractSliceOp, tensor::CastOp, tensor::ReshapeOp>(
+                user) ||
+            isa<comm::TokenType>(r.getType()))
+          work.push_back(r);
+    }
+  }
+  return last;
 }
 
 struct LowerEntryPointsPass
@@ -142,10 +169,11 @@ struct LowerEntryPointsPass
     llvm::StringMap<Value> current; // name -> tensor value of param/state
     llvm::StringMap<unsigned> argIndex;
     unsigned firstInput = 0, firstOutput = 0;
+    llvm::DenseMap<unsigned, Value> oldValues; // arg index -> entry value
     for (auto [i, a] : llvm::enumerate(abi)) {
       argIndex[a.name] = i;
       if (a.role == "param" || a.role == "state") {
-        current[a.name] = read(i);
+        current[a.name] = oldValues[i] = read(i);
         firstInput = i + 1;
       }
     }
@@ -195,21 +223,46 @@ struct LowerEntryPointsPass
     for (Operation *op : toErase)
       op->erase();
 
-    // Outputs first: an output may be the old value of a parameter, which
-    // must be copied out before the parameter's buffer is overwritten.
     auto ret = cast<func::ReturnOp>(body->getTerminator());
-    llvm::MapVector<unsigned, Value> ordered;
-    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
-      ordered[firstOutput + i] = v;
-    for (auto [index, value] : writes)
-      ordered[index] = value;
-    b.setInsertionPoint(ret);
-    for (auto [index, value] : ordered) {
+    auto materialize = [&](Value value, unsigned index) -> Operation * {
       auto m = bufferization::MaterializeInDestinationOp::create(
           b, loc, TypeRange{}, value, body->getArgument(index));
       m.setRestrict(true);
       m.setWritable(true);
+      return m;
+    };
+    // A new value whose buffer's old value nothing reads any more is
+    // written at once, so that its temporary is freed then and not at the
+    // end: the step never holds a second copy of every parameter (a
+    // zeroth-order update writes each one as soon as it is computed).
+    llvm::MapVector<unsigned, Value> late;
+    // The writes placed after one op follow it in the order of `writes`.
+    llvm::DenseMap<Operation *, Operation *> lastPlaced;
+    for (auto [index, value] : writes) {
+      Operation *after = lastReader(body, oldValues[index]);
+      Operation *def = value.getDefiningOp()
+                           ? body->findAncestorOpInBlock(*value.getDefiningOp())
+                           : nullptr;
+      if (def && (!after || after->isBeforeInBlock(def)))
+        after = def;
+      if (!after || after == ret) {
+        late[index] = value;
+        continue;
+      }
+      Operation *&placed = lastPlaced[after];
+      b.setInsertionPointAfter(placed ? placed : after);
+      placed = materialize(value, index);
     }
+    // Then outputs: an output may be the old value of a parameter, which
+    // must be copied out before the parameter's buffer is overwritten.
+    llvm::MapVector<unsigned, Value> ordered;
+    for (auto [i, v] : llvm::enumerate(ret.getOperands()))
+      ordered[firstOutput + i] = v;
+    for (auto [index, value] : late)
+      ordered[index] = value;
+    b.setInsertionPoint(ret);
+    for (auto [index, value] : ordered)
+      materialize(value, index);
     func::ReturnOp::create(b, loc);
     ret.erase();
     fn.erase();

@@ -145,16 +145,28 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
     };
     Value one = lb.scalar(et, 1.0);
     comm::MeshOp mesh = needsMesh() ? getOrCreateMesh(module) : comm::MeshOp();
-    // Sums over every rank of the mesh (the CPU runtime's collectives span
-    // whole meshes).
-    auto sumOverRanks = [&](Value v) {
+    // Both scalars summed over every rank of the mesh in one collective of
+    // two elements (the CPU runtime's collectives span whole meshes): on a
+    // slow link a step pays one latency, whatever the model's size.
+    auto sumOverRanks = [&](Value &x, Value &y) {
       SmallVector<StringRef> axes{kAxis};
       if (perturbationRanks == 2)
         axes.push_back(kPairAxis);
-      return comm::AllReduceOp::create(
-                 b, loc, v.getType(), v, mesh.getSymName(),
-                 b.getStrArrayAttr(axes), comm::ReduceKind::sum)
-          .getResult();
+      auto pairType = RankedTensorType::get({2}, et);
+      Value both = tensor::FromElementsOp::create(
+          b, loc, pairType,
+          ValueRange{scalarOf(b, loc, x), scalarOf(b, loc, y)});
+      Value summed = comm::AllReduceOp::create(
+          b, loc, pairType, both, mesh.getSymName(), b.getStrArrayAttr(axes),
+          comm::ReduceKind::sum);
+      auto element = [&](int64_t i) -> Value {
+        Value at = arith::ConstantIndexOp::create(b, loc, i);
+        Value v = tensor::ExtractOp::create(b, loc, summed, ValueRange{at});
+        return tensor::FromElementsOp::create(
+            b, loc, RankedTensorType::get({}, et), ValueRange{v});
+      };
+      x = element(0);
+      y = element(1);
     };
     Value d, sum; // l+ - l- and l+ + l-, summed over the data-parallel ranks
     if (perturbationRanks == 2) {
@@ -165,8 +177,9 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
       Value l = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
         return perturb(x, p, one, lb.mul(sign, lb.scalar(et, eps)));
       });
-      d = sumOverRanks(lb.mul(sign, l));
-      sum = sumOverRanks(l);
+      d = lb.mul(sign, l);
+      sum = l;
+      sumOverRanks(d, sum);
     } else {
       Value lPlus = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
         return perturb(x, p, one, lb.scalar(et, eps));
@@ -178,10 +191,8 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
       sum = lb.add(lPlus, lMinus);
       // Every rank's projected gradient, of its own micro-batch, summed:
       // the only bytes a step sends, whatever the model's size.
-      if (ranks > 1) {
-        d = sumOverRanks(d);
-        sum = sumOverRanks(sum);
-      }
+      if (ranks > 1)
+        sumOverRanks(d, sum);
     }
     // g = mean over the data-parallel ranks of (l+ - l-) / (2 eps).
     Value g = lb.scale(d, 1.0 / (2.0 * eps * double(ranks)));
@@ -229,6 +240,10 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
   }
 
   bool needsMesh() { return ranks > 1 || perturbationRanks > 1; }
+
+  static Value scalarOf(OpBuilder &b, Location loc, Value t) {
+    return tensor::ExtractOp::create(b, loc, t, ValueRange{});
+  }
 
   /// The data-parallel mesh, [ranks] along "dp", or with perturbation
   /// pairs [ranks, 2] along "dp" and "pert".

@@ -143,8 +143,11 @@ void checkKnownTensors(const SafeTensorsFile &file, Artifact &artifact,
         artifact.findTensor(view.name)->role() != role)
       fail("%s has tensor '%s', which the artifact%s does not have (%s)",
            source.c_str(), view.name.c_str(), what,
-           role == ArgRole::Param ? "checkpoint of another model?"
-                                  : "saved with another optimizer?");
+           role == ArgRole::Param
+               ? "checkpoint of another model?"
+               : "saved with another optimizer? To start from its weights "
+                 "with this artifact's optimizer, --load the directory's "
+                 "model.safetensors");
 }
 
 void checkFinite(const Tensor &tensor, const std::string &source,

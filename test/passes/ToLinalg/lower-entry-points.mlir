@@ -5,8 +5,9 @@
 // Tests that a train step takes memrefs for params, optimizer state, step,
 // inputs and outputs in that order (recorded in loom.abi), that AdamW becomes
 // one linalg.generic with three results and SGD with momentum one with two,
-// that every write is a materialize_in_destination right before the return,
-// and that the loom.param declarations are removed.
+// that every write is a materialize_in_destination right after the update
+// that computes it (nothing reads the old values later), outputs before the
+// return, and that the loom.param declarations are removed.
 // CHECK-LABEL: module @train_step
 // CHECK-NOT: loom.param
 // CHECK: func.func @train_step(
@@ -32,19 +33,19 @@
 // CHECK: math.sqrt
 // CHECK: linalg.yield %{{.+}}, %{{.+}}, %{{.+}} : f32, f32, f32
 // CHECK-NEXT: } -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<4x2xf32>)
+// CHECK-NEXT: bufferization.materialize_in_destination %[[ADAM]]#0 in restrict writable %[[W]]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[ADAM]]#1 in restrict writable %[[M]]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[ADAM]]#2 in restrict writable %[[V]]
 // CHECK: arith.cmpi eq
 // CHECK: %[[SGD:.+]]:2 = linalg.generic
 // CHECK-SAME: ins(%[[BT]], %[[BT]], %[[MOMT]] : tensor<2xf32>, tensor<2xf32>, tensor<2xf32>)
 // CHECK: arith.select
 // CHECK: } -> (tensor<2xf32>, tensor<2xf32>)
-// CHECK: %[[L:.+]] = loom.sum %[[XT]] axes = [0, 1]
-// CHECK-NEXT: bufferization.materialize_in_destination %[[L]] in restrict writable %[[LOSS]]
-// CHECK-NEXT: bufferization.materialize_in_destination %{{.+}} in restrict writable %[[LR]]
-// CHECK-NEXT: bufferization.materialize_in_destination %[[ADAM]]#0 in restrict writable %[[W]]
-// CHECK-NEXT: bufferization.materialize_in_destination %[[ADAM]]#1 in restrict writable %[[M]]
-// CHECK-NEXT: bufferization.materialize_in_destination %[[ADAM]]#2 in restrict writable %[[V]]
 // CHECK-NEXT: bufferization.materialize_in_destination %[[SGD]]#0 in restrict writable %[[B]]
 // CHECK-NEXT: bufferization.materialize_in_destination %[[SGD]]#1 in restrict writable %[[MOM]]
+// CHECK-NEXT: %[[L:.+]] = loom.sum %[[XT]] axes = [0, 1]
+// CHECK-NEXT: bufferization.materialize_in_destination %[[L]] in restrict writable %[[LOSS]]
+// CHECK-NEXT: bufferization.materialize_in_destination %{{.+}} in restrict writable %[[LR]]
 // CHECK-NEXT: return
 // CHECK-NOT: loom.get_param
 // CHECK-NOT: loom.adamw

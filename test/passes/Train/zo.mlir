@@ -59,15 +59,22 @@
 // CHECK-NOT: loss_and_grad
 
 // With ranks = 4, l+ - l- and l+ + l- are summed over a data-parallel mesh
-// (two scalars per step) and divided by the ranks: the mean projected
-// gradient and loss.
+// in one collective of two elements (one latency per step, whatever the
+// model's size) and divided by the ranks: the mean projected gradient and
+// loss.
 // DP-LABEL: module @two_params
 // DP: comm.mesh @world shape = [4] axes = ["dp"]
 // DP: func.func @train_step
 // DP: %[[D:.+]] = loom.sub
 // DP-NEXT: %[[S:.+]] = loom.add
-// DP-NEXT: %[[SD:.+]] = comm.all_reduce %[[D]] over @world ["dp"] sum : tensor<f32>
-// DP-NEXT: %[[SS:.+]] = comm.all_reduce %[[S]] over @world ["dp"] sum : tensor<f32>
+// DP-NEXT: %[[DE:.+]] = tensor.extract %[[D]][]
+// DP-NEXT: %[[SE:.+]] = tensor.extract %[[S]][]
+// DP-NEXT: %[[BOTH:.+]] = tensor.from_elements %[[DE]], %[[SE]] : tensor<2xf32>
+// DP-NEXT: %[[SUMS:.+]] = comm.all_reduce %[[BOTH]] over @world ["dp"] sum : tensor<2xf32>
+// DP: tensor.extract %[[SUMS]]
+// DP: %[[SD:.+]] = tensor.from_elements
+// DP: tensor.extract %[[SUMS]]
+// DP: %[[SS:.+]] = tensor.from_elements
 // DP-NEXT: %[[C:.+]] = arith.constant dense<1.250000e+02> : tensor<f32>
 // DP-NEXT: %[[G:.+]] = loom.mul %[[SD]], %[[C]]
 // DP-NEXT: %[[H:.+]] = arith.constant dense<1.250000e-01> : tensor<f32>
@@ -90,8 +97,8 @@
 // PAIR: %[[L:.+]] = loom.sum
 // PAIR-NOT: loom.perturb
 // PAIR: %[[SL:.+]] = loom.mul %[[SIGN]], %[[L]]
-// PAIR-NEXT: comm.all_reduce %[[SL]] over @world ["dp", "pert"] sum : tensor<f32>
-// PAIR-NEXT: comm.all_reduce %[[L]] over @world ["dp", "pert"] sum : tensor<f32>
+// PAIR: tensor.from_elements {{.+}} : tensor<2xf32>
+// PAIR-NEXT: comm.all_reduce %{{.+}} over @world ["dp", "pert"] sum : tensor<2xf32>
 // PAIR-COUNT-2: loom.perturb
 // PAIR-NOT: comm.all_reduce
 

@@ -229,6 +229,22 @@ TEST(Manifest, ParsesTheMesh) {
   EXPECT_EQ(parsed.mesh.describe(), "dp=2,tp=3");
 }
 
+// A rank reads the batches of its coordinate along "dp" (row-major mesh):
+// the two ranks of a zeroth-order perturbation pair ("pert", innermost)
+// read the same ones; without a "dp" axis every rank its own.
+TEST(Manifest, DataPositionFollowsTheDpAxis) {
+  MeshSpec none, dp4{{"dp"}, {4}}, pairs{{"dp", "pert"}, {3, 2}},
+      outer{{"pp", "dp"}, {2, 3}};
+  EXPECT_EQ(none.dataPosition(0, 1), std::make_pair(int64_t(0), int64_t(1)));
+  EXPECT_EQ(dp4.dataPosition(3, 4), std::make_pair(int64_t(3), int64_t(4)));
+  for (int64_t rank = 0; rank < 6; ++rank) {
+    EXPECT_EQ(pairs.dataPosition(rank, 6),
+              std::make_pair(rank / 2, int64_t(3)));
+    EXPECT_EQ(outer.dataPosition(rank, 6),
+              std::make_pair(rank % 3, int64_t(3)));
+  }
+}
+
 TEST(Manifest, RejectsBadMeshes) {
   json m = softmaxManifest();
   m["mesh"] = {{"axes", {"dp"}}, {"shape", {2, 2}}};
