@@ -2,6 +2,7 @@
 #include "passes/Train/Passes.h"
 
 #include "dialects/Loom/IR/LoomBuilder.h"
+#include "passes/Train/LossFunction.h"
 
 #define DEBUG_TYPE "loom-add-optimizer"
 
@@ -81,21 +82,7 @@ struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
     b.setInsertionPointAfter(grad);
     Location loc = grad.getLoc();
     auto lossType = cast<RankedTensorType>(grad.getResultTypes()[0]);
-    auto stepType = RankedTensorType::get({}, b.getI64Type());
-
-    SmallVector<Type> inputs{stepType};
-    llvm::append_range(inputs, grad.getArgumentTypes());
-    auto fn = func::FuncOp::create(
-        b, loc, "train_step",
-        FunctionType::get(ctx, inputs, {lossType, lossType, lossType}));
-    fn->setAttr(kEntryAttr, b.getStringAttr("train_step"));
-    fn.setArgAttr(0, kInputAttr, b.getStringAttr("step"));
-    static constexpr StringLiteral outputs[] = {"loss", "lr", "grad_norm"};
-    for (auto [i, name] : llvm::enumerate(outputs))
-      fn.setResultAttr(i, kOutputAttr, b.getStringAttr(name));
-    for (unsigned i = 0; i < grad.getNumArguments(); ++i)
-      if (auto name = grad.getArgAttr(i, kInputAttr))
-        fn.setArgAttr(i + 1, kInputAttr, name);
+    func::FuncOp fn = createTrainStep(b, grad, lossType);
 
     Block *body = fn.addEntryBlock();
     b.setInsertionPointToStart(body);

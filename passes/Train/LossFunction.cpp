@@ -28,3 +28,24 @@ void mlir::loom::markLossEntry(func::FuncOp loss) {
   loss->setAttr(kEntryAttr, b.getStringAttr("loss"));
   loss.setResultAttr(0, kOutputAttr, b.getStringAttr("loss"));
 }
+
+func::FuncOp mlir::loom::createTrainStep(OpBuilder &b, func::FuncOp from,
+                                         RankedTensorType lossType) {
+  MLIRContext *ctx = b.getContext();
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointAfter(from);
+  SmallVector<Type> inputs{RankedTensorType::get({}, b.getI64Type())};
+  llvm::append_range(inputs, from.getArgumentTypes());
+  auto fn = func::FuncOp::create(
+      b, from.getLoc(), "train_step",
+      FunctionType::get(ctx, inputs, {lossType, lossType, lossType}));
+  fn->setAttr(kEntryAttr, b.getStringAttr("train_step"));
+  fn.setArgAttr(0, kInputAttr, b.getStringAttr("step"));
+  static constexpr StringLiteral outputs[] = {"loss", "lr", "grad_norm"};
+  for (auto [i, name] : llvm::enumerate(outputs))
+    fn.setResultAttr(i, kOutputAttr, b.getStringAttr(name));
+  for (unsigned i = 0; i < from.getNumArguments(); ++i)
+    if (auto name = from.getArgAttr(i, kInputAttr))
+      fn.setArgAttr(i + 1, kInputAttr, name);
+  return fn;
+}

@@ -19,6 +19,13 @@ FailureOr<func::FuncOp> lookupLossFunction(ModuleOp module, StringRef name);
 /// Marks `loss` as the artifact's `loss` entry (evaluation).
 void markLossEntry(func::FuncOp loss);
 
+/// An empty `@train_step(%step: tensor<i64>, inputs...) -> (loss, lr,
+/// grad_norm)` after `from`, whose inputs (and their names) it takes, with
+/// the attributes of the artifact's `train_step` entry; `lossType` is the
+/// type of each result. The caller fills its body.
+func::FuncOp createTrainStep(OpBuilder &b, func::FuncOp from,
+                             RankedTensorType lossType);
+
 } // namespace mlir::loom
 
 #endif // LOOM_PASSES_TRAIN_LOSSFUNCTION_H

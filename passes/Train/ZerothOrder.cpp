@@ -117,19 +117,7 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
     Location loc = loss.getLoc();
     auto lossType = cast<RankedTensorType>(loss.getResultTypes()[0]);
     Type et = lossType.getElementType();
-    SmallVector<Type> inputs{RankedTensorType::get({}, b.getI64Type())};
-    llvm::append_range(inputs, loss.getArgumentTypes());
-    auto fn = func::FuncOp::create(
-        b, loc, "train_step",
-        FunctionType::get(ctx, inputs, {lossType, lossType, lossType}));
-    fn->setAttr(kEntryAttr, b.getStringAttr("train_step"));
-    fn.setArgAttr(0, kInputAttr, b.getStringAttr("step"));
-    static constexpr StringLiteral outputs[] = {"loss", "lr", "grad_norm"};
-    for (auto [i, name] : llvm::enumerate(outputs))
-      fn.setResultAttr(i, kOutputAttr, b.getStringAttr(name));
-    for (unsigned i = 0; i < loss.getNumArguments(); ++i)
-      if (auto name = loss.getArgAttr(i, kInputAttr))
-        fn.setArgAttr(i + 1, kInputAttr, name);
+    func::FuncOp fn = createTrainStep(b, loss, lossType);
 
     llvm::DenseMap<StringAttr, int64_t> stream;
     for (auto [i, p] : llvm::enumerate(params))
@@ -145,29 +133,6 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
     };
     Value one = lb.scalar(et, 1.0);
     comm::MeshOp mesh = needsMesh() ? getOrCreateMesh(module) : comm::MeshOp();
-    // Both scalars summed over every rank of the mesh in one collective of
-    // two elements (the CPU runtime's collectives span whole meshes): on a
-    // slow link a step pays one latency, whatever the model's size.
-    auto sumOverRanks = [&](Value &x, Value &y) {
-      SmallVector<StringRef> axes{kAxis};
-      if (perturbationRanks == 2)
-        axes.push_back(kPairAxis);
-      auto pairType = RankedTensorType::get({2}, et);
-      Value both = tensor::FromElementsOp::create(
-          b, loc, pairType,
-          ValueRange{scalarOf(b, loc, x), scalarOf(b, loc, y)});
-      Value summed = comm::AllReduceOp::create(
-          b, loc, pairType, both, mesh.getSymName(), b.getStrArrayAttr(axes),
-          comm::ReduceKind::sum);
-      auto element = [&](int64_t i) -> Value {
-        Value at = arith::ConstantIndexOp::create(b, loc, i);
-        Value v = tensor::ExtractOp::create(b, loc, summed, ValueRange{at});
-        return tensor::FromElementsOp::create(
-            b, loc, RankedTensorType::get({}, et), ValueRange{v});
-      };
-      x = element(0);
-      y = element(1);
-    };
     Value d, sum; // l+ - l- and l+ + l-, summed over the data-parallel ranks
     if (perturbationRanks == 2) {
       // One forward pass per rank, at sign * eps with sign = +1 on the
@@ -179,7 +144,7 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
       });
       d = lb.mul(sign, l);
       sum = l;
-      sumOverRanks(d, sum);
+      sumOverMesh(b, loc, mesh, d, sum);
     } else {
       Value lPlus = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
         return perturb(x, p, one, lb.scalar(et, eps));
@@ -192,7 +157,7 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
       // Every rank's projected gradient, of its own micro-batch, summed:
       // the only bytes a step sends, whatever the model's size.
       if (ranks > 1)
-        sumOverRanks(d, sum);
+        sumOverMesh(b, loc, mesh, d, sum);
     }
     // g = mean over the data-parallel ranks of (l+ - l-) / (2 eps).
     Value g = lb.scale(d, 1.0 / (2.0 * eps * double(ranks)));
@@ -210,6 +175,32 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
     }
     Value norm = SqrtOp::create(b, loc, lb.mul(g, g));
     func::ReturnOp::create(b, loc, ValueRange{mean, lb.scalar(et, lr), norm});
+  }
+
+  /// Sums the scalars `x` and `y` over every rank of `mesh` in one
+  /// collective of two elements (the CPU runtime's collectives span whole
+  /// meshes): on a slow link a step pays one latency, whatever the model's
+  /// size.
+  void sumOverMesh(OpBuilder &b, Location loc, comm::MeshOp mesh, Value &x,
+                   Value &y) {
+    SmallVector<StringRef> axes{kAxis};
+    if (perturbationRanks == 2)
+      axes.push_back(kPairAxis);
+    Type et = cast<RankedTensorType>(x.getType()).getElementType();
+    auto pairType = RankedTensorType::get({2}, et);
+    Value both = tensor::FromElementsOp::create(
+        b, loc, pairType, ValueRange{scalarOf(b, loc, x), scalarOf(b, loc, y)});
+    Value summed = comm::AllReduceOp::create(
+        b, loc, pairType, both, mesh.getSymName(), b.getStrArrayAttr(axes),
+        comm::ReduceKind::sum);
+    auto element = [&](int64_t i) -> Value {
+      Value at = arith::ConstantIndexOp::create(b, loc, i);
+      Value v = tensor::ExtractOp::create(b, loc, summed, ValueRange{at});
+      return tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({}, et), ValueRange{v});
+    };
+    x = element(0);
+    y = element(1);
   }
 
   /// Appends @loss's body to `body` with every parameter it reads replaced
