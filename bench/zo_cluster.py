@@ -18,6 +18,7 @@ Usage: python3 bench/zo_cluster.py [--spec gpt:...] [--rate 10mbit]
        [--steps 30] [--warmup 5] [--record]
 (run as root from the repository root after building)"""
 import argparse
+import math
 import os
 import tempfile
 
@@ -43,8 +44,7 @@ def main():
             many = os.path.join(tmp, "many")
             manifest = loomc(args.spec, one, *flags)
             loomc(args.spec, many, f"--dp={n}", *flags)
-            params = sum(4 * eval("*".join(map(str, p["shape"])) or "1")
-                         for p in manifest["params"])
+            params = sum(4 * math.prod(p["shape"]) for p in manifest["params"])
             side = loom_side_by_side(one, n, steps, args.warmup, tmp)
             run = loom(many, args.rate, steps, args.warmup, tmp, hosts=n,
                        extra=["--trace", os.path.join(tmp, "t.json")])

@@ -24,7 +24,7 @@ import subprocess
 import tempfile
 import time
 
-from clusterlib import BIN, results_section, sh
+from clusterlib import BIN, results_section, sh, spec_fields
 
 MIB = 2.0 ** 20
 
@@ -61,11 +61,8 @@ def main():
             return timed([run, artifact, "--steps", str(steps), "--log-every", "0",
                           *common])
 
-        def forward(batches):
-            return timed([run, zo, "--eval", "--eval-batches", str(batches), *common])
-
         tiny = os.path.join(tmp, "tiny")
-        fields = dict(kv.split("=") for kv in args.spec.split(":")[1].split(","))
+        fields = spec_fields(args.spec)
         fields.update(seq="1", batch="1")
         sh([os.path.join(BIN, "loomc"),
             "--model=gpt:" + ",".join(f"{k}={v}" for k, v in fields.items()),
@@ -74,6 +71,8 @@ def main():
         def forward_of(artifact):
             return lambda n: timed([run, artifact, "--eval", "--eval-batches", str(n),
                                     *common])
+
+        forward = forward_of(zo)
 
         results = {}
         for name, fn in [("zo", lambda n: train(zo, n)), ("forward", forward),

@@ -166,14 +166,13 @@ struct LowerEntryPointsPass
                                                body->getArgument(i),
                                                /*restrict=*/true);
     };
-    llvm::StringMap<Value> current; // name -> tensor value of param/state
+    llvm::StringMap<Value> current; // name -> entry value of param/state
     llvm::StringMap<unsigned> argIndex;
     unsigned firstInput = 0, firstOutput = 0;
-    llvm::DenseMap<unsigned, Value> oldValues; // arg index -> entry value
     for (auto [i, a] : llvm::enumerate(abi)) {
       argIndex[a.name] = i;
       if (a.role == "param" || a.role == "state") {
-        current[a.name] = oldValues[i] = read(i);
+        current[a.name] = read(i);
         firstInput = i + 1;
       }
     }
@@ -239,7 +238,7 @@ struct LowerEntryPointsPass
     // The writes placed after one op follow it in the order of `writes`.
     llvm::DenseMap<Operation *, Operation *> lastPlaced;
     for (auto [index, value] : writes) {
-      Operation *after = lastReader(body, oldValues[index]);
+      Operation *after = lastReader(body, current.lookup(abi[index].name));
       Operation *def = value.getDefiningOp()
                            ? body->findAncestorOpInBlock(*value.getDefiningOp())
                            : nullptr;

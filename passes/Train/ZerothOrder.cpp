@@ -132,7 +132,7 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
           .getResult();
     };
     Value one = lb.scalar(et, 1.0);
-    comm::MeshOp mesh = needsMesh() ? getOrCreateMesh(module) : comm::MeshOp();
+    comm::MeshOp mesh = needsMesh() ? createMesh(module) : comm::MeshOp();
     Value d, sum; // l+ - l- and l+ + l-, summed over the data-parallel ranks
     if (perturbationRanks == 2) {
       // One forward pass per rank, at sign * eps with sign = +1 on the
@@ -238,7 +238,7 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
 
   /// The data-parallel mesh, [ranks] along "dp", or with perturbation
   /// pairs [ranks, 2] along "dp" and "pert".
-  comm::MeshOp getOrCreateMesh(ModuleOp module) {
+  comm::MeshOp createMesh(ModuleOp module) {
     OpBuilder b(module.getBodyRegion());
     if (perturbationRanks == 1)
       return comm::MeshOp::create(b, module.getLoc(), kMesh,

@@ -28,13 +28,9 @@ import numpy as np
 import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "torch"))
+from compare_gpt import spec_of  # noqa: E402
 from nanogpt import GPT, load_safetensors  # noqa: E402
 from philox import direction  # noqa: E402
-
-
-def spec_of(manifest):
-    fields = dict(kv.split("=") for kv in manifest["model"]["spec"].split(":")[1].split(","))
-    return {k: int(v) for k, v in fields.items()}
 
 
 def main():
