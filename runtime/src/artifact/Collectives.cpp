@@ -42,6 +42,7 @@
 
 #include "loom/runtime/Collectives.h"
 #include "comm/CommQueue.h"
+#include "compress/Compression.h"
 #include "device/Device.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
@@ -206,6 +207,31 @@ onDevice(DeviceCommunicator &comm, const char *name, int64_t group,
   }
 }
 
+/// loom_rt_compressed_all_reduce(_start): through the installed
+/// compression's plan (a plain mean without one).
+int64_t compressedAllReduce(const char *name, int64_t group, void *buf,
+                            int64_t count, int32_t dtype, int32_t op,
+                            int32_t slot, bool async) {
+  if (deviceOfCall())
+    abortJob(formatString("%s: compressed collectives run on the CPU only "
+                          "(loomc refuses --compress with --target=cuda)",
+                          name));
+  if (dtype != LOOM_F32 || op != LOOM_MEAN)
+    abortJob(formatString("%s: compressed gradients are f32 means (dtype "
+                          "%d, op %d)",
+                          name, static_cast<int>(dtype),
+                          static_cast<int>(op)));
+  return collective(name, group, count, dtype, "mean", async,
+                    [=](Communicator &comm, DType) {
+                      if (GradientCompression *c = currentCompression())
+                        c->average(comm, slot, static_cast<float *>(buf),
+                                   count);
+                      else
+                        comm.allReduce(buf, count, DType::F32,
+                                       ReduceOp::Mean);
+                    });
+}
+
 ReduceOp checkedOp(const char *name, int32_t op) {
   if (op < LOOM_SUM || op > LOOM_MAX)
     abortJob(formatString("%s: unknown reduce op %d (abi.h loom_reduce_op)",
@@ -320,6 +346,21 @@ LOOM_RT_ABI_EXPORT void loom_rt_all_reduce(int64_t group, void *buf,
              /*async=*/false, [=](Communicator &comm, DType type) {
                comm.allReduce(buf, count, type, reduce);
              });
+}
+
+LOOM_RT_ABI_EXPORT void loom_rt_compressed_all_reduce(int64_t group, void *buf,
+                                                      int64_t count,
+                                                      int32_t dtype, int32_t op,
+                                                      int32_t slot) {
+  compressedAllReduce("loom_rt_compressed_all_reduce", group, buf, count, dtype,
+                      op, slot, /*async=*/false);
+}
+
+LOOM_RT_ABI_EXPORT int64_t loom_rt_compressed_all_reduce_start(
+    int64_t group, void *buf, int64_t count, int32_t dtype, int32_t op,
+    int32_t slot) {
+  return compressedAllReduce("loom_rt_compressed_all_reduce_start", group, buf,
+                             count, dtype, op, slot, /*async=*/true);
 }
 
 LOOM_RT_ABI_EXPORT void loom_rt_reduce_scatter(int64_t group, const void *send,

@@ -408,6 +408,74 @@ public:
     return zero;
   }
 
+  CompressionSpec compression(const json &value, const std::string &path,
+                              const Manifest &manifest) {
+    expectObject(value, path);
+    CompressionSpec spec;
+    auto field = [&](const char *key) -> const json & {
+      return require(value, path, key);
+    };
+    std::string methodPath = join(path, key::compression::method);
+    spec.method = string(field(key::compression::method), methodPath);
+    static const std::set<std::string> methods{"bf16", "powersgd", "quant",
+                                               "topk", "lgreco"};
+    if (!methods.count(spec.method))
+      error(methodPath, "unknown method \"" + spec.method +
+                            "\" (expected bf16, powersgd, quant, topk or "
+                            "lgreco)");
+    spec.rank = integer(field(key::compression::rank),
+                        join(path, key::compression::rank), 0);
+    spec.bits = integer(field(key::compression::bits),
+                        join(path, key::compression::bits), 0);
+    spec.density = number(field(key::compression::density),
+                          join(path, key::compression::density));
+    spec.warmupSteps = integer(field(key::compression::warmup_steps),
+                               join(path, key::compression::warmup_steps), 0);
+    spec.resolveEvery = integer(field(key::compression::resolve_every),
+                                join(path, key::compression::resolve_every), 0);
+    std::string objectivePath = join(path, key::compression::objective);
+    spec.objective = string(field(key::compression::objective), objectivePath);
+    if (spec.objective != "time" && spec.objective != "bytes")
+      error(objectivePath, "expected \"time\" or \"bytes\", got \"" +
+                               spec.objective + "\"");
+    spec.linkGbps = number(field(key::compression::link_gbps),
+                           join(path, key::compression::link_gbps));
+    if (!(spec.linkGbps > 0))
+      error(join(path, key::compression::link_gbps), "must be positive");
+    spec.linkLatencyUs = number(field(key::compression::link_latency_us),
+                                join(path, key::compression::link_latency_us));
+    if (!(spec.linkLatencyUs >= 0))
+      error(join(path, key::compression::link_latency_us),
+            "must not be negative");
+    if (spec.method == "lgreco" && spec.warmupSteps < 1)
+      error(join(path, key::compression::warmup_steps),
+            "lgreco measures after at least one warm-up step");
+    std::string slotsPath = join(path, key::compression::slots);
+    const json &list = expectArray(field(key::compression::slots), slotsPath);
+    for (size_t i = 0; i < list.size(); ++i) {
+      std::string at = index(slotsPath, i);
+      expectObject(list[i], at);
+      CompressionSpec::Slot slot;
+      slot.param = string(require(list[i], at, key::compression_slot::param),
+                          join(at, key::compression_slot::param));
+      slot.rows = integer(require(list[i], at, key::compression_slot::rows),
+                          join(at, key::compression_slot::rows), 1);
+      slot.cols = integer(require(list[i], at, key::compression_slot::cols),
+                          join(at, key::compression_slot::cols), 1);
+      const TensorSpec *param = manifest.findParam(slot.param);
+      if (!param)
+        error(join(at, key::compression_slot::param),
+              "no param named \"" + slot.param + "\"");
+      else if (numElements(param->shape) != slot.rows * slot.cols)
+        error(at, "param \"" + slot.param + "\" has shape " +
+                      shapeToString(param->shape) + ", not " +
+                      std::to_string(slot.rows) + " x " +
+                      std::to_string(slot.cols) + " elements");
+      spec.slots.push_back(std::move(slot));
+    }
+    return spec;
+  }
+
   std::string source;
   /// Where parseManifestNotingKeys wants the keys looked up; usually null.
   std::set<const char *> *keysRead;
@@ -863,6 +931,9 @@ Manifest parse(const std::string &text, const std::string &source,
   if (manifest.zero.enabled() && manifest.co2.localSteps > 0)
     parser.error(key::root::zero, "a ZeRO artifact cannot also be a CO2 one "
                                   "(loomc refuses --zero with --co2)");
+  if (const json *compression = parser.optional(root, key::root::compression))
+    manifest.compression =
+        parser.compression(*compression, key::root::compression, manifest);
   checkTaskInputs(parser, manifest);
   parseEntries(parser, parser.require(root, "", key::root::entries), manifest);
   return manifest;

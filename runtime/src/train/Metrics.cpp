@@ -104,6 +104,11 @@ void MetricsWriter::writeEval(int rank, double loss, int64_t batches,
   writeLine(line.dump());
 }
 
+void MetricsWriter::writeRecord(const std::string &key,
+                                const std::string &json) {
+  writeLine("{" + ordered_json(key).dump() + ": " + json + "}");
+}
+
 void MetricsWriter::close() {
   if (file)
     std::fclose(file);

@@ -23,6 +23,7 @@
 namespace loom::rt {
 
 class Communicator;
+class GradientCompression;
 class SyncPolicy;
 
 /// A step, once the ranks agreed on it.
@@ -52,6 +53,13 @@ public:
   virtual void onSummary(const RunSummary &summary) { (void)summary; }
 };
 
+/// The gradient compression's schedule (train/CompressionObserver.cpp):
+/// L-GreCo's re-choices after their measured steps (a collective), the plan
+/// printed by rank 0 and written to `metrics`.
+std::unique_ptr<StepObserver>
+makeCompressionObserver(GradientCompression &compression, Communicator &comm,
+                        MetricsWriter &metrics, std::ostream &log,
+                        int64_t firstStep);
 /// Writes each step's record and the summary to `metrics` (if open).
 std::unique_ptr<StepObserver> makeMetricsObserver(MetricsWriter &metrics);
 /// Stops the job at a non-finite loss, on every rank.

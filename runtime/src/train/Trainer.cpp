@@ -31,6 +31,7 @@
 #include "loom/runtime/World.h"
 #include "support/Clock.h"
 #include "train/Evaluation.h"
+#include "compress/Compression.h"
 #include "train/StepObserver.h"
 #include "train/SyncPolicy.h"
 
@@ -170,6 +171,8 @@ struct Trainer::Setup {
   std::unique_ptr<SyncPolicy> sync;
   /// --eval-data: the held-out loss during training.
   std::optional<EvalSetup> eval;
+  /// Manifest "compression": what the compressed all-reduces do.
+  std::unique_ptr<GradientCompression> compression;
   /// Rank 0 said it heard its own stop request.
   bool heard = false;
 };
@@ -385,6 +388,9 @@ Trainer::makeObservers(Setup &setup, std::unique_ptr<StepObserver> trace,
   std::vector<std::unique_ptr<StepObserver>> observers;
   observers.push_back(makeMetricsObserver(setup.metrics));
   observers.push_back(makeDivergenceGuard(comm, *setup.sync));
+  if (setup.compression)
+    observers.push_back(makeCompressionObserver(
+        *setup.compression, comm, setup.metrics, log, firstStep));
   observers.push_back(makeProgressObserver(
       log, comm.isRoot(), firstStep, lastStep, options.logEvery,
       globalTokensPerStep(artifact.manifest(), comm), unit));
@@ -509,6 +515,10 @@ TrainResult Trainer::run() {
   const int64_t firstStep = state.step + 1;
   const int64_t lastStep = state.step + options.steps;
   announce(setup, firstStep, lastStep);
+  if (artifact.manifest().compression.enabled())
+    setup.compression = std::make_unique<GradientCompression>(
+        artifact.manifest().compression, comm.size());
+  ScopedCompression compressing(setup.compression.get());
   observers = makeObservers(setup, std::move(trace), firstStep, lastStep);
 
   RunSummary summary;

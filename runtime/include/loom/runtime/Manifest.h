@@ -160,6 +160,34 @@ struct ZeroSpec {
   int64_t shardElements(int64_t elements) const;
 };
 
+/// Gradient compression (manifest "compression", loomc --compress): the
+/// method the compiled step's compressed all-reduces average each listed
+/// gradient with (docs/compression.md). method "": none.
+struct CompressionSpec {
+  /// One gradient a compressed all-reduce averages (its slot is its index),
+  /// seen as a rows x cols matrix (cols: its param's last dimension).
+  struct Slot {
+    std::string param;
+    int64_t rows = 0, cols = 0;
+  };
+  /// "bf16", "powersgd", "quant" or "topk" (every slot alike, where it
+  /// shrinks the gradient) or "lgreco" (chosen per slot at run time).
+  std::string method;
+  /// PowerSGD's rank (lgreco: the uniform baseline's, whose error is the
+  /// budget), quantisation's bits, top-k's density; 0 where unused.
+  int64_t rank = 0, bits = 0;
+  double density = 0;
+  /// Steps of plain fp32 averaging first; lgreco: at least 1, and how often
+  /// it re-chooses (0: never again).
+  int64_t warmupSteps = 0, resolveEvery = 0;
+  /// What lgreco minimises: "time" (modelled on the link below) or "bytes".
+  std::string objective = "time";
+  double linkGbps = 1, linkLatencyUs = 50;
+  std::vector<Slot> slots;
+
+  bool enabled() const { return !method.empty(); }
+};
+
 /// Manifest "cuda", present exactly when the target is cuda.
 struct CudaSpec {
   /// The GPU architecture the kernels were compiled for, e.g. "sm_90".
@@ -189,6 +217,7 @@ struct Manifest {
   MeshSpec mesh;
   CO2Spec co2;
   ZeroSpec zero;
+  CompressionSpec compression;
   std::vector<TensorSpec> params;
   std::vector<TensorSpec> state;
   std::vector<TensorSpec> inputs;

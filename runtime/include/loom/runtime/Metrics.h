@@ -94,6 +94,9 @@ public:
   /// the step during training (--eval-data), without it for loom-run --eval.
   void writeEval(int rank, double loss, int64_t batches, int64_t tokens,
                  int64_t step = -1);
+  /// A line {"<key>": <json>} of another record (the gradient
+  /// compression's plan); `json` is one JSON value.
+  void writeRecord(const std::string &key, const std::string &json);
   void close();
 
 private:

@@ -169,6 +169,19 @@ int64_t loom_rt_all_gather_start(int64_t group, const void *send, void *recv,
                                  int64_t count, int32_t dtype);
 void loom_rt_wait(int64_t handle);
 
+/// Gradient compression (loomc --compress, docs/compression.md). In place:
+/// buf (`count` f32 elements: gradient `slot` of the manifest's compression
+/// object) = the mean over the ranks of their compressed accumulated
+/// gradients, with the method the run's plan gives the slot at this step;
+/// the runtime keeps each slot's error feedback. `dtype` must be LOOM_F32
+/// and `op` LOOM_MEAN. Without a trainer around the call (no plan), a plain
+/// mean. The start form is asynchronous like loom_rt_all_reduce_start.
+void loom_rt_compressed_all_reduce(int64_t group, void *buf, int64_t count,
+                                   int32_t dtype, int32_t op, int32_t slot);
+int64_t loom_rt_compressed_all_reduce_start(int64_t group, void *buf,
+                                            int64_t count, int32_t dtype,
+                                            int32_t op, int32_t slot);
+
 /// Copy between two strided memrefs (MLIR's `memref.copy` of non-contiguous
 /// views lowers to this). Descriptors follow MLIR's UnrankedMemRefType layout.
 struct loom_unranked_memref {

@@ -1,0 +1,66 @@
+//===- CompressionObserver.cpp - The gradient compression's schedule ------===//
+//
+// Between steps, when the step's collectives are done: tells the
+// compression which step comes next (warm-up, measuring) and, after a
+// measured step, has the ranks re-choose L-GreCo's plan (one all-reduce of
+// the measurements, then the same knapsack on every rank). Every rank runs
+// it at the same point of the same steps, so the all-reduce matches.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compress/Compression.h"
+#include "loom/runtime/Communicator.h"
+#include "train/StepObserver.h"
+
+#include <ostream>
+
+namespace loom::rt {
+
+namespace {
+
+class CompressionObserver final : public StepObserver {
+public:
+  CompressionObserver(GradientCompression &compression, Communicator &comm,
+                      MetricsWriter &metrics, std::ostream &log,
+                      int64_t firstStep)
+      : compression(compression), comm(comm), metrics(metrics), log(log) {
+    compression.beginStep(firstStep);
+    if (comm.isRoot())
+      log << compression.describe() << "\n";
+    if (!compression.adaptive())
+      publish(compression.current(), "plan");
+  }
+
+  void onStep(const StepEvent &event) override {
+    const int64_t step = event.record.step;
+    if (compression.solveDue(step))
+      publish(compression.solve(comm, step),
+              "plan chosen after step " + std::to_string(step));
+    compression.beginStep(step + 1);
+  }
+
+private:
+  void publish(const PlanReport &report, const std::string &what) {
+    if (comm.isRoot())
+      log << "gradient compression " << what << ":\n" << report.table();
+    if (metrics.isOpen())
+      metrics.writeRecord("compression", report.json());
+  }
+
+  GradientCompression &compression;
+  Communicator &comm;
+  MetricsWriter &metrics;
+  std::ostream &log;
+};
+
+} // namespace
+
+std::unique_ptr<StepObserver>
+makeCompressionObserver(GradientCompression &compression, Communicator &comm,
+                        MetricsWriter &metrics, std::ostream &log,
+                        int64_t firstStep) {
+  return std::make_unique<CompressionObserver>(compression, comm, metrics, log,
+                                               firstStep);
+}
+
+} // namespace loom::rt
