@@ -88,7 +88,7 @@ static OwningOpRef<ModuleOp> parseInputFile(const Compilation &c,
 static constexpr const char *kTrainFlags[] = {
     "optimizer", "warmup-steps", "decay-steps", "min-lr", "clip-norm",
     "dp",        "overlap",      "bucket-mib",  "co2",    "calibration",
-    "link",      "zero",         "zo"};
+    "link",      "zero",         "zo",         "compress"};
 
 /// Takes the element type of a file's model from its IR (--dtype, which
 /// chooses it for a --model, may only agree), and refuses train flags for a

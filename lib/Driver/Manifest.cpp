@@ -151,6 +151,37 @@ static json::Object co2Json(CO2Attr co2) {
   return out;
 }
 
+/// The gradient compression (--loom-compress) and the link its cost rule
+/// models: the module's loom.machine, which the pass pipeline described.
+static json::Object compressionJson(CompressionAttr c, ModuleOp train,
+                                    const MachineModel &fallback) {
+  double gbps = fallback.linkBytesPerSecond * 8 / 1e9;
+  double latencyUs = fallback.linkLatencySeconds * 1e6;
+  if (auto machine = train->getAttrOfType<MachineAttr>(kMachineAttr)) {
+    gbps = machine.getLinkGbps().getValueAsDouble();
+    latencyUs = machine.getLinkLatencyUs().getValueAsDouble();
+  }
+  json::Array slots;
+  for (auto [param, rows, cols] :
+       llvm::zip_equal(c.getParams(), c.getRows().asArrayRef(),
+                       c.getCols().asArrayRef()))
+    slots.push_back(json::Object{
+        {key::compression_slot::param, cast<StringAttr>(param).getValue()},
+        {key::compression_slot::rows, rows},
+        {key::compression_slot::cols, cols}});
+  return json::Object{
+      {key::compression::method, c.getMethod()},
+      {key::compression::rank, c.getRank()},
+      {key::compression::bits, c.getBits()},
+      {key::compression::density, c.getDensity().getValueAsDouble()},
+      {key::compression::warmup_steps, c.getWarmupSteps()},
+      {key::compression::resolve_every, c.getResolveEvery()},
+      {key::compression::objective, c.getObjective()},
+      {key::compression::link_gbps, gbps},
+      {key::compression::link_latency_us, latencyUs},
+      {key::compression::slots, std::move(slots)}};
+}
+
 /// What the compiler assumed about the machine (docs/artifact.md).
 static json::Object costModelJson(const CompileOptions &options) {
   // Rounded to 9 digits: the unit conversions would print 50 us as
@@ -212,6 +243,9 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
     for (Attribute name : zero.getParams())
       shardedParams.insert(cast<StringAttr>(name).getValue());
   }
+  if (auto c = train->getAttrOfType<CompressionAttr>(kCompressionAttr))
+    manifest[key::root::compression] =
+        compressionJson(c, train, options.machine);
   manifest[key::root::cost_model] = costModelJson(options);
   manifest[key::root::compile_options] =
       json::Object{{key::compile_options::command_line, options.commandLine},

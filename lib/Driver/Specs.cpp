@@ -321,6 +321,78 @@ llvm::Expected<ZOOptions> mlir::loom::driver::parseZOSpec(StringRef text) {
   return spec;
 }
 
+llvm::Expected<std::optional<CompressOptions>>
+mlir::loom::driver::parseCompressSpec(StringRef text) {
+  CompressOptions spec;
+  auto [method, body] = text.split(':');
+  if (method == "none" && body.empty())
+    return std::nullopt;
+  Field warmup{"warmup",
+               [&spec](StringRef v) {
+                 return !v.getAsInteger(10, spec.warmupSteps) &&
+                        spec.warmupSteps >= 0;
+               },
+               "a non-negative integer"};
+  Field bits{"bits",
+             [&spec](StringRef v) {
+               return !v.getAsInteger(10, spec.bits) &&
+                      (spec.bits == 2 || spec.bits == 4 || spec.bits == 8);
+             },
+             "2, 4 or 8"};
+  Field density{"density",
+                [&spec](StringRef v) {
+                  return !v.getAsDouble(spec.density) && spec.density > 0 &&
+                         spec.density <= 1;
+                },
+                "a number in (0, 1]"};
+  Field every{"every",
+              [&spec](StringRef v) {
+                return !v.getAsInteger(10, spec.resolveEvery) &&
+                       spec.resolveEvery >= 0;
+              },
+              "a non-negative integer (0: choose once)"};
+  Field objective{"objective",
+                  [&spec](StringRef v) {
+                    spec.objective = v.str();
+                    return v == "time" || v == "bytes";
+                  },
+                  "time or bytes"};
+  Field rank = intField("rank", spec.rank);
+  llvm::SmallVector<Field> fields{warmup};
+  if (method == "powersgd")
+    fields.push_back(rank);
+  else if (method == "quant")
+    fields.push_back(bits);
+  else if (method == "topk")
+    fields.push_back(density);
+  else if (method == "lgreco")
+    fields.append({rank, every, objective});
+  else if (method != "bf16")
+    return fail("--compress", "unknown method '" + method +
+                                  "' (expected none, bf16, powersgd, quant, "
+                                  "topk or lgreco)");
+  spec.method = method.str();
+  if (auto err = applyFields("--compress", method, body, fields))
+    return std::move(err);
+  if (method == "lgreco" && spec.warmupSteps < 1)
+    return fail("--compress", "lgreco needs warmup=1 or more (it measures "
+                              "the candidates at the last warm-up step)");
+  return spec;
+}
+
+std::string mlir::loom::driver::compressSpecHelp() {
+  CompressOptions d;
+  return llvm::formatv(
+      "With --dp: compressed gradient averaging with error feedback. SPEC: "
+      "none, bf16, powersgd[:rank=R] (default {0}), quant[:bits=2|4|8] "
+      "(default {1}), topk[:density=D] (default {2}), or lgreco[:rank=R,"
+      "every=K,objective=time|bytes]: per layer, the cheapest of all of "
+      "them within uniform powersgd:rank=R's error, re-chosen every K "
+      "(default {3}) steps at run time; each takes warmup=W fp32 steps "
+      "first (default {4}) (docs/compression.md)",
+      d.rank, d.bits, d.density, d.resolveEvery, d.warmupSteps);
+}
+
 std::string mlir::loom::driver::zoSpecHelp() {
   ZOOptions d;
   return llvm::formatv(

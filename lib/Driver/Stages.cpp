@@ -61,6 +61,7 @@ static TrainOptions trainOptions(const Compilation &c) {
                         : chooseBucketBytes(machine) / (1024 * 1024);
   train.co2 = c.co2;
   train.zo = c.zo;
+  train.compress = c.compress;
   train.machine = toMachineOptions(machine);
   return train;
 }

@@ -76,6 +76,37 @@ static LogicalResult parseZO(Compilation &c) {
   return success();
 }
 
+/// --compress, parsed into `c`, and what it does not combine with yet.
+static LogicalResult parseCompress(Compilation &c) {
+  const CompileOptions &options = c.options;
+  if (options.compress.empty())
+    return success();
+  auto spec = driver::parseCompressSpec(options.compress);
+  if (!spec)
+    return c.error(llvm::toString(spec.takeError()));
+  if (!*spec)
+    return success(); // none
+  if (options.dp < 2)
+    return c.error("--compress needs --dp=N with N > 1: it compresses the "
+                   "gradients the data-parallel ranks average");
+  if (!options.zo.empty())
+    return c.error("--compress does not apply to --zo: its ranks average "
+                   "one scalar a step");
+  if (!options.co2.empty())
+    return c.error("--compress and --co2 do not combine yet: CO2's inner "
+                   "steps send no gradients, and compressing its outer "
+                   "round is not built");
+  if (options.zero > 1)
+    return c.error("--compress and --zero=" + llvm::Twine(options.zero) +
+                   " do not combine: compression averages whole gradients, "
+                   "ZeRO-2 and 3 reduce-scatter them (--zero=1 combines)");
+  if (options.target == "cuda")
+    return c.error("--compress runs on the CPU only for now "
+                   "(--target=cpu)");
+  c.compress = **spec;
+  return success();
+}
+
 /// --optimizer (and the schedule over its lr), --zo and --co2, parsed into
 /// `c`.
 static LogicalResult parseTrainSpecs(Compilation &c) {
@@ -90,7 +121,7 @@ static LogicalResult parseTrainSpecs(Compilation &c) {
   c.optimizer.decaySteps = options.decaySteps;
   c.optimizer.minLr = options.minLr;
   c.optimizer.clipNorm = options.clipNorm;
-  if (failed(parseZO(c)))
+  if (failed(parseZO(c)) || failed(parseCompress(c)))
     return failure();
   if (options.co2.empty())
     return success();

@@ -107,6 +107,16 @@ int32_t opCode(OpTy op) {
   else
     return int32_t(op.getRootAttr().getInt());
 }
+/// The gradient slot of a compressed all-reduce (--loom-compress), which
+/// calls the runtime's compressed form instead.
+template <typename OpTy>
+std::optional<uint64_t> compressSlot(OpTy op) {
+  if constexpr (std::is_same_v<OpTy, comm::AllReduceOp> ||
+                std::is_same_v<OpTy, comm::AllReduceStartOp>)
+    return op.getCompressSlot();
+  else
+    return std::nullopt;
+}
 StringRef runtimeName(comm::AllReduceOp) { return "loom_rt_all_reduce"; }
 StringRef runtimeName(comm::BroadcastOp) { return "loom_rt_broadcast"; }
 StringRef runtimeName(comm::AllReduceStartOp) {
@@ -153,8 +163,17 @@ struct InPlaceCollectiveModel
     constexpr bool isStart = std::is_same_v<OpTy, comm::AllReduceStartOp> ||
                              std::is_same_v<OpTy, comm::BroadcastStartOp>;
     Type i64 = rewriter.getI64Type();
-    auto call = callRuntime(rewriter, op, runtimeName(coll), {*buffer},
-                            type.getNumElements(), {dtype, opCode(coll)},
+    StringRef name = runtimeName(coll);
+    SmallVector<int32_t, 3> ints{dtype, opCode(coll)};
+    if (std::optional<uint64_t> slot = compressSlot(coll)) {
+      if (*slot > uint64_t(INT32_MAX))
+        return op->emitError("compress_slot ") << *slot << " is out of range";
+      name = isStart ? "loom_rt_compressed_all_reduce_start"
+                     : "loom_rt_compressed_all_reduce";
+      ints.push_back(int32_t(*slot));
+    }
+    auto call = callRuntime(rewriter, op, name, {*buffer},
+                            type.getNumElements(), ints,
                             isStart ? TypeRange{i64} : TypeRange{});
     if (failed(call))
       return failure();

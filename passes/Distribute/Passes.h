@@ -6,6 +6,7 @@
 #include "dialects/Loom/IR/LoomOps.h"
 #include "loom/Support/PassCounter.h"
 #include "passes/Distribute/CO2Options.h"
+#include "passes/Distribute/CompressOptions.h"
 
 #include "mlir/Pass/Pass.h"
 
@@ -16,6 +17,8 @@ namespace mlir::loom {
 
 /// --loom-co2 with `options`.
 std::unique_ptr<Pass> createCO2Pass(const CO2Options &options);
+/// --loom-compress with `options`.
+std::unique_ptr<Pass> createCompressPass(const CompressOptions &options);
 
 #define GEN_PASS_REGISTRATION
 #include "passes/Distribute/Passes.h.inc"

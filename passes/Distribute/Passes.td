@@ -165,4 +165,36 @@ def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
   let dependentDialects = ["::mlir::loom::comm::CommDialect"];
 }
 
+def CompressPass : Pass<"loom-compress", "mlir::ModuleOp"> {
+  let summary = "Averages gradients compressed: PowerSGD, quantisation, "
+                "top-k or bf16 alike, or L-GreCo's per-layer choice.";
+  let description = [{
+    Runs after `--loom-data-parallel`. Every gradient of a parameter with
+    two or more dimensions (seen as a rows x cols matrix, cols its last
+    dimension) whose `comm.all_reduce ... mean` the data-parallel pass
+    inserted gets a `compress_slot`: its index in the module's
+    `loom.compression = #loom.compression<method, ..., params, rows, cols>`.
+    Vectors and scalars (biases, norms' gains) stay plain all-reduces, as
+    PowerSGD does. The runtime averages each slot with the method (a
+    compressed all-reduce keeps its own collective: the bucketing pass
+    leaves it alone) and keeps each rank's error feedback; for `lgreco` it
+    measures every candidate's error after `warmup` fp32 steps and every
+    `every` steps, and solves L-GreCo's knapsack for the methods that cost
+    least (time on the link of `loom.machine`, or bytes) within uniform
+    PowerSGD rank `rank`'s total error (docs/compression.md).
+
+    Refused: a PowerSGD rank above a compressed gradient's smaller
+    dimension (naming it), bits other than 2, 4, 8, a density outside
+    (0, 1], lgreco without a warm-up step, gradients that are not f32.
+
+    Options: one per line of `passes/Distribute/CompressOptions.def`
+    (method, rank, bits, density, warmup, every, objective).
+  }];
+  let dependentDialects = ["::mlir::loom::comm::CommDialect"];
+  let statistics = [
+    Statistic<"numCompressed", "num-compressed",
+              "Gradients averaged by compressed all-reduces">,
+  ];
+}
+
 #endif // LOOM_PASSES_DISTRIBUTE_PASSES_TD

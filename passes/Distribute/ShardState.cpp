@@ -579,6 +579,12 @@ func::FuncOp ShardStatePass::cloneScattering(func::FuncOp grad, Slicer &slicer,
           << "--loom-data-parallel first)";
       return nullptr;
     }
+    if (mean.getCompressSlot()) {
+      mean.emitError("--loom-shard-state{stage=2}: the gradient of ")
+          << of << " is compressed (--loom-compress), which averages whole "
+          << "gradients; stage 2 reduce-scatters them";
+      return nullptr;
+    }
     // Scattered as soon as it is produced, so the whole local gradient is
     // freed then rather than at the end of the backward pass; the
     // collectives follow the production order, the same on every rank.

@@ -39,6 +39,12 @@ TrainOptions TrainPipelineOptions::bind() const {
 #define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP) o.co2->NAME = co2_##NAME;
 #include "passes/Distribute/CO2Options.def"
   }
+  if (compress) {
+    o.compress.emplace();
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
+  o.compress->NAME = compress_##NAME;
+#include "passes/Distribute/CompressOptions.def"
+  }
   if (zo) {
     o.zo.emplace();
 #define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP) o.zo->NAME = zo_##NAME;
@@ -67,6 +73,10 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
     dp.ranks = o.dp;
     pm.addPass(createDataParallelPass(dp));
   }
+  // Compression marks the data-parallel pass's gradient means (without it,
+  // the pass says what to run first).
+  if (o.compress)
+    pm.addPass(createCompressPass(*o.compress));
   pm.addPass(createAddOptimizerPass(o.optimizer));
   // ZeRO's collectives exist before the overlap passes place them.
   if (o.zero > 0) {

@@ -18,6 +18,7 @@
 
 #include "passes/Analysis/MachineOptions.h"
 #include "passes/Distribute/CO2Options.h"
+#include "passes/Distribute/CompressOptions.h"
 #include "passes/Train/OptimizerOptions.h"
 #include "passes/Train/ZOOptions.h"
 
@@ -38,12 +39,14 @@ struct TrainOptions {
   int64_t zero = 0;     ///< ZeRO stage (0: none; 1, 2: --loom-shard-state)
   double bucketMiB = 1.0;
   std::optional<CO2Options> co2; ///< none: no CO2
+  std::optional<CompressOptions> compress; ///< none: plain fp32 averaging
   std::optional<ZOOptions> zo;   ///< zeroth-order steps instead of autodiff
   MachineOptions machine;        ///< what the cost model assumes
 };
 
 /// --loom-train-pipeline's options: the optimizer's and the machine's under
-/// their pass flags, CO2's as co2-<flag>, each from its .def file.
+/// their pass flags, CO2's as co2-<flag>, compression's as
+/// compress-<flag>, each from its .def file.
 struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
 #define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
   Option<TYPE> NAME{*this, FLAG, llvm::cl::desc(HELP), llvm::cl::init(DEFAULT)};
@@ -75,6 +78,14 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<TYPE> co2_##NAME{*this, "co2-" FLAG, llvm::cl::desc(HELP),            \
                           llvm::cl::init(DEFAULT)};
 #include "passes/Distribute/CO2Options.def"
+  Option<bool> compress{*this, "compress",
+                        llvm::cl::desc("Compressed gradient averaging "
+                                       "(--loom-compress; needs dp > 1)"),
+                        llvm::cl::init(false)};
+#define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
+  Option<TYPE> compress_##NAME{*this, "compress-" FLAG, llvm::cl::desc(HELP),  \
+                               llvm::cl::init(DEFAULT)};
+#include "passes/Distribute/CompressOptions.def"
   Option<bool> zo{*this, "zo",
                   llvm::cl::desc("Zeroth-order (MeZO) steps: two forward "
                                  "passes, no backward, no optimizer state"),

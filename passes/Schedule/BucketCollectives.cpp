@@ -14,12 +14,14 @@ namespace mlir::loom {
 
 namespace {
 
-/// An all-reduce, or a reduce-scatter of a flat (1-D) tensor, with a float
-/// element type: what a bucket may hold.
+/// An all-reduce (not a compressed one), or a reduce-scatter of a flat (1-D)
+/// tensor, with a float element type: what a bucket may hold.
 bool bucketable(Operation *op) {
   auto type = [](Value v) { return cast<RankedTensorType>(v.getType()); };
+  // A compressed all-reduce averages one gradient of its own (its slot).
   if (auto ar = dyn_cast<comm::AllReduceOp>(op))
-    return isa<FloatType>(type(ar.getInput()).getElementType());
+    return isa<FloatType>(type(ar.getInput()).getElementType()) &&
+           !ar.getCompressSlot();
   if (auto rs = dyn_cast<comm::ReduceScatterOp>(op))
     return type(rs.getInput()).getRank() == 1 &&
            isa<FloatType>(type(rs.getInput()).getElementType());

@@ -96,6 +96,12 @@ static const std::string co2Help = mlir::loom::driver::co2SpecHelp();
 static cl::opt<std::string> co2("co2", cl::desc(co2Help),
                                 cl::value_desc("SPEC"), cl::init(""),
                                 cl::cat(cat));
+// Its defaults are CompressOptions.def's.
+static const std::string compressHelp =
+    mlir::loom::driver::compressSpecHelp();
+static cl::opt<std::string> compress("compress", cl::desc(compressHelp),
+                                     cl::value_desc("SPEC"), cl::init(""),
+                                     cl::cat(cat));
 // Its defaults are ZOOptions.def's.
 static const std::string zoHelp = mlir::loom::driver::zoSpecHelp();
 static cl::opt<std::string> zo("zo", cl::desc(zoHelp), cl::value_desc("SPEC"),
@@ -223,6 +229,7 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.calibrationFile = calibration;
   options.co2 = co2;
   options.zo = zo;
+  options.compress = compress;
   options.linkSpec = link;
   options.target = target;
   options.emulateGpuLoops = emulateGpuLoops;

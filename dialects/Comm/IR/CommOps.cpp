@@ -130,10 +130,23 @@ COMM_SYMBOL_USES(BroadcastStartOp)
 COMM_SYMBOL_USES(GroupRankOp)
 #undef COMM_SYMBOL_USES
 
+/// A compressed all-reduce (--loom-compress) averages an f32 gradient.
+static LogicalResult verifyCompressed(Operation *op, ReduceKind kind,
+                                      RankedTensorType type,
+                                      std::optional<uint64_t> slot) {
+  if (!slot)
+    return success();
+  if (kind != ReduceKind::mean || !type.getElementType().isF32())
+    return op->emitOpError("compress_slot needs a mean of an f32 tensor");
+  return success();
+}
+
 LogicalResult AllReduceOp::verify() {
   if (getInput().getType() != getType())
     return emitOpError("result type must equal the operand type");
-  return verifyMean(*this, getReduction(), getType());
+  if (failed(verifyMean(*this, getReduction(), getType())))
+    return failure();
+  return verifyCompressed(*this, getReduction(), getType(), getCompressSlot());
 }
 
 /// reduce_scatter and all_gather: the result is the operand with `dim`
@@ -225,7 +238,9 @@ static Operation *waitOf(Operation *op) {
 LogicalResult AllReduceStartOp::verify() {
   if (getInput().getType() != getInflight().getType())
     return emitOpError("in-flight type must equal the operand type");
-  if (failed(verifyMean(*this, getReduction(), getInput().getType())))
+  if (failed(verifyMean(*this, getReduction(), getInput().getType())) ||
+      failed(verifyCompressed(*this, getReduction(), getInput().getType(),
+                              getCompressSlot())))
     return failure();
   return verifyStartUses(*this);
 }

@@ -80,9 +80,15 @@ def Comm_AllReduceOp : Comm_CollectiveOp<"all_reduce"> {
     Every rank of the group receives the element-wise `reduction` (sum,
     mean or max) of the operand over the group.
 
+    With `compress_slot` (set by `--loom-compress`) the mean is of the
+    ranks' compressed gradients: the runtime averages gradient `slot` of the
+    module's `loom.compression` with the method its plan gives that slot at
+    the step, keeping the error feedback (docs/compression.md).
+
     Example:
     ```mlir
     %g = comm.all_reduce %grad over @world ["dp"] mean : tensor<64x32xf32>
+    %c = comm.all_reduce %grad over @world ["dp"] mean {compress_slot = 0 : i64} : tensor<64x32xf32>
     ```
 
     **Constraints:**
@@ -90,10 +96,19 @@ def Comm_AllReduceOp : Comm_CollectiveOp<"all_reduce"> {
       names axes of that mesh.
     - The result type equals the operand type.
     - `mean` needs a float element type.
+    - `compress_slot` is not negative and needs `mean` of an f32 tensor.
   }];
   let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
-                       StrArrayAttr:$axes, Comm_ReduceKind:$reduction);
+                       StrArrayAttr:$axes, Comm_ReduceKind:$reduction,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$compress_slot);
   let results = (outs Comm_Tensor:$result);
+  // The plain (uncompressed) all-reduce most passes create.
+  let builders = [OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+      "::llvm::StringRef":$mesh, "::mlir::ArrayAttr":$axes,
+      "::mlir::loom::comm::ReduceKind":$reduction), [{
+    build($_builder, $_state, result, input, mesh, axes, reduction,
+          /*compress_slot=*/nullptr);
+  }]>];
   let assemblyFormat = [{
     $input `over` $mesh $axes $reduction attr-dict `:`
     custom<SameType>(type($input), type($result))
@@ -217,14 +232,15 @@ def Comm_AllReduceStartOp : Comm_StartOp<"all_reduce_start", "all_reduce"> {
     ```
 
     **Constraints:**
-    - As `comm.all_reduce` (mesh, axes, mean on floats); `inflight` has the
-      operand's type.
+    - As `comm.all_reduce` (mesh, axes, mean on floats, `compress_slot`);
+      `inflight` has the operand's type.
     - The token and the in-flight tensor are used exactly once, both by the
       same `comm.wait` (every token is waited once; nothing reads the result
       before its wait).
   }];
   let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
-                       StrArrayAttr:$axes, Comm_ReduceKind:$reduction);
+                       StrArrayAttr:$axes, Comm_ReduceKind:$reduction,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntNonNegative]>>:$compress_slot);
   let assemblyFormat = [{
     $input `over` $mesh $axes $reduction attr-dict `:`
     custom<SameType>(type($input), type($inflight))

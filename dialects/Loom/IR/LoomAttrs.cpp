@@ -86,6 +86,43 @@ CO2Attr::verify(function_ref<InFlightDiagnostic()> emitError,
   return success();
 }
 
+LogicalResult CompressionAttr::verify(
+    function_ref<InFlightDiagnostic()> emitError, StringRef method,
+    int64_t rank, int64_t bits, FloatAttr density, int64_t warmupSteps,
+    int64_t resolveEvery, StringRef objective, ArrayAttr params,
+    DenseI64ArrayAttr rows, DenseI64ArrayAttr cols) {
+  if (!llvm::is_contained({"bf16", "powersgd", "quant", "topk", "lgreco"},
+                          method))
+    return emitError() << "method must be bf16, powersgd, quant, topk or "
+                          "lgreco, got \""
+                       << method << "\"";
+  if (rank < 1)
+    return emitError() << "rank must be at least 1, got " << rank;
+  if (bits != 2 && bits != 4 && bits != 8)
+    return emitError() << "bits must be 2, 4 or 8, got " << bits;
+  if (!(value(density) > 0 && value(density) <= 1))
+    return emitError() << "density must be in (0, 1], got "
+                       << value(density);
+  if (warmupSteps < 0 || resolveEvery < 0)
+    return emitError() << "warmup_steps and resolve_every must not be "
+                          "negative";
+  if (method == "lgreco" && warmupSteps < 1)
+    return emitError() << "lgreco needs at least one warm-up step (it "
+                          "measures at the last)";
+  if (objective != "time" && objective != "bytes")
+    return emitError() << "objective must be time or bytes, got \""
+                       << objective << "\"";
+  if (!llvm::all_of(params, llvm::IsaPred<StringAttr>) ||
+      rows.size() != int64_t(params.size()) ||
+      cols.size() != int64_t(params.size()))
+    return emitError() << "params must be names, one per entry of rows and "
+                          "cols";
+  if (llvm::any_of(rows.asArrayRef(), [](int64_t v) { return v < 1; }) ||
+      llvm::any_of(cols.asArrayRef(), [](int64_t v) { return v < 1; }))
+    return emitError() << "rows and cols must be positive";
+  return success();
+}
+
 LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
   auto expect = [&](bool ok, StringRef what) -> LogicalResult {
@@ -98,6 +135,8 @@ LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<CO2Attr>(attr.getValue()), "#loom.co2");
   if (attr.getName() == kMachineAttr)
     return expect(isa<MachineAttr>(attr.getValue()), "#loom.machine");
+  if (attr.getName() == kCompressionAttr)
+    return expect(isa<CompressionAttr>(attr.getValue()), "#loom.compression");
   return success();
 }
 

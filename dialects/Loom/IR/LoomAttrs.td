@@ -129,4 +129,45 @@ def Loom_ZeroAttr : Loom_Attr<"Zero", "zero"> {
                         "int64_t":$ranks, "::mlir::ArrayAttr":$params);
 }
 
+def Loom_CompressionAttr : Loom_Attr<"Compression", "compression"> {
+  let summary = "Gradient compression, as --loom-compress set it up";
+  let description = [{
+    The module attribute `loom.compression` that `--loom-compress` sets: the
+    method the compressed all-reduces (`comm.all_reduce ... mean` with a
+    `compress_slot`) average their gradients with, its parameters, and the
+    gradients in slot order with their matrix views (`rows` x `cols`, cols
+    being the parameter's last dimension). The manifest carries it to the
+    runtime, which runs the method, keeps the error feedback and, for
+    `lgreco`, re-chooses each slot's method without recompiling
+    (docs/compression.md).
+
+    Example:
+    ```mlir
+    module attributes {loom.compression = #loom.compression<method = "powersgd",
+        rank = 4, bits = 8, density = 1.000000e-02 : f64, warmup_steps = 10,
+        resolve_every = 100, objective = "time", params = ["fc1.weight"],
+        rows = array<i64: 64>, cols = array<i64: 32>>} {
+    }
+    ```
+
+    **Constraints:**
+    - `method` is `bf16`, `powersgd`, `quant`, `topk` or `lgreco`.
+    - `rank` is at least 1 (PowerSGD's, or lgreco's baseline's); `bits` is
+      2, 4 or 8; `density` is in (0, 1].
+    - `warmup_steps` and `resolve_every` are not negative; `lgreco` warms up
+      for at least one step (it measures at the last one).
+    - `objective` is `time` or `bytes`.
+    - `params` are names, one per entry of `rows` and `cols`, which are
+      positive.
+  }];
+  let parameters = (ins StringRefParameter<"method">:$method,
+                        "int64_t":$rank, "int64_t":$bits,
+                        "::mlir::FloatAttr":$density,
+                        "int64_t":$warmup_steps, "int64_t":$resolve_every,
+                        StringRefParameter<"objective">:$objective,
+                        "::mlir::ArrayAttr":$params,
+                        "::mlir::DenseI64ArrayAttr":$rows,
+                        "::mlir::DenseI64ArrayAttr":$cols);
+}
+
 #endif // LOOM_ATTRS_TD

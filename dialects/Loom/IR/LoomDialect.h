@@ -31,6 +31,9 @@ inline constexpr llvm::StringLiteral kCO2Attr = "loom.co2";
 inline constexpr llvm::StringLiteral kMachineAttr = "loom.machine";
 /// ZeRO's sharded optimizer state (ZeroAttr), set by --loom-shard-state.
 inline constexpr llvm::StringLiteral kZeroAttr = "loom.zero";
+/// #loom.compression (--loom-compress): the gradients the compressed
+/// all-reduces average and how.
+inline constexpr llvm::StringLiteral kCompressionAttr = "loom.compression";
 /// On a loom.param ZeRO-3 stores as this rank's slice: its whole type.
 inline constexpr llvm::StringLiteral kFullTypeAttr = "loom.full_type";
 /// On a lowered entry func: one {role, name} dictionary per argument.

@@ -3,6 +3,7 @@
 #define LOOM_DRIVER_SPECS_H
 
 #include "passes/Distribute/CO2Options.h"
+#include "passes/Distribute/CompressOptions.h"
 #include "passes/Train/OptimizerOptions.h"
 #include "passes/Train/ZOOptions.h"
 
@@ -10,6 +11,7 @@
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace mlir::loom::driver {
@@ -55,6 +57,15 @@ llvm::Expected<ZOOptions> parseZOSpec(llvm::StringRef text);
 
 /// loomc's help for --co2: its fields and their defaults.
 std::string co2SpecHelp();
+
+/// `--compress=none|bf16|powersgd[:rank=R]|quant[:bits=B]|topk[:density=D]|
+/// lgreco[:rank=R,every=K,objective=time|bytes]`, each also with warmup=W
+/// (docs/compression.md); none: nullopt.
+llvm::Expected<std::optional<CompressOptions>>
+parseCompressSpec(llvm::StringRef text);
+
+/// loomc's help for --compress: the methods and their defaults.
+std::string compressSpecHelp();
 
 /// loomc's help for --zo: its fields and their defaults.
 std::string zoSpecHelp();

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <limits>
@@ -232,9 +233,11 @@ std::string GradientCompression::describe() const {
   size_t compressed = 0;
   for (const Candidate &c : plan)
     compressed += !(c == Candidate::fp32());
-  return formatString("gradient compression: %s for %zu of %zu gradients "
-                      "(the others would not shrink: sent as fp32)%s",
+  return formatString("gradient compression: %s for %zu of %zu gradients%s%s",
                       uniform.name().c_str(), compressed, slots.size(),
+                      compressed < slots.size()
+                          ? " (the others would not shrink: sent as fp32)"
+                          : "",
                       spec.warmupSteps > 0
                           ? formatString(" after %lld fp32 warm-up steps",
                                          static_cast<long long>(
@@ -244,22 +247,26 @@ std::string GradientCompression::describe() const {
 }
 
 std::string PlanReport::table() const {
+  size_t width = 5;
+  for (const PlanRow &row : rows)
+    width = std::max(width, row.param.size());
+  const int w = static_cast<int>(width);
   std::ostringstream out;
-  out << formatString("  %-28s %-11s %-20s %12s %10s\n", "layer", "shape",
+  out << formatString("  %-*s %-11s %-20s %12s %10s\n", w, "layer", "shape",
                       "method", "bytes/step", "error");
   for (const PlanRow &row : rows)
     out << formatString(
-        "  %-28s %-11s %-20s %12s %10s\n", row.param.c_str(),
+        "  %-*s %-11s %-20s %12s %10s\n", w, row.param.c_str(),
         formatString("%lldx%lld", static_cast<long long>(row.rows),
                      static_cast<long long>(row.cols))
             .c_str(),
         row.method.c_str(), humanBytes(row.bytes).c_str(),
         std::isnan(row.error) ? "-" : formatString("%.3g", row.error).c_str());
-  out << formatString("  total %s/step (fp32 %s, %.2fx less", humanBytes(bytes).c_str(),
-                      humanBytes(fp32Bytes).c_str(),
+  out << formatString("  total %s/step (fp32 %s: %.2fx less",
+                      humanBytes(bytes).c_str(), humanBytes(fp32Bytes).c_str(),
                       bytes > 0 ? fp32Bytes / bytes : 0.0);
   if (budget > 0)
-    out << formatString("; uniform baseline %s, %.2fx less); error %.4g of "
+    out << formatString("; uniform baseline %s: %.2fx less); error %.4g of "
                         "budget %.4g; solved in %.3f ms\n",
                         humanBytes(baselineBytes).c_str(),
                         bytes > 0 ? baselineBytes / bytes : 0.0, error, budget,
