@@ -151,6 +151,14 @@ static json::Object co2Json(CO2Attr co2) {
   return out;
 }
 
+/// `v` rounded to 9 digits: the unit conversions would print 50 us as
+/// 49.999999999999993.
+static double tidy(double v) {
+  char text[32];
+  std::snprintf(text, sizeof(text), "%.9g", v);
+  return std::strtod(text, nullptr);
+}
+
 /// The gradient compression (--loom-compress) and the link its cost rule
 /// models: the module's loom.machine, which the pass pipeline described.
 static json::Object compressionJson(CompressionAttr c, ModuleOp train,
@@ -177,20 +185,13 @@ static json::Object compressionJson(CompressionAttr c, ModuleOp train,
       {key::compression::warmup_steps, c.getWarmupSteps()},
       {key::compression::resolve_every, c.getResolveEvery()},
       {key::compression::objective, c.getObjective()},
-      {key::compression::link_gbps, gbps},
-      {key::compression::link_latency_us, latencyUs},
+      {key::compression::link_gbps, tidy(gbps)},
+      {key::compression::link_latency_us, tidy(latencyUs)},
       {key::compression::slots, std::move(slots)}};
 }
 
 /// What the compiler assumed about the machine (docs/artifact.md).
 static json::Object costModelJson(const CompileOptions &options) {
-  // Rounded to 9 digits: the unit conversions would print 50 us as
-  // 49.999999999999993.
-  auto tidy = [](double v) {
-    char text[32];
-    std::snprintf(text, sizeof(text), "%.9g", v);
-    return std::strtod(text, nullptr);
-  };
   const MachineModel &machine = options.machine;
   return json::Object{
       {key::cost_model::link_gbps, tidy(machine.linkBytesPerSecond * 8 / 1e9)},

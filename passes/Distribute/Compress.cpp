@@ -54,9 +54,10 @@ struct CompressPass : impl::CompressPassBase<CompressPass> {
     // The attribute's verifier checks the options (one message for the
     // pass and for hand-written IR).
     auto check = CompressionAttr::getChecked(
-        [&] { return module.emitError("--loom-compress: "); }, ctx, StringRef(o.method),
-        o.rank, o.bits, FloatAttr::get(Float64Type::get(ctx), o.density),
-        o.warmupSteps, o.resolveEvery, StringRef(o.objective), ArrayAttr::get(ctx, {}),
+        [&] { return module.emitError("--loom-compress: "); }, ctx,
+        StringRef(o.method), o.rank, o.bits,
+        FloatAttr::get(Float64Type::get(ctx), o.density), o.warmupSteps,
+        o.resolveEvery, StringRef(o.objective), ArrayAttr::get(ctx, {}),
         DenseI64ArrayAttr::get(ctx, {}), DenseI64ArrayAttr::get(ctx, {}));
     if (!check)
       return signalPassFailure();
@@ -99,13 +100,13 @@ struct CompressPass : impl::CompressPassBase<CompressPass> {
       cols.push_back(c);
       ++numCompressed;
     }
-    module->setAttr(
-        kCompressionAttr,
-        CompressionAttr::get(ctx, o.method, o.rank, o.bits, check.getDensity(),
-                             o.warmupSteps, o.resolveEvery, o.objective,
-                             ArrayAttr::get(ctx, params),
-                             DenseI64ArrayAttr::get(ctx, rows),
-                             DenseI64ArrayAttr::get(ctx, cols)));
+    module->setAttr(kCompressionAttr,
+                    CompressionAttr::get(ctx, o.method, o.rank, o.bits,
+                                         check.getDensity(), o.warmupSteps,
+                                         o.resolveEvery, o.objective,
+                                         ArrayAttr::get(ctx, params),
+                                         DenseI64ArrayAttr::get(ctx, rows),
+                                         DenseI64ArrayAttr::get(ctx, cols)));
   }
 };
 

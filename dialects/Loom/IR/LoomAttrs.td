@@ -146,7 +146,7 @@ def Loom_CompressionAttr : Loom_Attr<"Compression", "compression"> {
     module attributes {loom.compression = #loom.compression<method = "powersgd",
         rank = 4, bits = 8, density = 1.000000e-02 : f64, warmup_steps = 10,
         resolve_every = 100, objective = "time", params = ["fc1.weight"],
-        rows = array<i64: 64>, cols = array<i64: 32>>} {
+        rows = [64], cols = [32]>} {
     }
     ```
 

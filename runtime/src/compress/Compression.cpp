@@ -67,8 +67,7 @@ std::vector<Candidate> GradientCompression::lgrecoCandidates(int budgetRank) {
   return all;
 }
 
-GradientCompression::GradientCompression(const CompressionSpec &spec,
-                                         int ranks)
+GradientCompression::GradientCompression(const CompressionSpec &spec, int ranks)
     : spec(spec), ranks(ranks), isAdaptive(spec.method == "lgreco"),
       uniform(uniformCandidate(spec)) {
   for (size_t i = 0; i < spec.slots.size(); ++i) {
@@ -95,8 +94,8 @@ Candidate GradientCompression::uniformFor(size_t slot) const {
                                                            : Candidate::fp32();
 }
 
-void GradientCompression::average(Communicator &comm, int64_t slot,
-                                  float *grad, int64_t count) {
+void GradientCompression::average(Communicator &comm, int64_t slot, float *grad,
+                                  int64_t count) {
   if (slot < 0 || slot >= int64_t(slots.size()))
     throw Error(formatString("compressed gradient %lld does not exist (the "
                              "manifest's compression lists %zu)",
@@ -233,17 +232,16 @@ std::string GradientCompression::describe() const {
   size_t compressed = 0;
   for (const Candidate &c : plan)
     compressed += !(c == Candidate::fp32());
-  return formatString("gradient compression: %s for %zu of %zu gradients%s%s",
-                      uniform.name().c_str(), compressed, slots.size(),
-                      compressed < slots.size()
-                          ? " (the others would not shrink: sent as fp32)"
-                          : "",
-                      spec.warmupSteps > 0
-                          ? formatString(" after %lld fp32 warm-up steps",
-                                         static_cast<long long>(
-                                             spec.warmupSteps))
-                                .c_str()
-                          : "");
+  return formatString(
+      "gradient compression: %s for %zu of %zu gradients%s%s",
+      uniform.name().c_str(), compressed, slots.size(),
+      compressed < slots.size() ? " (the others would not shrink: sent as fp32)"
+                                : "",
+      spec.warmupSteps > 0
+          ? formatString(" after %lld fp32 warm-up steps",
+                         static_cast<long long>(spec.warmupSteps))
+                .c_str()
+          : "");
 }
 
 std::string PlanReport::table() const {
@@ -279,13 +277,13 @@ std::string PlanReport::table() const {
 std::string PlanReport::json() const {
   nlohmann::json layers = nlohmann::json::array();
   for (const PlanRow &row : rows)
-    layers.push_back({{"param", row.param},
-                      {"shape", {row.rows, row.cols}},
-                      {"method", row.method},
-                      {"bytes", row.bytes},
-                      {"error", std::isnan(row.error)
-                                    ? nlohmann::json(nullptr)
-                                    : nlohmann::json(row.error)}});
+    layers.push_back(
+        {{"param", row.param},
+         {"shape", {row.rows, row.cols}},
+         {"method", row.method},
+         {"bytes", row.bytes},
+         {"error", std::isnan(row.error) ? nlohmann::json(nullptr)
+                                         : nlohmann::json(row.error)}});
   nlohmann::json out{{"step", step},
                      {"bytes_per_step", bytes},
                      {"fp32_bytes_per_step", fp32Bytes},

@@ -51,8 +51,8 @@ void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
           const float *a, const float *b, float *c) {
   cblas_sgemm(CblasRowMajor, transA ? CblasTrans : CblasNoTrans,
               transB ? CblasTrans : CblasNoTrans, int(m), int(n), int(k), 1.0f,
-              a, transA ? int(m) : int(k), b, transB ? int(k) : int(n), 0.0f,
-              c, int(n));
+              a, transA ? int(m) : int(k), b, transB ? int(k) : int(n), 0.0f, c,
+              int(n));
 }
 
 /// Modified Gram-Schmidt on the columns of p (rows x r, row-major), sums in
@@ -170,8 +170,7 @@ void averageQuant(Communicator &comm, const Candidate &c, SlotState &slot,
     int64_t code = quantCode(m[i], s, levels);
     slot.residual[i] = m[i] - dequantised(code, s, levels);
     uint64_t field = uint64_t(code + levels);
-    words[size_t(i / perWord)] |=
-        int64_t(field << (width * int(i % perWord)));
+    words[size_t(i / perWord)] |= int64_t(field << (width * int(i % perWord)));
   }
   // Each field's sum over ranks fits its width, so the integer sum of the
   // words is the sum of each field: no carry crosses a field.
@@ -195,8 +194,7 @@ std::vector<int64_t> topKIndices(const float *m, int64_t n, int64_t k) {
     float fa = std::fabs(m[a]), fb = std::fabs(m[b]);
     return fa != fb ? fa > fb : a < b;
   };
-  std::nth_element(order.begin(), order.begin() + (k - 1), order.end(),
-                   larger);
+  std::nth_element(order.begin(), order.begin() + (k - 1), order.end(), larger);
   order.resize(size_t(k));
   std::sort(order.begin(), order.end());
   return order;
@@ -351,9 +349,8 @@ double wireBytes(const Candidate &c, int64_t rows, int64_t cols, int ranks) {
     return allReduceWire(4.0 * effectiveRank(c, rows, cols) * (rows + cols),
                          ranks);
   case CompressMethod::Quant:
-    return allReduceWire(4.0 * quantBlocks(n) +
-                             8.0 * quantWords(n, c.bits, ranks),
-                         ranks);
+    return allReduceWire(
+        4.0 * quantBlocks(n) + 8.0 * quantWords(n, c.bits, ranks), ranks);
   case CompressMethod::TopK:
     return 8.0 * topKCount(c.density, n) * (ranks - 1);
   }

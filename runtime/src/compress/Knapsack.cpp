@@ -29,9 +29,11 @@ std::vector<Option> frontier(const std::vector<KnapsackItem> &items,
     if (units != kUnusable && std::isfinite(items[i].cost))
       options.push_back({units, items[i].cost, i});
   }
-  std::sort(options.begin(), options.end(), [](const Option &a, const Option &b) {
-    return std::tie(a.units, a.cost, a.index) < std::tie(b.units, b.cost, b.index);
-  });
+  std::sort(options.begin(), options.end(),
+            [](const Option &a, const Option &b) {
+              return std::tie(a.units, a.cost, a.index) <
+                     std::tie(b.units, b.cost, b.index);
+            });
   std::vector<Option> kept;
   for (const Option &o : options)
     if (kept.empty() || o.cost < kept.back().cost)
@@ -88,7 +90,8 @@ solveKnapsack(const std::vector<std::vector<KnapsackItem>> &layers,
   }
   int64_t end = -1;
   for (int64_t e = 0; e < width; ++e)
-    if (best[size_t(e)] != kInf && (end < 0 || best[size_t(e)] < best[size_t(end)]))
+    if (best[size_t(e)] != kInf &&
+        (end < 0 || best[size_t(e)] < best[size_t(end)]))
       end = e;
   if (end < 0)
     return std::nullopt;

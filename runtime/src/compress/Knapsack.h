@@ -32,9 +32,9 @@ int64_t errorUnits(double error, double budget, int buckets);
 
 /// The candidate index per layer with the least total cost whose total of
 /// discretised errors is at most `buckets` units; among equal costs, fewer
-/// error units, then the lower index, win. nullopt when no choice fits (some layer has no item within the
-/// budget). Deterministic: the same inputs give the same answer on every
-/// rank.
+/// error units, then the lower index, win. nullopt when no choice fits (some
+/// layer has no item within the budget). Deterministic: the same inputs give
+/// the same answer on every rank.
 std::optional<std::vector<int>>
 solveKnapsack(const std::vector<std::vector<KnapsackItem>> &layers,
               double budget, int buckets);

@@ -139,6 +139,51 @@ func.func @no_mean_of_i32(%t: tensor<8xi32>) -> tensor<8xi32> {
 
 comm.mesh @world shape = [4] axes = ["dp"]
 
+// Tests that a compressed all-reduce is a mean (not a sum).
+func.func @compressed_sum(%t: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-error@+1 {{'comm.all_reduce' op compress_slot needs a mean of an f32 tensor}}
+  %0 = comm.all_reduce %t over @world ["dp"] sum {compress_slot = 0 : i64} : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [4] axes = ["dp"]
+
+// Tests that a compressed all-reduce averages f32 (not f64).
+func.func @compressed_f64(%t: tensor<8x4xf64>) -> tensor<8x4xf64> {
+  // expected-error@+1 {{'comm.all_reduce' op compress_slot needs a mean of an f32 tensor}}
+  %0 = comm.all_reduce %t over @world ["dp"] mean {compress_slot = 0 : i64} : tensor<8x4xf64>
+  return %0 : tensor<8x4xf64>
+}
+
+// -----
+
+comm.mesh @world shape = [4] axes = ["dp"]
+
+// Tests that a compressed all-reduce's slot is not negative.
+func.func @compressed_negative(%t: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-error@+1 {{'comm.all_reduce' op attribute 'compress_slot' failed to satisfy constraint: 64-bit signless integer attribute whose value is non-negative}}
+  %0 = comm.all_reduce %t over @world ["dp"] mean {compress_slot = -1 : i64} : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [4] axes = ["dp"]
+
+// Tests that a compressed all_reduce_start is a mean of f32 too.
+func.func @compressed_start_max(%t: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  // expected-error@+1 {{'comm.all_reduce_start' op compress_slot needs a mean of an f32 tensor}}
+  %tok, %f = comm.all_reduce_start %t over @world ["dp"] max {compress_slot = 0 : i64} : tensor<8x4xf32>
+  %0 = comm.wait %tok, %f : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [4] axes = ["dp"]
+
 // Tests that all_reduce mean needs a float element type (i64).
 func.func @no_mean_of_i64(%t: tensor<i64>) -> tensor<i64> {
   // expected-error@+1 {{'comm.all_reduce' op mean needs a float element type}}

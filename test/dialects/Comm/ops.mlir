@@ -32,6 +32,17 @@ func.func @all_reduce(%f: tensor<8x6xf32>, %i: tensor<6xi32>, %d: tensor<f64>, %
   return %2, %4 : tensor<8x6xf32>, tensor<6xi32>
 }
 
+// Tests that a compressed all-reduce and its start keep their slot.
+// CHECK-LABEL: func.func @compressed
+// CHECK: %[[C:.+]] = comm.all_reduce %{{.+}} over @world ["dp"] mean {compress_slot = 3 : i64} : tensor<8x6xf32>
+// CHECK: %[[T:.+]], %[[F:.+]] = comm.all_reduce_start %[[C]] over @world ["dp"] mean {compress_slot = 0 : i64} : tensor<8x6xf32>
+func.func @compressed(%f: tensor<8x6xf32>) -> tensor<8x6xf32> {
+  %0 = comm.all_reduce %f over @world ["dp"] mean {compress_slot = 3 : i64} : tensor<8x6xf32>
+  %t, %1 = comm.all_reduce_start %0 over @world ["dp"] mean {compress_slot = 0 : i64} : tensor<8x6xf32>
+  %2 = comm.wait %t, %1 : tensor<8x6xf32>
+  return %2 : tensor<8x6xf32>
+}
+
 // Tests that reduce_scatter keeps its reduction and dim, along dim 0 and 1.
 // CHECK-LABEL: func.func @reduce_scatter
 // CHECK-SAME: (%[[X:.+]]: tensor<8x12xf32>)

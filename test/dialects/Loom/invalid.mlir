@@ -1598,6 +1598,12 @@ module attributes {loom.co2 = {local_steps = 4 : i64}} {}
 
 // -----
 
+// Tests that loom.compression on a module is the typed attribute.
+// expected-error@+1 {{'loom.compression' must be a #loom.compression attribute}}
+module attributes {loom.compression = "powersgd"} {}
+
+// -----
+
 // Tests that loom.machine on a module is the typed attribute.
 // expected-error@+1 {{'loom.machine' must be a #loom.machine attribute}}
 module attributes {loom.machine = 1.0 : f64} {}
@@ -1619,6 +1625,60 @@ module attributes {loom.zero = #loom.zero<stage = 1, mesh = @world, ranks = 1, p
 // Tests that ZeRO's params are names.
 // expected-error@+1 {{params must be parameter names}}
 module attributes {loom.zero = #loom.zero<stage = 1, mesh = @world, ranks = 2, params = [1]>} {}
+
+// -----
+
+// Tests that compression's method is one of the five.
+// expected-error@+1 {{method must be bf16, powersgd, quant, topk or lgreco, got "zip"}}
+module attributes {loom.compression = #loom.compression<method = "zip", rank = 4, bits = 8, density = 1.0e-2 : f64, warmup_steps = 10, resolve_every = 100, objective = "time", params = ["w"], rows = [4], cols = [8]>} {}
+
+// -----
+
+// Tests that PowerSGD's rank is at least 1.
+// expected-error@+1 {{rank must be at least 1, got 0}}
+module attributes {loom.compression = #loom.compression<method = "powersgd", rank = 0, bits = 8, density = 1.0e-2 : f64, warmup_steps = 10, resolve_every = 100, objective = "time", params = ["w"], rows = [4], cols = [8]>} {}
+
+// -----
+
+// Tests that quantisation's bits are 2, 4 or 8.
+// expected-error@+1 {{bits must be 2, 4 or 8, got 3}}
+module attributes {loom.compression = #loom.compression<method = "powersgd", rank = 4, bits = 3, density = 1.0e-2 : f64, warmup_steps = 10, resolve_every = 100, objective = "time", params = ["w"], rows = [4], cols = [8]>} {}
+
+// -----
+
+// Tests that top-k's density is in (0, 1].
+// expected-error@+1 {{density must be in (0, 1], got 0}}
+module attributes {loom.compression = #loom.compression<method = "powersgd", rank = 4, bits = 8, density = 0.0 : f64, warmup_steps = 10, resolve_every = 100, objective = "time", params = ["w"], rows = [4], cols = [8]>} {}
+
+// -----
+
+// Tests that the warm-up is not negative.
+// expected-error@+1 {{warmup_steps and resolve_every must not be negative}}
+module attributes {loom.compression = #loom.compression<method = "powersgd", rank = 4, bits = 8, density = 1.0e-2 : f64, warmup_steps = -1, resolve_every = 100, objective = "time", params = ["w"], rows = [4], cols = [8]>} {}
+
+// -----
+
+// Tests that lgreco warms up for a step at least.
+// expected-error@+1 {{lgreco needs at least one warm-up step (it measures at the last)}}
+module attributes {loom.compression = #loom.compression<method = "lgreco", rank = 4, bits = 8, density = 1.0e-2 : f64, warmup_steps = 0, resolve_every = 100, objective = "time", params = ["w"], rows = [4], cols = [8]>} {}
+
+// -----
+
+// Tests that the objective is time or bytes.
+// expected-error@+1 {{objective must be time or bytes, got "speed"}}
+module attributes {loom.compression = #loom.compression<method = "powersgd", rank = 4, bits = 8, density = 1.0e-2 : f64, warmup_steps = 10, resolve_every = 100, objective = "speed", params = ["w"], rows = [4], cols = [8]>} {}
+
+// -----
+
+// Tests that there is one matrix view per param.
+// expected-error@+1 {{params must be names, one per entry of rows and cols}}
+module attributes {loom.compression = #loom.compression<method = "powersgd", rank = 4, bits = 8, density = 1.0e-2 : f64, warmup_steps = 10, resolve_every = 100, objective = "time", params = ["w"], rows = [4, 2], cols = [8]>} {}
+
+// -----
+
+// Tests that the matrix views are not empty.
+// expected-error@+1 {{rows and cols must be positive}}
+module attributes {loom.compression = #loom.compression<method = "powersgd", rank = 4, bits = 8, density = 1.0e-2 : f64, warmup_steps = 10, resolve_every = 100, objective = "time", params = ["w"], rows = [4], cols = [0]>} {}
 
 // -----
 

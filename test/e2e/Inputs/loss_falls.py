@@ -12,8 +12,9 @@ ap.add_argument("--fraction", type=float, required=True)
 ap.add_argument("--steady", action="store_true")
 args = ap.parse_args()
 
-losses = [json.loads(l)["loss"] for l in open(args.metrics)
-          if l.strip() and "summary" not in json.loads(l)]
+# Step lines only (not the summary, evaluations or compression plans).
+losses = [r["loss"] for r in (json.loads(l) for l in open(args.metrics)
+                              if l.strip()) if "step" in r and "loss" in r]
 if len(losses) < 20:
     sys.exit(f"only {len(losses)} steps in {args.metrics}")
 w = len(losses) // 10

@@ -31,13 +31,14 @@ namespace {
 /// What the ranks of a ThreadWorld share.
 class ThreadWorld {
 public:
-  explicit ThreadWorld(int size) : size(size), buffers(static_cast<size_t>(size)) {}
+  explicit ThreadWorld(int size)
+      : size(size), buffers(static_cast<size_t>(size)) {}
 
   /// Every rank publishes `mine`; once all have, `read` runs on each with
   /// every rank's buffer; none returns before all have read.
-  void exchange(int rank, const void *mine,
-                const std::function<void(const std::vector<const void *> &)>
-                    &read) {
+  void
+  exchange(int rank, const void *mine,
+           const std::function<void(const std::vector<const void *> &)> &read) {
     std::unique_lock<std::mutex> lock(mutex);
     buffers[size_t(rank)] = mine;
     arrive(lock);
@@ -92,13 +93,17 @@ public:
     world.exchange(me, buf, [&](const std::vector<const void *> &from) {
       switch (dtype) {
       case DType::F32:
-        return reduceInto(from, count, op, reinterpret_cast<float *>(result.data()));
+        return reduceInto(from, count, op,
+                          reinterpret_cast<float *>(result.data()));
       case DType::F64:
-        return reduceInto(from, count, op, reinterpret_cast<double *>(result.data()));
+        return reduceInto(from, count, op,
+                          reinterpret_cast<double *>(result.data()));
       case DType::I64:
-        return reduceInto(from, count, op, reinterpret_cast<int64_t *>(result.data()));
+        return reduceInto(from, count, op,
+                          reinterpret_cast<int64_t *>(result.data()));
       case DType::I32:
-        return reduceInto(from, count, op, reinterpret_cast<int32_t *>(result.data()));
+        return reduceInto(from, count, op,
+                          reinterpret_cast<int32_t *>(result.data()));
       }
     });
     std::memcpy(buf, result.data(), result.size());
@@ -203,7 +208,8 @@ TEST(Compressors, PowerSgdEqualsAFloat64PowerIteration) {
   for (int64_t i = 0; i < rows; ++i)
     for (int k = 0; k < rank; ++k)
       for (int64_t j = 0; j < cols; ++j)
-        p[size_t(i * rank + k)] += mean[size_t(i * cols + j)] * q0[size_t(j * rank + k)];
+        p[size_t(i * rank + k)] +=
+            mean[size_t(i * cols + j)] * q0[size_t(j * rank + k)];
   for (int k = 0; k < rank; ++k) {
     for (int l = 0; l < k; ++l) {
       double dot = 0;
@@ -221,11 +227,13 @@ TEST(Compressors, PowerSgdEqualsAFloat64PowerIteration) {
   for (int64_t j = 0; j < cols; ++j)
     for (int k = 0; k < rank; ++k)
       for (int64_t i = 0; i < rows; ++i)
-        q[size_t(j * rank + k)] += mean[size_t(i * cols + j)] * p[size_t(i * rank + k)];
+        q[size_t(j * rank + k)] +=
+            mean[size_t(i * cols + j)] * p[size_t(i * rank + k)];
   for (int64_t i = 0; i < rows; ++i)
     for (int64_t j = 0; j < cols; ++j)
       for (int k = 0; k < rank; ++k)
-        want[size_t(i * cols + j)] += p[size_t(i * rank + k)] * q[size_t(j * rank + k)];
+        want[size_t(i * cols + j)] +=
+            p[size_t(i * rank + k)] * q[size_t(j * rank + k)];
   for (int r = 0; r < ranks; ++r)
     expectClose(want, got[size_t(r)], 1e-5);
 }
@@ -250,9 +258,8 @@ TEST(Compressors, QuantisationEqualsAFloat64Reference) {
             scale = std::max(scale, std::fabs(double(g[size_t(i)])));
         for (auto &g : grads)
           for (int64_t i = block * kQuantBlock; i < end; ++i)
-            want[size_t(i)] +=
-                std::nearbyint(g[size_t(i)] / scale * levels) * scale /
-                levels / ranks;
+            want[size_t(i)] += std::nearbyint(g[size_t(i)] / scale * levels) *
+                               scale / levels / ranks;
       }
       for (int r = 0; r < ranks; ++r)
         expectClose(want, got[size_t(r)], 1e-6);
@@ -288,9 +295,9 @@ TEST(Compressors, Bf16RoundsToEightSignificantBits) {
     for (size_t i = 0; i < 64; ++i) {
       int exponent;
       double fraction = std::frexp(double(g[i]), &exponent);
-      want[i] += std::ldexp(std::nearbyint(std::ldexp(fraction, 8)),
-                            exponent - 8) /
-                 ranks;
+      want[i] +=
+          std::ldexp(std::nearbyint(std::ldexp(fraction, 8)), exponent - 8) /
+          ranks;
     }
   for (int r = 0; r < ranks; ++r)
     expectClose(want, got[size_t(r)], 1e-7);
@@ -404,7 +411,8 @@ TEST(Knapsack, EqualsBruteForceOnSmallInstances) {
       budget += layer.back().error;
     }
     const int buckets = 20 + trial % 50;
-    std::optional<std::vector<int>> picks = solveKnapsack(items, budget, buckets);
+    std::optional<std::vector<int>> picks =
+        solveKnapsack(items, budget, buckets);
     ASSERT_TRUE(picks);
     double cost = 0, error = 0;
     for (int l = 0; l < layers; ++l) {
@@ -419,9 +427,9 @@ TEST(Knapsack, EqualsBruteForceOnSmallInstances) {
 
 TEST(Knapsack, ErrorsOnTheGridAreSolvedExactly) {
   // Errors that are whole units are not rounded: the optimum itself.
-  std::vector<std::vector<KnapsackItem>> items{
-      {{0, 100}, {2, 30}, {5, 10}}, {{0, 50}, {1, 40}, {4, 1}},
-      {{0, 80}, {3, 20}}};
+  std::vector<std::vector<KnapsackItem>> items{{{0, 100}, {2, 30}, {5, 10}},
+                                               {{0, 50}, {1, 40}, {4, 1}},
+                                               {{0, 80}, {3, 20}}};
   // Budget 7 of 7 units: {2, 4, ...} costs 30 + 1 + 80 = 111; {5, 0, ...}
   // 10 + 50 + 80 = 140; {2, 1, 3}: 30 + 40 + 20 = 90 (6 units) is the best.
   auto picks = solveKnapsack(items, 7, 7);
@@ -471,7 +479,8 @@ TEST(GradientCompression, EveryRankChoosesThePlanWithinTheBudget) {
       for (size_t s = 0; s < spec.slots.size(); ++s) {
         int64_t n = spec.slots[s].rows * spec.slots[s].cols;
         // Low-rank gradients plus noise: PowerSGD's kind of data.
-        std::vector<float> g = randomMatrix(n, unsigned(100 * step + s + 7 * comm.rank()), 0.01f);
+        std::vector<float> g =
+            randomMatrix(n, unsigned(100 * step + s + 7 * comm.rank()), 0.01f);
         for (int64_t i = 0; i < n; ++i)
           g[size_t(i)] += std::sin(0.1 * double(i % spec.slots[s].cols)) *
                           std::cos(0.3 * double(i / spec.slots[s].cols));

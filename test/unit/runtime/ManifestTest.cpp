@@ -435,6 +435,60 @@ TEST(Manifest, RejectsInconsistentCO2ShardLayouts) {
   EXPECT_TRUE(rejects(m, {"co2.layout[0].elements:", "at least 0"}));
 }
 
+namespace {
+
+/// The softmax manifest with gradient compression of W (4 x 8).
+json compressedManifest() {
+  json m = softmaxManifest();
+  m["compression"] = {{"method", "lgreco"},      {"rank", 2},
+                      {"bits", 8},               {"density", 0.01},
+                      {"warmup_steps", 5},       {"resolve_every", 10},
+                      {"objective", "bytes"},    {"link_gbps", 0.1},
+                      {"link_latency_us", 200},
+                      {"slots", {{{"param", "W"}, {"rows", 4}, {"cols", 8}}}}};
+  return m;
+}
+
+} // namespace
+
+TEST(Manifest, ReadsTheGradientCompression) {
+  Manifest m = parseManifest(compressedManifest().dump(), "m.json");
+  ASSERT_TRUE(m.compression.enabled());
+  EXPECT_EQ(m.compression.method, "lgreco");
+  EXPECT_EQ(m.compression.objective, "bytes");
+  EXPECT_EQ(m.compression.warmupSteps, 5);
+  EXPECT_DOUBLE_EQ(m.compression.linkGbps, 0.1);
+  ASSERT_EQ(m.compression.slots.size(), 1u);
+  EXPECT_EQ(m.compression.slots[0].param, "W");
+  EXPECT_EQ(m.compression.slots[0].cols, 8);
+  EXPECT_FALSE(parseManifest(softmaxManifest().dump(), "m.json")
+                   .compression.enabled());
+}
+
+TEST(Manifest, RefusesABadGradientCompression) {
+  json m = compressedManifest();
+  m["compression"]["method"] = "zip";
+  EXPECT_TRUE(rejects(m, {"compression.method:", "unknown method \"zip\""}));
+  m = compressedManifest();
+  m["compression"]["slots"][0]["param"] = "V";
+  EXPECT_TRUE(rejects(m, {"compression.slots[0].param:", "no param named \"V\""}));
+  m = compressedManifest();
+  m["compression"]["slots"][0]["rows"] = 3;
+  EXPECT_TRUE(rejects(m, {"compression.slots[0]:", "has shape [4, 8], not 3 x 8"}));
+  m = compressedManifest();
+  m["compression"]["warmup_steps"] = 0;
+  EXPECT_TRUE(rejects(m, {"compression.warmup_steps:", "at least one warm-up"}));
+  m = compressedManifest();
+  m["compression"]["objective"] = "speed";
+  EXPECT_TRUE(rejects(m, {"compression.objective:", "\"time\" or \"bytes\""}));
+  m = compressedManifest();
+  m["compression"]["link_gbps"] = 0;
+  EXPECT_TRUE(rejects(m, {"compression.link_gbps:", "must be positive"}));
+  m = compressedManifest();
+  m["compression"].erase("slots");
+  EXPECT_TRUE(rejects(m, {"compression.slots: missing required field"}));
+}
+
 // ManifestSchema.def marks each key Read (the runtime parses it) or Info
 // (it ignores it). The parser notes every key it looks up, by the address
 // of its name in ManifestSchema.h, over manifests that between them take
@@ -467,7 +521,8 @@ std::set<const char *> keysTheParserReads() {
   cuda["compile_options"] = {{"precision", "f32"}};
   json none = softmaxManifest();
   none["task"] = {{"kind", "none"}, {"batch", 16}};
-  for (const json &m : {cuda, bigramManifest(), none, zeroManifest(2, 3)})
+  for (const json &m :
+       {cuda, bigramManifest(), none, zeroManifest(2, 3), compressedManifest()})
     parseManifestNotingKeys(m.dump(), "m.json", read);
   return read;
 }
