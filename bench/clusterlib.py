@@ -67,6 +67,12 @@ def hidden_from_trace(path, warmup):
     return min(shares)
 
 
+def step_rows(metrics):
+    """The step lines of a loom-run --metrics file (not the summary, the
+    evaluations or the compression plans)."""
+    return [r for r in map(json.loads, open(metrics)) if "step_time_s" in r]
+
+
 def loom(artifact, rate, steps, warmup, tmp, hosts=2, data="synthetic", trace=False,
          env=None, extra=()):
     """Runs `artifact` on `hosts` emulated hosts (rate None: on this machine,
@@ -88,7 +94,7 @@ def loom(artifact, rate, steps, warmup, tmp, hosts=2, data="synthetic", trace=Fa
               [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", *run],
               env={**os.environ, **(env or {})})
     out = done.stdout
-    rows = [json.loads(l) for l in open(metrics) if '"summary"' not in l][warmup:]
+    rows = step_rows(metrics)[warmup:]
     m = re.search(r"([0-9.]+)% hidden", out)
     return {"median": statistics.median(r["step_time_s"] for r in rows),
             "mean": statistics.mean(r["step_time_s"] for r in rows),
@@ -116,19 +122,20 @@ def loom_side_by_side(artifact, copies, steps, warmup, tmp):
             raise RuntimeError("a side-by-side loom-run failed")
     means = []
     for path in paths:
-        rows = [json.loads(l) for l in open(path) if '"summary"' not in l][warmup:]
+        rows = step_rows(path)[warmup:]
         means.append(statistics.mean(r["step_time_s"] for r in rows))
     return statistics.mean(means)
 
 
-def torch(spec, rate, steps, warmup, hosts=2, local_sgd=0, zero=0):
+def torch(spec, rate, steps, warmup, hosts=2, local_sgd=0, zero=0, extra=()):
     """PyTorch 1.13 DDP (or post-local SGD every `local_sgd` steps, or with
     `zero` 1 its ZeroRedundancyOptimizer) on the emulated hosts (rate None:
-    `hosts` local processes): {"median", "mean"} step time."""
+    `hosts` local processes): {"median", "mean"} step time. `extra`: more
+    torch_gpt_ddp.py arguments (--powersgd R)."""
     f = spec_fields(spec)
     script = ["/usr/bin/python3", os.path.join(ROOT, "bench", "torch_gpt_ddp.py"),
               "--steps", str(steps), "--warmup", str(warmup), "--local-sgd", str(local_sgd),
-              "--zero", str(zero)]
+              "--zero", str(zero), *extra]
     cmd = (script + ["--ranks", str(hosts)] if rate is None else
            [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", *script])
     for k in ("vocab", "seq", "dim", "heads", "layers", "batch"):

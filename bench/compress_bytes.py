@@ -2,6 +2,7 @@
 layers differ in shape (embeddings 256 x dim, attention dim x 3dim, MLP
 dim x 4dim and 4dim x dim) on 2 local ranks for --steps steps, trained with
   - Loom DDP, fp32 all-reduce                       (loomc --dp=2)
+  - Loom DDP sending bf16 gradients                 (--compress=bf16)
   - uniform PowerSGD rank 4                         (--compress=powersgd:rank=4)
   - L-GreCo within uniform rank 4's error, fewest bytes
                                                     (--compress=lgreco:rank=4,objective=bytes)
@@ -12,7 +13,10 @@ warm-up, each plan weighted by the steps it was in force. Loss: the mean
 training loss of the last 100 steps, and the held-out loss of the final
 model (loom-run --eval over the last tenth of the corpus, which no run
 trains on). Corpus: the docstrings of the Python standard library
-(bench/co2_convergence.py).
+(bench/co2_convergence.py). Each run's loss curve (mean over seeds) is
+saved to bench/results/compress_bytes.json, from which
+bench/compress_cluster.py takes the steps each method needs to reach a
+target loss (the numerics do not depend on the link).
 
 The numbers are counts and losses, not times: the runs may share the
 machine with anything.
@@ -23,7 +27,7 @@ import json
 import os
 import tempfile
 
-from clusterlib import BIN, loomc, results_section, sh
+from clusterlib import BIN, ROOT, loomc, results_section, sh
 from co2_convergence import docstrings
 
 SPEC = "gpt:vocab=256,seq=64,dim=256,heads=4,layers=6,batch=4"
@@ -59,10 +63,11 @@ def main():
     opt = ["--optimizer=adamw:lr=1e-3,beta1=0.9,beta2=0.95,wd=0.1",
            "--warmup-steps=50", f"--decay-steps={args.steps}", "--min-lr=1e-4"]
     runs = [("DDP (fp32 all-reduce)", []),
+            ("DDP, bf16 gradients", ["--compress=bf16:warmup=0"]),
             ("uniform PowerSGD rank 4", [f"--compress=powersgd:rank=4,warmup={args.warmup}"]),
             ("L-GreCo (within rank 4's error, fewest bytes)",
              [f"--compress=lgreco:rank=4,warmup={args.warmup},every={args.every},objective=bytes"])]
-    rows = []
+    rows, saved = [], []
     with tempfile.TemporaryDirectory() as tmp:
         text = docstrings()
         split = len(text) * 9 // 10
@@ -72,7 +77,7 @@ def main():
         for name, flags in runs:
             art = os.path.join(tmp, "a")
             loomc(args.spec, art, "--dp=2", *opt, *flags)
-            train, held, sent = [], [], []
+            train, held, sent, curves = [], [], [], []
             for seed in seeds:
                 metrics, evals = os.path.join(tmp, "m.jsonl"), os.path.join(tmp, "e.jsonl")
                 ckpt = os.path.join(tmp, "ckpt")
@@ -85,20 +90,25 @@ def main():
                 losses = [r["loss"] for r in map(json.loads, open(metrics))
                           if "step" in r and "loss" in r]
                 train.append(sum(losses[-100:]) / len(losses[-100:]))
+                curves.append(losses)
                 held.append([json.loads(l)["eval"]["loss"] for l in open(evals)][0])
                 sent.append(plans_bytes(metrics, args.steps, args.warmup))
                 print(name, "seed", seed, round(train[-1], 4), round(held[-1], 4),
                       sent[-1], flush=True)
             rows.append((name, train, held, sent))
+            curve = [sum(c[i] for c in curves) / len(curves) for i in range(args.steps)]
+            saved.append({"name": name, "flags": flags, "training_loss": train,
+                          "heldout_loss": held, "curve": curve})
     mean = lambda xs: sum(xs) / len(xs)
     ddp_train, ddp_held = mean(rows[0][1]), mean(rows[0][2])
     fp32 = next(s for r in rows for s in r[3] if s)[1]
-    uniform = mean([s[0] for s in rows[1][3]])
+    uniform = mean([s[0] for s in rows[2][3]])
     lines = [f"| {args.spec}, 2 ranks, {args.steps} steps, seeds {args.seeds} "
              "| bytes/step/rank after warm-up | vs uniform PowerSGD rank 4 | worst error / budget "
              "| training loss, last 100 | vs DDP | held-out loss | vs DDP |",
              "|---|---|---|---|---|---|---|---|"]
     for name, train, held, sent in rows:
+        # bf16's plan has no warm-up: its one plan holds from step 1.
         b = mean([s[0] for s in sent]) if sent[0] else fp32
         worst = max(s[3] for s in sent) if sent[0] and sent[0][3] else None
         lines.append(
@@ -108,6 +118,10 @@ def main():
             f"{100 * (mean(held) - ddp_held) / ddp_held:+.2f}% |")
     table = "\n".join(lines)
     print(table)
+    os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
+    with open(os.path.join(ROOT, "bench", "results", "compress_bytes.json"), "w") as out:
+        json.dump({"spec": args.spec, "steps": args.steps, "seeds": seeds,
+                   "runs": saved}, out)
     if args.record:
         with results_section("Gradient compression: L-GreCo bytes and loss") as out:
             out.write("`/usr/bin/python3 bench/compress_bytes.py "

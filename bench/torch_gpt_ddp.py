@@ -8,7 +8,11 @@ subgroup) and a `PeriodicModelAverager` averaging the models every TAU steps
 `ZeroRedundancyOptimizer` over AdamW (each rank keeps 1/N of its state and
 broadcasts its updated parameters), the peer of Loom's ZeRO; with --zero 3
 the model is wrapped in FullyShardedDataParallel instead of DDP (1.13
-needs CUDA for it: the error is printed as `torch error=...`).
+needs CUDA for it: the error is printed as `torch error=...`). With
+--powersgd R DDP averages with PyTorch's PowerSGD communication hook at rank
+R (error feedback and warm start, from the first step: the peer of Loom's
+--compress=powersgd). (Its bf16_compress_hook needs CUDA and NCCL: Loom's
+--compress=bf16 has no CPU peer.)
 Prints one line: `torch ranks=R steps=N step_time_s=... mean_step_time_s=...
 tokens_per_s=...` (median and mean over the timed steps, after warmup;
 tokens_per_s from the mean, which counts the periodic averaging)."""
@@ -60,6 +64,12 @@ def worker(rank, args):
                                       start_localSGD_iter=0)
             model.register_comm_hook(state, post_localSGD_hook)
             averager = PeriodicModelAverager(period=args.local_sgd, warmup_steps=0)
+        elif args.powersgd:
+            from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook
+            state = powerSGD_hook.PowerSGDState(
+                process_group=None, matrix_approximation_rank=args.powersgd,
+                start_powerSGD_iter=2, use_error_feedback=True, warm_start=True)
+            model.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
     if args.ranks > 1 and args.zero == 1:
         from torch.distributed.optim import ZeroRedundancyOptimizer
         opt = ZeroRedundancyOptimizer(model.parameters(),
@@ -110,7 +120,7 @@ def main():
     for name, default in [("vocab", 256), ("seq", 64), ("dim", 64), ("heads", 4),
                           ("layers", 2), ("batch", 8), ("ranks", 1), ("steps", 30),
                           ("warmup", 5), ("threads", 1), ("port", 29533),
-                          ("local_sgd", 0), ("zero", 0)]:
+                          ("local_sgd", 0), ("zero", 0), ("powersgd", 0)]:
         ap.add_argument("--" + name.replace("_", "-"), type=int, default=default)
     args = ap.parse_args()
     if "OMPI_COMM_WORLD_SIZE" in os.environ:

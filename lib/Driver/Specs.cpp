@@ -283,12 +283,20 @@ llvm::Expected<CO2Options> mlir::loom::driver::parseCO2Spec(StringRef text) {
                   return true;
                 },
                 "0 or 1"};
+  Field maxLocalSteps{"max-local-steps",
+                      [&spec](StringRef v) {
+                        return !v.getAsInteger(10, spec.maxLocalSteps) &&
+                               spec.maxLocalSteps > 0 &&
+                               spec.maxLocalSteps <= kMaxLocalSteps;
+                      },
+                      "a positive integer up to 1000000"};
   if (auto err =
           applyFields("--co2", "co2", text,
                       {localSteps, floatField("outer-lr", spec.outerLr, true),
                        floatField("outer-momentum", spec.outerMomentum, false),
                        floatField("gap-penalty", spec.gapPenalty, false),
-                       floatField("clip", spec.clip, false), sharded}))
+                       floatField("clip", spec.clip, false), sharded,
+                       maxLocalSteps}))
     return std::move(err);
   if (spec.outerMomentum >= 1)
     return fail("--co2", "field 'outer-momentum' must be below 1");
@@ -412,10 +420,11 @@ std::string mlir::loom::driver::co2SpecHelp() {
       "all-reduce overlapping the next local steps. SPEC: "
       "on (the defaults) or local-steps=N|auto ({0}), outer-lr ({1:f1}), "
       "outer-momentum ({2:f1}), gap-penalty ({3:f1}; 0 off), clip ({4:f1}; 0 "
-      "off), sharded ({5}; 1: each rank keeps 1/N of the outer state), e.g. "
+      "off), sharded ({5}; 1: each rank keeps 1/N of the outer state), "
+      "max-local-steps ({6}: the most auto chooses), e.g. "
       "--co2=local-steps=4 (docs/co2.md)",
       d.localSteps, d.outerLr, d.outerMomentum, d.gapPenalty, d.clip,
-      int(d.sharded));
+      int(d.sharded), d.maxLocalSteps);
 }
 
 std::string mlir::loom::driver::modelSpecHelp() {

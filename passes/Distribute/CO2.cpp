@@ -144,6 +144,9 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
           "--loom-co2: gap-penalty and clip must be non-negative (0: off)");
     if (!(maxOverhead > 0 && maxOverhead < 1))
       return module.emitError("--loom-co2: max-overhead must be in (0, 1)");
+    if (maxLocalSteps < 1)
+      return module.emitError("--loom-co2: max-local-steps must be at least "
+                              "1");
     return success();
   }
 
@@ -190,6 +193,28 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
                   "the sharded update runs between steps)"
                 : "",
         stolen * 1e3, given.commCpu, cheap, maxOverhead * 100, tau);
+    if (tau > maxLocalSteps)
+      tau = capLocalSteps(compute, comm, stolen, reason);
+    return tau;
+  }
+
+  /// local-steps=max-local-steps, where hiding the outer all-reduce would
+  /// take more local steps than CO2 has convergence evidence for: says so
+  /// and what throughput to expect (a round then waits for its all-reduce).
+  int64_t capLocalSteps(double compute, double comm, double stolen,
+                        std::string &reason) {
+    const int64_t tau = maxLocalSteps;
+    double round = std::max(double(tau) * compute + stolen, comm);
+    reason = llvm::formatv(
+        "{0}; capped at max-local-steps={1} (beyond it CO2 has no "
+        "convergence evidence): a round of {1} steps computes ~{2:f1} ms, "
+        "so each waits ~{3:f1} ms for its outer all-reduce; expect ~{4:f0}% "
+        "of the throughput without communication (compress the outer round, "
+        "raise max-local-steps, or use a faster link)",
+        reason.substr(0, reason.rfind("; local-steps=")), tau,
+        double(tau) * compute * 1e3,
+        std::max(0.0, comm - double(tau) * compute) * 1e3,
+        100 * double(tau) * compute / round);
     return tau;
   }
 

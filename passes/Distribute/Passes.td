@@ -154,13 +154,17 @@ def CO2Pass : Pass<"loom-co2", "mlir::ModuleOp"> {
     `link-gbps` plus `link-latency-us`) and keeps the compute the all-reduce
     takes from the cores while it runs in the background (`comm-cpu` of its
     time: the communication thread's polls, the network stack) under
-    `max-overhead` of the round, and reports the estimate as a remark. The sharded
+    `max-overhead` of the round, and reports the estimate as a remark. It
+    chooses at most `max-local-steps` (default 48, the end of CO2's
+    convergence evidence): where hiding the round would take more, it
+    takes that many, says so and how much throughput the unhidden rounds
+    leave. The sharded
     round adds one step: its update runs between the reduce-scatter and the
     all-gather, after the step during which the reduce-scatter finished.
 
     Options: one per line of `passes/Distribute/CO2Options.def`
     (local-steps, outer-lr, outer-momentum, gap-penalty, clip, sharded,
-    max-overhead), which defines each with its default and help once.
+    max-local-steps, max-overhead), which defines each with its default and help once.
   }];
   let dependentDialects = ["::mlir::loom::comm::CommDialect"];
 }

@@ -3,18 +3,22 @@
 // RUN:   --loom-co2="local-steps=4 outer-lr=0.8 outer-momentum=0.5 gap-penalty=0.7 clip=0.25" \
 // RUN:   | FileCheck %s
 // RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2 link-gbps=0.001 link-latency-us=100 gflops=1" \
-// RUN:   --loom-co2="local-steps=0" | FileCheck %s --check-prefix=AUTO
+// RUN:   --loom-co2="local-steps=0 max-local-steps=1000000" | FileCheck %s --check-prefix=AUTO
+// RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2 link-gbps=0.001 link-latency-us=100 gflops=1" \
+// RUN:   --loom-co2="local-steps=0" | FileCheck %s --check-prefix=CAPPED
+// RUN: not loom-opt %t/model.mlir --loom-train-pipeline="dp=2" --loom-co2="max-local-steps=0" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BADCAP
 // RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2 link-gbps=100 link-latency-us=0 gflops=1" \
 // RUN:   --loom-co2="local-steps=0" | FileCheck %s --check-prefix=FAST
 // RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2 link-gbps=0.001 link-latency-us=100 gflops=1 comm-cpu=0" \
-// RUN:   --loom-co2="local-steps=0" | FileCheck %s --check-prefix=FREE
+// RUN:   --loom-co2="local-steps=0 max-local-steps=1000000" | FileCheck %s --check-prefix=FREE
 // RUN: not loom-opt %t/model.mlir --loom-train-pipeline="dp=2 comm-cpu=2" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADCPU
 // RUN: not loom-opt %t/model.mlir --loom-train-pipeline="dp=2" --loom-co2="max-overhead=1" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADOVERHEAD
 // RUN: loom-opt %t/model.mlir --loom-autodiff --loom-data-parallel \
 // RUN:   --loom-describe-machine="link-gbps=0.001 link-latency-us=100 gflops=1" \
-// RUN:   --loom-add-optimizer --loom-co2="local-steps=0" | FileCheck %s --check-prefix=AUTO
+// RUN:   --loom-add-optimizer --loom-co2="local-steps=0 max-local-steps=1000000" | FileCheck %s --check-prefix=AUTO
 // RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2 co2=1 co2-local-steps=3" \
 // RUN:   | FileCheck %s --check-prefix=PIPELINE
 // RUN: loom-opt %t/model.mlir --loom-train-pipeline="dp=2" --loom-co2="local-steps=4 sharded=1" \
@@ -57,6 +61,10 @@
 // suffices.
 // AUTO: local_steps = [[TAU:[0-9]+]], {{.*}}local_steps_reason = "one inner step computes ~{{[0-9.]+}} ms ({{[0-9.]+}} GFLOP at 1.0 GFLOP/s); the outer all-reduce of 0.00 MiB over 2 ranks takes ~{{[0-9.]+}} ms (0.001 Gbit/s, 100 us latency), hidden by [[HIDE:[0-9]+]] local steps, and takes ~{{[0-9.]+}} ms of compute from the cores while it runs (0.20 of its time), which [[TAU]] local steps keep under 10% of a round; local-steps=[[TAU]]"
 // FAST: local_steps = 1,
+// Hiding the round would take thousands of steps: the choice stops at
+// max-local-steps (48 by default), and says what that costs.
+// CAPPED: local_steps = 48, {{.*}}which {{[0-9]+}} local steps keep under 10% of a round; capped at max-local-steps=48 (beyond it CO2 has no convergence evidence): a round of 48 steps computes ~{{[0-9.]+}} ms, so each waits ~{{[0-9.]+}} ms for its outer all-reduce; expect ~{{[0-9]+}}% of the throughput without communication (compress the outer round, raise max-local-steps, or use a faster link)"
+// BADCAP: error: --loom-co2: max-local-steps must be at least 1
 // Communication that costs the cores nothing needs only hiding.
 // FREE: hidden by [[H:[0-9]+]] local steps, and takes ~0.000 ms of compute {{.*}}; local-steps=[[H]]"
 // The machine's values are checked where they are recorded.
