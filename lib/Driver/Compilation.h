@@ -38,9 +38,9 @@ struct Compilation {
   /// --optimizer parsed, with the schedule flags: what the train stage
   /// hands --loom-add-optimizer whole.
   OptimizerOptions optimizer;
-  std::optional<CO2Options> co2; ///< --co2, parsed (none: not given)
+  std::optional<CO2Options> co2;           ///< --co2, parsed (none: not given)
   std::optional<CompressOptions> compress; ///< --compress (none: off)
-  std::optional<ZOOptions> zo;   ///< --zo, parsed (none: not given)
+  std::optional<ZOOptions> zo;             ///< --zo, parsed (none: not given)
   llvm::raw_ostream &diagnostics;
   ManifestBuilder manifest;
 

@@ -170,9 +170,8 @@ static json::Object compressionJson(CompressionAttr c, ModuleOp train,
     latencyUs = machine.getLinkLatencyUs().getValueAsDouble();
   }
   json::Array slots;
-  for (auto [param, rows, cols] :
-       llvm::zip_equal(c.getParams(), c.getRows().asArrayRef(),
-                       c.getCols().asArrayRef()))
+  for (auto [param, rows, cols] : llvm::zip_equal(
+           c.getParams(), c.getRows().asArrayRef(), c.getCols().asArrayRef()))
     slots.push_back(json::Object{
         {key::compression_slot::param, cast<StringAttr>(param).getValue()},
         {key::compression_slot::rows, rows},

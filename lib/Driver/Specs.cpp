@@ -37,6 +37,14 @@ Field intField(const char *name, int64_t &slot) {
       "a positive integer"};
 }
 
+/// A non-negative integer (a count, a seed).
+Field countField(const char *name, int64_t &slot, const char *expected) {
+  return {
+      name,
+      [&slot](StringRef v) { return !v.getAsInteger(10, slot) && slot >= 0; },
+      expected};
+}
+
 Field floatField(const char *name, double &slot, bool positive) {
   return {name,
           [&slot, positive](StringRef v) {
@@ -290,13 +298,12 @@ llvm::Expected<CO2Options> mlir::loom::driver::parseCO2Spec(StringRef text) {
                                spec.maxLocalSteps <= kMaxLocalSteps;
                       },
                       "a positive integer up to 1000000"};
-  if (auto err =
-          applyFields("--co2", "co2", text,
-                      {localSteps, floatField("outer-lr", spec.outerLr, true),
-                       floatField("outer-momentum", spec.outerMomentum, false),
-                       floatField("gap-penalty", spec.gapPenalty, false),
-                       floatField("clip", spec.clip, false), sharded,
-                       maxLocalSteps}))
+  if (auto err = applyFields(
+          "--co2", "co2", text,
+          {localSteps, floatField("outer-lr", spec.outerLr, true),
+           floatField("outer-momentum", spec.outerMomentum, false),
+           floatField("gap-penalty", spec.gapPenalty, false),
+           floatField("clip", spec.clip, false), sharded, maxLocalSteps}))
     return std::move(err);
   if (spec.outerMomentum >= 1)
     return fail("--co2", "field 'outer-momentum' must be below 1");
@@ -309,11 +316,7 @@ llvm::Expected<ZOOptions> mlir::loom::driver::parseZOSpec(StringRef text) {
   if (kind != "mezo")
     return fail("--zo", "unknown zeroth-order method '" + kind +
                             "' (expected mezo or mezo:eps=..,lr=..,wd=..)");
-  Field seed{"seed",
-             [&spec](StringRef v) {
-               return !v.getAsInteger(10, spec.seed) && spec.seed >= 0;
-             },
-             "a non-negative integer"};
+  Field seed = countField("seed", spec.seed, "a non-negative integer");
   Field pert{"pert",
              [&spec](StringRef v) {
                return !v.getAsInteger(10, spec.perturbationRanks) &&
@@ -335,12 +338,8 @@ mlir::loom::driver::parseCompressSpec(StringRef text) {
   auto [method, body] = text.split(':');
   if (method == "none" && body.empty())
     return std::nullopt;
-  Field warmup{"warmup",
-               [&spec](StringRef v) {
-                 return !v.getAsInteger(10, spec.warmupSteps) &&
-                        spec.warmupSteps >= 0;
-               },
-               "a non-negative integer"};
+  Field warmup =
+      countField("warmup", spec.warmupSteps, "a non-negative integer");
   Field bits{"bits",
              [&spec](StringRef v) {
                return !v.getAsInteger(10, spec.bits) &&
@@ -353,12 +352,8 @@ mlir::loom::driver::parseCompressSpec(StringRef text) {
                          spec.density <= 1;
                 },
                 "a number in (0, 1]"};
-  Field every{"every",
-              [&spec](StringRef v) {
-                return !v.getAsInteger(10, spec.resolveEvery) &&
-                       spec.resolveEvery >= 0;
-              },
-              "a non-negative integer (0: choose once)"};
+  Field every = countField("every", spec.resolveEvery,
+                           "a non-negative integer (0: choose once)");
   Field objective{"objective",
                   [&spec](StringRef v) {
                     spec.objective = v.str();

@@ -172,9 +172,9 @@ struct InPlaceCollectiveModel
                      : "loom_rt_compressed_all_reduce";
       ints.push_back(int32_t(*slot));
     }
-    auto call = callRuntime(rewriter, op, name, {*buffer},
-                            type.getNumElements(), ints,
-                            isStart ? TypeRange{i64} : TypeRange{});
+    auto call =
+        callRuntime(rewriter, op, name, {*buffer}, type.getNumElements(), ints,
+                    isStart ? TypeRange{i64} : TypeRange{});
     if (failed(call))
       return failure();
     if constexpr (isStart) {

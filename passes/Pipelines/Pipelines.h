@@ -38,10 +38,10 @@ struct TrainOptions {
   bool overlap = false; ///< bucketed, asynchronous, scheduled all-reduces
   int64_t zero = 0;     ///< ZeRO stage (0: none; 1, 2: --loom-shard-state)
   double bucketMiB = 1.0;
-  std::optional<CO2Options> co2; ///< none: no CO2
+  std::optional<CO2Options> co2;           ///< none: no CO2
   std::optional<CompressOptions> compress; ///< none: plain fp32 averaging
-  std::optional<ZOOptions> zo;   ///< zeroth-order steps instead of autodiff
-  MachineOptions machine;        ///< what the cost model assumes
+  std::optional<ZOOptions> zo; ///< zeroth-order steps instead of autodiff
+  MachineOptions machine;      ///< what the cost model assumes
 };
 
 /// --loom-train-pipeline's options: the optimizer's and the machine's under

@@ -97,8 +97,7 @@ static cl::opt<std::string> co2("co2", cl::desc(co2Help),
                                 cl::value_desc("SPEC"), cl::init(""),
                                 cl::cat(cat));
 // Its defaults are CompressOptions.def's.
-static const std::string compressHelp =
-    mlir::loom::driver::compressSpecHelp();
+static const std::string compressHelp = mlir::loom::driver::compressSpecHelp();
 static cl::opt<std::string> compress("compress", cl::desc(compressHelp),
                                      cl::value_desc("SPEC"), cl::init(""),
                                      cl::cat(cat));

@@ -101,8 +101,7 @@ LogicalResult CompressionAttr::verify(
   if (bits != 2 && bits != 4 && bits != 8)
     return emitError() << "bits must be 2, 4 or 8, got " << bits;
   if (!(value(density) > 0 && value(density) <= 1))
-    return emitError() << "density must be in (0, 1], got "
-                       << value(density);
+    return emitError() << "density must be in (0, 1], got " << value(density);
   if (warmupSteps < 0 || resolveEvery < 0)
     return emitError() << "warmup_steps and resolve_every must not be "
                           "negative";
@@ -110,8 +109,8 @@ LogicalResult CompressionAttr::verify(
     return emitError() << "lgreco needs at least one warm-up step (it "
                           "measures at the last)";
   if (objective != "time" && objective != "bytes")
-    return emitError() << "objective must be time or bytes, got \""
-                       << objective << "\"";
+    return emitError() << "objective must be time or bytes, got \"" << objective
+                       << "\"";
   if (!llvm::all_of(params, llvm::IsaPred<StringAttr>) ||
       rows.size() != int64_t(params.size()) ||
       cols.size() != int64_t(params.size()))

@@ -219,17 +219,14 @@ int64_t compressedAllReduce(const char *name, int64_t group, void *buf,
   if (dtype != LOOM_F32 || op != LOOM_MEAN)
     abortJob(formatString("%s: compressed gradients are f32 means (dtype "
                           "%d, op %d)",
-                          name, static_cast<int>(dtype),
-                          static_cast<int>(op)));
-  return collective(name, group, count, dtype, "mean", async,
-                    [=](Communicator &comm, DType) {
-                      if (GradientCompression *c = currentCompression())
-                        c->average(comm, slot, static_cast<float *>(buf),
-                                   count);
-                      else
-                        comm.allReduce(buf, count, DType::F32,
-                                       ReduceOp::Mean);
-                    });
+                          name, static_cast<int>(dtype), static_cast<int>(op)));
+  return collective(
+      name, group, count, dtype, "mean", async, [=](Communicator &comm, DType) {
+        if (GradientCompression *c = currentCompression())
+          c->average(comm, slot, static_cast<float *>(buf), count);
+        else
+          comm.allReduce(buf, count, DType::F32, ReduceOp::Mean);
+      });
 }
 
 ReduceOp checkedOp(const char *name, int32_t op) {
@@ -356,9 +353,9 @@ LOOM_RT_ABI_EXPORT void loom_rt_compressed_all_reduce(int64_t group, void *buf,
                       op, slot, /*async=*/false);
 }
 
-LOOM_RT_ABI_EXPORT int64_t loom_rt_compressed_all_reduce_start(
-    int64_t group, void *buf, int64_t count, int32_t dtype, int32_t op,
-    int32_t slot) {
+LOOM_RT_ABI_EXPORT int64_t
+loom_rt_compressed_all_reduce_start(int64_t group, void *buf, int64_t count,
+                                    int32_t dtype, int32_t op, int32_t slot) {
   return compressedAllReduce("loom_rt_compressed_all_reduce_start", group, buf,
                              count, dtype, op, slot, /*async=*/true);
 }

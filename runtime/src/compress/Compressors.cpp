@@ -254,19 +254,19 @@ void averageBf16(Communicator &comm, SlotState &slot, float *m) {
 } // namespace
 
 std::string Candidate::name() const {
+  std::string family = methodName(method);
   switch (method) {
-  case CompressMethod::Fp32:
-    return "fp32";
-  case CompressMethod::Bf16:
-    return "bf16";
   case CompressMethod::PowerSGD:
-    return "powersgd:rank=" + std::to_string(rank);
+    return family + ":rank=" + std::to_string(rank);
   case CompressMethod::Quant:
-    return "quant:bits=" + std::to_string(bits);
+    return family + ":bits=" + std::to_string(bits);
   case CompressMethod::TopK:
-    return formatString("topk:density=%g", density);
+    return family + formatString(":density=%g", density);
+  case CompressMethod::Fp32:
+  case CompressMethod::Bf16:
+    break;
   }
-  return "?";
+  return family;
 }
 
 bool Candidate::operator==(const Candidate &other) const {

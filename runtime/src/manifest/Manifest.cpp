@@ -436,8 +436,8 @@ public:
     std::string objectivePath = join(path, key::compression::objective);
     spec.objective = string(field(key::compression::objective), objectivePath);
     if (spec.objective != "time" && spec.objective != "bytes")
-      error(objectivePath, "expected \"time\" or \"bytes\", got \"" +
-                               spec.objective + "\"");
+      error(objectivePath,
+            "expected \"time\" or \"bytes\", got \"" + spec.objective + "\"");
     spec.linkGbps = number(field(key::compression::link_gbps),
                            join(path, key::compression::link_gbps));
     if (!(spec.linkGbps > 0))

@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Trainer.h"
+#include "compress/Compression.h"
 #include "loom/runtime/AllocCache.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/BackgroundSave.h"
@@ -31,7 +32,6 @@
 #include "loom/runtime/World.h"
 #include "support/Clock.h"
 #include "train/Evaluation.h"
-#include "compress/Compression.h"
 #include "train/StepObserver.h"
 #include "train/SyncPolicy.h"
 
@@ -389,8 +389,8 @@ Trainer::makeObservers(Setup &setup, std::unique_ptr<StepObserver> trace,
   observers.push_back(makeMetricsObserver(setup.metrics));
   observers.push_back(makeDivergenceGuard(comm, *setup.sync));
   if (setup.compression)
-    observers.push_back(makeCompressionObserver(
-        *setup.compression, comm, setup.metrics, log, firstStep));
+    observers.push_back(makeCompressionObserver(*setup.compression, comm,
+                                                setup.metrics, log, firstStep));
   observers.push_back(makeProgressObserver(
       log, comm.isRoot(), firstStep, lastStep, options.logEvery,
       globalTokensPerStep(artifact.manifest(), comm), unit));

@@ -26,7 +26,8 @@ int main(int argc, char **argv) {
   const int candidates = argc > 2 ? std::atoi(argv[2]) : 20;
   const int repeats = argc > 3 ? std::atoi(argv[3]) : 200;
   if (layers < 1 || candidates < 1 || repeats < 1) {
-    std::fprintf(stderr, "usage: LoomKnapsackBench [LAYERS CANDIDATES REPEATS]\n");
+    std::fprintf(stderr,
+                 "usage: LoomKnapsackBench [LAYERS CANDIDATES REPEATS]\n");
     return 2;
   }
   std::mt19937 gen(1);
@@ -43,9 +44,9 @@ int main(int argc, char **argv) {
     }
     auto start = std::chrono::steady_clock::now();
     auto picks = solveKnapsack(items, budget, 1000);
-    seconds.push_back(std::chrono::duration<double>(
-                          std::chrono::steady_clock::now() - start)
-                          .count());
+    seconds.push_back(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count());
     if (!picks)
       return 1;
   }

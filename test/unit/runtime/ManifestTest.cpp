@@ -440,10 +440,14 @@ namespace {
 /// The softmax manifest with gradient compression of W (4 x 8).
 json compressedManifest() {
   json m = softmaxManifest();
-  m["compression"] = {{"method", "lgreco"},      {"rank", 2},
-                      {"bits", 8},               {"density", 0.01},
-                      {"warmup_steps", 5},       {"resolve_every", 10},
-                      {"objective", "bytes"},    {"link_gbps", 0.1},
+  m["compression"] = {{"method", "lgreco"},
+                      {"rank", 2},
+                      {"bits", 8},
+                      {"density", 0.01},
+                      {"warmup_steps", 5},
+                      {"resolve_every", 10},
+                      {"objective", "bytes"},
+                      {"link_gbps", 0.1},
                       {"link_latency_us", 200},
                       {"slots", {{{"param", "W"}, {"rows", 4}, {"cols", 8}}}}};
   return m;
@@ -461,8 +465,8 @@ TEST(Manifest, ReadsTheGradientCompression) {
   ASSERT_EQ(m.compression.slots.size(), 1u);
   EXPECT_EQ(m.compression.slots[0].param, "W");
   EXPECT_EQ(m.compression.slots[0].cols, 8);
-  EXPECT_FALSE(parseManifest(softmaxManifest().dump(), "m.json")
-                   .compression.enabled());
+  EXPECT_FALSE(
+      parseManifest(softmaxManifest().dump(), "m.json").compression.enabled());
 }
 
 TEST(Manifest, RefusesABadGradientCompression) {
@@ -471,13 +475,16 @@ TEST(Manifest, RefusesABadGradientCompression) {
   EXPECT_TRUE(rejects(m, {"compression.method:", "unknown method \"zip\""}));
   m = compressedManifest();
   m["compression"]["slots"][0]["param"] = "V";
-  EXPECT_TRUE(rejects(m, {"compression.slots[0].param:", "no param named \"V\""}));
+  EXPECT_TRUE(
+      rejects(m, {"compression.slots[0].param:", "no param named \"V\""}));
   m = compressedManifest();
   m["compression"]["slots"][0]["rows"] = 3;
-  EXPECT_TRUE(rejects(m, {"compression.slots[0]:", "has shape [4, 8], not 3 x 8"}));
+  EXPECT_TRUE(
+      rejects(m, {"compression.slots[0]:", "has shape [4, 8], not 3 x 8"}));
   m = compressedManifest();
   m["compression"]["warmup_steps"] = 0;
-  EXPECT_TRUE(rejects(m, {"compression.warmup_steps:", "at least one warm-up"}));
+  EXPECT_TRUE(
+      rejects(m, {"compression.warmup_steps:", "at least one warm-up"}));
   m = compressedManifest();
   m["compression"]["objective"] = "speed";
   EXPECT_TRUE(rejects(m, {"compression.objective:", "\"time\" or \"bytes\""}));
