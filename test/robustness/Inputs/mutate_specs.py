@@ -1,5 +1,6 @@
 """Mutation testing of loomc's other inputs (reliability scenario 15): the
-specs of --model, --optimizer, --co2 and --link, and --calibration files.
+specs of --model, --optimizer, --co2, --compress and --link, and
+--calibration files.
 Each mutant sets one to three fields of a valid spec (or numbers and
 strings of a calibration file written by `loom-run --calibrate`) to edge
 values (0, -1, huge, NaN, inf, empty, malformed), or drops or doubles a
@@ -29,6 +30,8 @@ SPECS = {
     "--co2": ["local-steps=4,outer-lr=0.8,outer-momentum=0.2,gap-penalty=2,"
               "clip=1,sharded=1", "local-steps=auto", "on"],
     "--link": ["bw=1gbit,lat=50us", "bw=10mbit", "lat=5ms"],
+    "--compress": ["powersgd:rank=2,warmup=5", "quant:bits=4", "topk:density=0.1",
+                   "lgreco:rank=2,warmup=3,every=10,objective=bytes", "bf16", "none"],
 }
 EDGES = ["0", "-1", "1e308", "nan", "inf", "-inf", "9223372036854775807",
          "18446744073709551616", "4611686018427387904", "", "1e-320", "0x10",
@@ -52,7 +55,7 @@ def mutate_spec(rng):
     args = ["--model=" + (spec if flag == "--model" else MODEL)]
     if flag != "--model":
         args.append(flag + "=" + spec)
-    if flag == "--co2" or rng.random() < 0.3:
+    if flag in ("--co2", "--compress") or rng.random() < 0.3:
         args.append("--dp=2")
     if flag == "--link" and rng.random() < 0.5:
         args += ["--dp=2", "--overlap"]
