@@ -36,8 +36,14 @@ int fieldBits(int bits, int ranks) {
     ++width;
   return width;
 }
+/// Fields per 64-bit word, the sign bit left out: the words' sum over the
+/// ranks then stays below 2^63 and never overflows the signed integers the
+/// all-reduce adds.
+int64_t fieldsPerWord(int bits, int ranks) {
+  return 63 / fieldBits(bits, ranks);
+}
 int64_t quantWords(int64_t n, int bits, int ranks) {
-  int64_t perWord = 64 / fieldBits(bits, ranks);
+  int64_t perWord = fieldsPerWord(bits, ranks);
   return (n + perWord - 1) / perWord;
 }
 int64_t quantBlocks(int64_t n) { return (n + kQuantBlock - 1) / kQuantBlock; }
@@ -159,7 +165,7 @@ void averageQuant(Communicator &comm, const Candidate &c, SlotState &slot,
   const int ranks = comm.size();
   const int64_t levels = quantLevels(c.bits);
   const int width = fieldBits(c.bits, ranks);
-  const int64_t perWord = 64 / width;
+  const int64_t perWord = fieldsPerWord(c.bits, ranks);
   std::vector<float> scales = blockMaxima(m, n);
   comm.allReduce(scales.data(), int64_t(scales.size()), DType::F32,
                  ReduceOp::Max);

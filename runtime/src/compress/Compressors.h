@@ -15,8 +15,9 @@
 //   quant     b-bit quantisation with per-block scales shared by the ranks
 //             (one max all-reduce of the scales), the codes summed by an
 //             integer all-reduce of packed fields wide enough for the sum of
-//             every rank's code: an all-reduce, whatever the collective
-//             algorithm, and exact in its sum.
+//             every rank's code (63 bits of a word used, so the sums never
+//             overflow): an all-reduce, whatever the collective algorithm,
+//             and exact in its sum.
 //   topk      the k = ceil(d n) largest magnitudes, (index, value) pairs
 //             all-gathered and summed.
 //

@@ -362,7 +362,8 @@ TEST(Compressors, WireBytesFollowTheRingModel) {
   EXPECT_EQ(wireBytes(Candidate::powerSgd(4), 64, 32, 2), 4.0 * 4 * 96);
   EXPECT_EQ(wireBytes(Candidate::bf16(), 64, 32, 2), 2.0 * 64 * 32);
   EXPECT_EQ(wireBytes(Candidate::topK(0.01), 64, 32, 2), 8.0 * 21);
-  // 4 bits on 2 ranks: fields of 5 bits, 12 a word; 8 scales of 256.
+  // 4 bits on 2 ranks: fields of 5 bits, 12 in 63 bits of a word; 8 scales
+  // of 256.
   EXPECT_EQ(wireBytes(Candidate::quant(4), 64, 32, 2),
             4.0 * 8 + 8.0 * ((2048 + 11) / 12));
   EXPECT_EQ(wireBytes(Candidate::fp32(), 64, 32, 1), 0);
