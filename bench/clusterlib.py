@@ -41,8 +41,11 @@ def loomc(spec, out, *flags):
 
 
 def calibrate(rate, path, hosts=2):
-    sh([CLUSTER, "--hosts", str(hosts), "--rate", rate, "--",
-        os.path.join(BIN, "loom-run"), "--calibrate", path])
+    """loom-run --calibrate on `hosts` emulated hosts at `rate` (None:
+    `hosts` local ranks, no shaping); returns the file's contents."""
+    run = [os.path.join(BIN, "loom-run"), "--calibrate", path]
+    sh(run + ["--ranks", str(hosts)] if rate is None else
+       [CLUSTER, "--hosts", str(hosts), "--rate", rate, "--", *run])
     return json.load(open(path))
 
 

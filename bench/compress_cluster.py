@@ -30,7 +30,7 @@ import statistics
 import subprocess
 import tempfile
 
-from clusterlib import BIN, ROOT, loom, loomc, results_section, sh, step_rows, torch
+from clusterlib import ROOT, calibrate, loom, loomc, results_section, step_rows, torch
 
 WINDOW = 50
 
@@ -83,7 +83,8 @@ def main():
                 print(rate, name, times[name], flush=True)
             rows.append((rate, times))
         # Unthrottled: the cost rule on the link measured here.
-        cal = calibrate_local(tmp)
+        cal = os.path.join(tmp, "local-calibration.json")
+        calibrate(None, cal)
         loomc(spec, art, "--dp=2")
         plain = loom(art, None, args.steps, w, tmp)["median"]
         loomc(spec, art, "--dp=2", f"--calibration={cal}",
@@ -134,13 +135,6 @@ def peer(spec, rate, steps, warmup, extra):
     except subprocess.CalledProcessError as e:
         print("PyTorch peer failed, retrying:", e.returncode, flush=True)
         return torch(spec, rate, steps, warmup, extra=extra)
-
-
-def calibrate_local(tmp):
-    """loom-run --calibrate on 2 local ranks (no shaping)."""
-    path = os.path.join(tmp, "local-calibration.json")
-    sh([os.path.join(BIN, "loom-run"), "--ranks", "2", "--calibrate", path])
-    return path
 
 
 if __name__ == "__main__":

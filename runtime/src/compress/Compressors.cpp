@@ -100,16 +100,27 @@ std::vector<float> powerSgdStartQ(uint64_t seed, int64_t cols, int r) {
 
 namespace {
 
-/// m ~ P Q^T with Q refined from `q` by `iterations` power iterations:
-/// P = m Q, orthogonalise P, Q = m^T P. Local (no communication).
+/// One PowerSGD power iteration on m (rows x cols) at rank r: P = m Q,
+/// reduce(P), orthogonalise P, Q = m^T P, reduce(Q); `reduce` averages
+/// over the ranks (or, measuring locally, does nothing).
+template <typename Reduce>
+void powerIteration(const float *m, int64_t rows, int64_t cols, int r, float *p,
+                    float *q, Reduce reduce) {
+  gemm(false, false, rows, r, cols, m, q, p);
+  reduce(p, rows * r);
+  orthogonalise(p, rows, r);
+  gemm(true, false, cols, r, rows, m, p, q);
+  reduce(q, cols * r);
+}
+
+/// m ~ P Q^T with Q refined from `q` by `iterations` power iterations,
+/// locally (no communication).
 void lowRankLocally(const float *m, int64_t rows, int64_t cols, int r,
                     std::vector<float> q, int iterations, float *out) {
   std::vector<float> p(static_cast<size_t>(rows * r));
-  for (int it = 0; it < iterations; ++it) {
-    gemm(false, false, rows, r, cols, m, q.data(), p.data());
-    orthogonalise(p.data(), rows, r);
-    gemm(true, false, cols, r, rows, m, p.data(), q.data());
-  }
+  for (int it = 0; it < iterations; ++it)
+    powerIteration(m, rows, cols, r, p.data(), q.data(),
+                   [](float *, int64_t) {});
   gemm(false, true, rows, cols, r, p.data(), q.data(), out);
 }
 
@@ -122,11 +133,10 @@ void averagePowerSgd(Communicator &comm, const Candidate &c, SlotState &slot,
     slot.qRank = r;
   }
   std::vector<float> p(static_cast<size_t>(rows * r));
-  gemm(false, false, rows, r, cols, m, slot.q.data(), p.data());
-  comm.allReduce(p.data(), rows * r, DType::F32, ReduceOp::Mean);
-  orthogonalise(p.data(), rows, r);
-  gemm(true, false, cols, r, rows, m, p.data(), slot.q.data());
-  comm.allReduce(slot.q.data(), cols * r, DType::F32, ReduceOp::Mean);
+  powerIteration(m, rows, cols, r, p.data(), slot.q.data(),
+                 [&comm](float *x, int64_t n) {
+                   comm.allReduce(x, n, DType::F32, ReduceOp::Mean);
+                 });
   // residual = m - P Q^T; the result is P Q^T, the same on every rank.
   std::vector<float> approx(static_cast<size_t>(rows * cols));
   gemm(false, true, rows, cols, r, p.data(), slot.q.data(), approx.data());
