@@ -11,6 +11,7 @@
 #include "loom/runtime/Error.h"
 #include "loom/runtime/ManifestSchema.h"
 #include "loom/runtime/abi.h"
+#include "manifest/ManifestParser.h"
 #include "manifest/NotedKeys.h"
 #include "support/FileUtil.h"
 #include "support/JsonParse.h"
@@ -21,467 +22,123 @@
 #include <cstdint>
 #include <set>
 
-using nlohmann::json;
 namespace key = loom::manifest;
 
 namespace loom::rt {
 
+InitSpec ManifestParser::init(const json &value, const std::string &path) {
+  expectObject(value, path);
+  InitSpec spec;
+  std::string kind = string(require(value, path, key::init::kind),
+                            join(path, key::init::kind));
+  if (kind == "zeros")
+    spec.kind = InitSpec::Kind::Zeros;
+  else if (kind == "ones")
+    spec.kind = InitSpec::Kind::Ones;
+  else if (kind == "normal")
+    spec.kind = InitSpec::Kind::Normal;
+  else if (kind == "uniform")
+    spec.kind = InitSpec::Kind::Uniform;
+  else
+    error(join(path, key::init::kind),
+          "unknown init kind \"" + kind +
+              "\" (expected zeros, ones, normal or "
+              "uniform)");
+  if (const json *scale = optional(value, key::init::scale))
+    spec.scale = number(*scale, join(path, key::init::scale));
+  else if (spec.kind == InitSpec::Kind::Normal ||
+           spec.kind == InitSpec::Kind::Uniform)
+    error(join(path, key::init::scale), "missing required field");
+  if (spec.scale < 0)
+    error(join(path, key::init::scale), "must not be negative");
+  return spec;
+}
+
+TensorSpec ManifestParser::tensor(const json &value, const std::string &path,
+                                  bool needsInit) {
+  expectObject(value, path);
+  TensorSpec spec;
+  spec.name = string(require(value, path, key::tensor::name),
+                     join(path, key::tensor::name));
+  spec.shape = shape(require(value, path, key::tensor::shape),
+                     join(path, key::tensor::shape));
+  spec.dtype = dtype(require(value, path, key::tensor::dtype),
+                     join(path, key::tensor::dtype));
+  if (const json *initValue = optional(value, key::tensor::init))
+    spec.init = init(*initValue, join(path, key::tensor::init));
+  else if (needsInit)
+    error(join(path, key::tensor::init), "missing required field");
+  return spec;
+}
+
+TaskSpec ManifestParser::task(const json &value, const std::string &path) {
+  expectObject(value, path);
+  TaskSpec task;
+  std::string kind = string(require(value, path, key::task::kind),
+                            join(path, key::task::kind));
+  auto positive = [&](const char *field) {
+    return integer(require(value, path, field), join(path, field), 1);
+  };
+  // Tokens and labels are int32 (the inputs' dtype).
+  auto labels = [&](const char *field) {
+    int64_t n = positive(field);
+    if (n > INT32_MAX)
+      error(join(path, field), "must be at most " + std::to_string(INT32_MAX) +
+                                   " (labels are i32), got " +
+                                   std::to_string(n));
+    return n;
+  };
+  if (kind == "lm") {
+    task.kind = TaskSpec::Kind::LM;
+    task.batch = positive(key::task::batch);
+    task.seq = positive(key::task::seq);
+    task.vocab = labels(key::task::vocab);
+  } else if (kind == "classify") {
+    task.kind = TaskSpec::Kind::Classify;
+    task.batch = positive(key::task::batch);
+    task.features = positive(key::task::features);
+    task.classes = labels(key::task::classes);
+  } else if (kind == "none") {
+    task.kind = TaskSpec::Kind::None;
+    if (const json *batch = optional(value, key::task::batch))
+      task.batch = integer(*batch, join(path, key::task::batch), 0);
+  } else {
+    error(join(path, key::task::kind),
+          "unknown task kind \"" + kind + "\" (expected lm, classify or none)");
+  }
+  return task;
+}
+
+CudaSpec ManifestParser::cuda(const json &value, const std::string &path) {
+  expectObject(value, path);
+  CudaSpec cuda;
+  std::string chipPath = join(path, key::cuda::chip);
+  const json &chip = require(value, path, key::cuda::chip);
+  cuda.chip = string(chip, chipPath);
+  // "sm_<major><minor>" with an optional feature suffix ("sm_90a"); the
+  // last digit is the minor version, as in nvcc's and ptxas's spelling.
+  size_t digits = 0;
+  bool prefixed = cuda.chip.rfind("sm_", 0) == 0;
+  if (prefixed)
+    while (3 + digits < cuda.chip.size() &&
+           std::isdigit(static_cast<unsigned char>(cuda.chip[3 + digits])))
+      ++digits;
+  std::string suffix = prefixed ? cuda.chip.substr(3 + digits) : "";
+  if (!prefixed || digits < 2 || digits > 3 || suffix.size() > 1 ||
+      (suffix.size() == 1 &&
+       !std::islower(static_cast<unsigned char>(suffix[0]))))
+    error(chipPath, "expected a CUDA architecture such as \"sm_90\", got " +
+                        describe(chip));
+  int number = std::stoi(cuda.chip.substr(3, digits));
+  cuda.major = number / 10;
+  cuda.minor = number % 10;
+  return cuda;
+}
+
 namespace {
 
-/// Walks the JSON document, remembering the source for messages.
-class Parser {
-public:
-  Parser(std::string source, std::set<const char *> *keysRead)
-      : source(std::move(source)), keysRead(keysRead) {}
-
-  [[noreturn]] void error(const std::string &path, const std::string &what) {
-    if (path.empty())
-      fail("%s: %s", source.c_str(), what.c_str());
-    fail("%s: %s: %s", source.c_str(), path.c_str(), what.c_str());
-  }
-
-  static std::string describe(const json &value) {
-    std::string text = value.dump();
-    if (text.size() > 40)
-      text = text.substr(0, 37) + "...";
-    return text;
-  }
-
-  /// `field` is a key of ManifestSchema.h (loom::manifest::...).
-  const json *optional(const json &object, const char *field) {
-    if (keysRead)
-      keysRead->insert(field);
-    auto it = object.find(field);
-    return it == object.end() ? nullptr : &*it;
-  }
-
-  const json &require(const json &object, const std::string &path,
-                      const char *field) {
-    const json *value = optional(object, field);
-    if (!value)
-      error(join(path, field), "missing required field");
-    return *value;
-  }
-
-  static std::string join(const std::string &path, const std::string &field) {
-    return path.empty() ? field : path + "." + field;
-  }
-  static std::string index(const std::string &path, size_t i) {
-    return path + "[" + std::to_string(i) + "]";
-  }
-
-  void expectObject(const json &value, const std::string &path) {
-    if (!value.is_object())
-      error(path, "expected an object, got " + describe(value));
-  }
-  const json &expectArray(const json &value, const std::string &path) {
-    if (!value.is_array())
-      error(path, "expected a list, got " + describe(value));
-    return value;
-  }
-
-  std::string string(const json &value, const std::string &path,
-                     bool allowEmpty = false) {
-    if (!value.is_string())
-      error(path, "expected a string, got " + describe(value));
-    std::string text = value.get<std::string>();
-    if (!allowEmpty && text.empty())
-      error(path, "must not be empty");
-    return text;
-  }
-
-  int64_t integer(const json &value, const std::string &path, int64_t min) {
-    if (!value.is_number_integer() ||
-        (value.is_number_unsigned() &&
-         value.get<uint64_t>() > uint64_t(INT64_MAX)))
-      error(path, "expected an integer, got " + describe(value));
-    int64_t result = value.get<int64_t>();
-    if (result < min)
-      error(path, "must be at least " + std::to_string(min) + ", got " +
-                      std::to_string(result));
-    return result;
-  }
-
-  double number(const json &value, const std::string &path) {
-    if (!value.is_number())
-      error(path, "expected a number, got " + describe(value));
-    return value.get<double>();
-  }
-
-  bool boolean(const json &value, const std::string &path) {
-    if (!value.is_boolean())
-      error(path, "expected true or false, got " + describe(value));
-    return value.get<bool>();
-  }
-
-  Shape shape(const json &value, const std::string &path) {
-    bool ok = value.is_array();
-    Shape result;
-    if (ok) {
-      for (const json &dim : value) {
-        if (!dim.is_number_integer() || dim.get<int64_t>() < 0) {
-          ok = false;
-          break;
-        }
-        result.push_back(dim.get<int64_t>());
-      }
-    }
-    if (!ok)
-      error(path,
-            "expected a list of non-negative integers, got " + describe(value));
-    // The loader computes element counts and byte sizes (8 bytes at most an
-    // element) dimension by dimension; no partial product may overflow.
-    if (!checkedNumElements(result, int64_t(1) << 60))
-      error(path, "shape " + describe(value) +
-                      " is implausibly large (more than 2^60 elements)");
-    return result;
-  }
-
-  DType dtype(const json &value, const std::string &path) {
-    std::string name = string(value, path);
-    std::optional<DType> type = parseDTypeName(name);
-    if (!type)
-      error(path, "unknown dtype \"" + name +
-                      "\" (expected f32, f64, i32 "
-                      "or i64)");
-    return *type;
-  }
-
-  InitSpec init(const json &value, const std::string &path) {
-    expectObject(value, path);
-    InitSpec spec;
-    std::string kind = string(require(value, path, key::init::kind),
-                              join(path, key::init::kind));
-    if (kind == "zeros")
-      spec.kind = InitSpec::Kind::Zeros;
-    else if (kind == "ones")
-      spec.kind = InitSpec::Kind::Ones;
-    else if (kind == "normal")
-      spec.kind = InitSpec::Kind::Normal;
-    else if (kind == "uniform")
-      spec.kind = InitSpec::Kind::Uniform;
-    else
-      error(join(path, key::init::kind),
-            "unknown init kind \"" + kind +
-                "\" (expected zeros, ones, normal or "
-                "uniform)");
-    if (const json *scale = optional(value, key::init::scale))
-      spec.scale = number(*scale, join(path, key::init::scale));
-    else if (spec.kind == InitSpec::Kind::Normal ||
-             spec.kind == InitSpec::Kind::Uniform)
-      error(join(path, key::init::scale), "missing required field");
-    if (spec.scale < 0)
-      error(join(path, key::init::scale), "must not be negative");
-    return spec;
-  }
-
-  TensorSpec tensor(const json &value, const std::string &path,
-                    bool needsInit) {
-    expectObject(value, path);
-    TensorSpec spec;
-    spec.name = string(require(value, path, key::tensor::name),
-                       join(path, key::tensor::name));
-    spec.shape = shape(require(value, path, key::tensor::shape),
-                       join(path, key::tensor::shape));
-    spec.dtype = dtype(require(value, path, key::tensor::dtype),
-                       join(path, key::tensor::dtype));
-    if (const json *initValue = optional(value, key::tensor::init))
-      spec.init = init(*initValue, join(path, key::tensor::init));
-    else if (needsInit)
-      error(join(path, key::tensor::init), "missing required field");
-    return spec;
-  }
-
-  TaskSpec task(const json &value, const std::string &path) {
-    expectObject(value, path);
-    TaskSpec task;
-    std::string kind = string(require(value, path, key::task::kind),
-                              join(path, key::task::kind));
-    auto positive = [&](const char *field) {
-      return integer(require(value, path, field), join(path, field), 1);
-    };
-    // Tokens and labels are int32 (the inputs' dtype).
-    auto labels = [&](const char *field) {
-      int64_t n = positive(field);
-      if (n > INT32_MAX)
-        error(join(path, field),
-              "must be at most " + std::to_string(INT32_MAX) +
-                  " (labels are i32), got " + std::to_string(n));
-      return n;
-    };
-    if (kind == "lm") {
-      task.kind = TaskSpec::Kind::LM;
-      task.batch = positive(key::task::batch);
-      task.seq = positive(key::task::seq);
-      task.vocab = labels(key::task::vocab);
-    } else if (kind == "classify") {
-      task.kind = TaskSpec::Kind::Classify;
-      task.batch = positive(key::task::batch);
-      task.features = positive(key::task::features);
-      task.classes = labels(key::task::classes);
-    } else if (kind == "none") {
-      task.kind = TaskSpec::Kind::None;
-      if (const json *batch = optional(value, key::task::batch))
-        task.batch = integer(*batch, join(path, key::task::batch), 0);
-    } else {
-      error(join(path, key::task::kind),
-            "unknown task kind \"" + kind +
-                "\" (expected lm, classify or none)");
-    }
-    return task;
-  }
-
-  CudaSpec cuda(const json &value, const std::string &path) {
-    expectObject(value, path);
-    CudaSpec cuda;
-    std::string chipPath = join(path, key::cuda::chip);
-    const json &chip = require(value, path, key::cuda::chip);
-    cuda.chip = string(chip, chipPath);
-    // "sm_<major><minor>" with an optional feature suffix ("sm_90a"); the
-    // last digit is the minor version, as in nvcc's and ptxas's spelling.
-    size_t digits = 0;
-    bool prefixed = cuda.chip.rfind("sm_", 0) == 0;
-    if (prefixed)
-      while (3 + digits < cuda.chip.size() &&
-             std::isdigit(static_cast<unsigned char>(cuda.chip[3 + digits])))
-        ++digits;
-    std::string suffix = prefixed ? cuda.chip.substr(3 + digits) : "";
-    if (!prefixed || digits < 2 || digits > 3 || suffix.size() > 1 ||
-        (suffix.size() == 1 &&
-         !std::islower(static_cast<unsigned char>(suffix[0]))))
-      error(chipPath, "expected a CUDA architecture such as \"sm_90\", got " +
-                          describe(chip));
-    int number = std::stoi(cuda.chip.substr(3, digits));
-    cuda.major = number / 10;
-    cuda.minor = number % 10;
-    return cuda;
-  }
-
-  /// `ranks`: the mesh's, over which a sharded artifact's state is split.
-  CO2Spec co2(const json &value, const std::string &path, int64_t ranks) {
-    expectObject(value, path);
-    CO2Spec co2;
-    co2.localSteps = integer(require(value, path, key::co2::local_steps),
-                             join(path, key::co2::local_steps), 1);
-    if (const json *sharded = optional(value, key::co2::sharded)) {
-      if (!sharded->is_boolean())
-        error(join(path, key::co2::sharded), "expected true or false");
-      co2.sharded = sharded->get<bool>();
-    }
-    if (!co2.sharded)
-      return co2;
-    std::string shardPath = join(path, key::co2::shard_elements);
-    co2.shardElements =
-        integer(require(value, path, key::co2::shard_elements), shardPath, 1);
-    // The trainer's round buffer holds a shard per rank of the mesh.
-    if (co2.shardElements > (int64_t(1) << 60) / ranks)
-      error(shardPath, std::to_string(co2.shardElements) + " x " +
-                           std::to_string(ranks) +
-                           " ranks is implausibly large (more than 2^60 "
-                           "elements)");
-    std::string listPath = join(path, key::co2::params);
-    const json &list =
-        expectArray(require(value, path, key::co2::params), listPath);
-    for (size_t i = 0; i < list.size(); ++i) {
-      if (!list[i].is_string())
-        error(index(listPath, i), "expected a name");
-      co2.params.push_back(list[i].get<std::string>());
-    }
-    if (co2.params.empty())
-      error(listPath, "a sharded CO2 artifact updates at least one param");
-    co2.layout = co2Layout(value, path, co2.shardElements, ranks);
-    return co2;
-  }
-
-  /// co2.layout, as --loom-co2 laid it out: a slice per rank, each at the
-  /// start of the rank's shard (the collectives move equal shards), full up
-  /// to the last parameter element, after which there must be room for the
-  /// loss slot. Whether they cover co2.params is the trainer's to check
-  /// (CO2Rounds), which resolves the names.
-  std::vector<CO2Shard> co2Layout(const json &co2, const std::string &co2Path,
-                                  int64_t shardElements, int64_t ranks) {
-    std::string path = join(co2Path, key::co2::layout);
-    std::string shardName = join(co2Path, key::co2::shard_elements);
-    const json *value = optional(co2, key::co2::layout);
-    if (!value)
-      error(path, "missing required field (an artifact from an older loomc: "
-                  "compile the model again)");
-    const json &list = expectArray(*value, path);
-    if (static_cast<int64_t>(list.size()) != ranks)
-      error(path, "has " + std::to_string(list.size()) +
-                      " slices but the mesh has " + std::to_string(ranks) +
-                      " ranks");
-    std::vector<CO2Shard> layout;
-    bool full = true; // every slice so far holds shard_elements
-    for (size_t r = 0; r < list.size(); ++r) {
-      std::string at = index(path, r);
-      expectObject(list[r], at);
-      std::string offsetPath = join(at, key::co2_shard::offset);
-      std::string elementsPath = join(at, key::co2_shard::elements);
-      CO2Shard shard;
-      shard.offset =
-          integer(require(list[r], at, key::co2_shard::offset), offsetPath, 0);
-      shard.elements = integer(require(list[r], at, key::co2_shard::elements),
-                               elementsPath, 0);
-      const int64_t start = static_cast<int64_t>(r) * shardElements;
-      if (shard.offset != start)
-        error(offsetPath, "expected " + std::to_string(r) + " x " + shardName +
-                              " = " + std::to_string(start) + ", got " +
-                              std::to_string(shard.offset));
-      if (shard.elements > shardElements)
-        error(elementsPath, std::to_string(shard.elements) + " is more than " +
-                                shardName + " (" +
-                                std::to_string(shardElements) + ")");
-      if (!full && shard.elements > 0)
-        error(elementsPath, "a slice after one that is not full must be "
-                            "empty (the slices follow each other)");
-      full = shard.elements == shardElements;
-      layout.push_back(shard);
-    }
-    if (full)
-      error(path, "leaves no room for the loss slot (every slice holds " +
-                      shardName + " parameter elements)");
-    return layout;
-  }
-
-  MeshSpec mesh(const json &value, const std::string &path) {
-    expectObject(value, path);
-    MeshSpec mesh;
-    std::string axesPath = join(path, key::mesh::axes);
-    std::string shapePath = join(path, key::mesh::shape);
-    const json &axes =
-        expectArray(require(value, path, key::mesh::axes), axesPath);
-    const json &shape =
-        expectArray(require(value, path, key::mesh::shape), shapePath);
-    if (axes.empty())
-      error(axesPath, "must name at least one axis");
-    if (axes.size() != shape.size())
-      error(path, "axes has " + std::to_string(axes.size()) +
-                      " names but shape has " + std::to_string(shape.size()) +
-                      " sizes");
-    std::set<std::string> seen;
-    for (size_t i = 0; i < axes.size(); ++i) {
-      std::string axis = string(axes[i], index(axesPath, i));
-      if (!seen.insert(axis).second)
-        error(index(axesPath, i), "duplicate axis \"" + axis + "\"");
-      mesh.axes.push_back(axis);
-      // Bounding every partial product keeps the rank count (ranks())
-      // from overflowing, however many axes there are.
-      int64_t size = integer(shape[i], index(shapePath, i), 1);
-      if (size > LOOM_MAX_RANKS)
-        error(index(shapePath, i),
-              "axis size " + std::to_string(size) + " is implausibly large");
-      mesh.shape.push_back(size);
-      if (mesh.ranks() > LOOM_MAX_RANKS)
-        error(shapePath, "the mesh has more than 2^20 ranks");
-    }
-    return mesh;
-  }
-
-  /// `mesh`: the artifact's; ZeRO splits the state over all of its ranks.
-  ZeroSpec zero(const json &value, const std::string &path,
-                const MeshSpec &mesh) {
-    expectObject(value, path);
-    ZeroSpec zero;
-    std::string stagePath = join(path, key::zero::stage);
-    zero.stage =
-        integer(require(value, path, key::zero::stage), stagePath, INT64_MIN);
-    if (zero.stage < 1 || zero.stage > 3)
-      error(stagePath, "must be 1 (sharded optimizer state), 2 (sharded "
-                       "optimizer state and gradients) or 3 (sharded "
-                       "optimizer state, gradients and params), got " +
-                           std::to_string(zero.stage));
-    std::string ranksPath = join(path, key::zero::ranks);
-    zero.ranks =
-        integer(require(value, path, key::zero::ranks), ranksPath, INT64_MIN);
-    if (zero.ranks < 2)
-      error(ranksPath, "must be at least 2 (the ranks the optimizer state is "
-                       "split over), got " +
-                           std::to_string(zero.ranks));
-    if (zero.ranks != mesh.ranks())
-      error(ranksPath,
-            std::to_string(zero.ranks) + " ranks, but the artifact runs on " +
-                (mesh.axes.empty() ? std::string("1 rank (no mesh)")
-                                   : std::to_string(mesh.ranks()) + " (mesh " +
-                                         mesh.describe() + ")") +
-                "; ZeRO splits the state over every rank of the job");
-    return zero;
-  }
-
-  CompressionSpec compression(const json &value, const std::string &path,
-                              const Manifest &manifest) {
-    expectObject(value, path);
-    CompressionSpec spec;
-    auto field = [&](const char *key) -> const json & {
-      return require(value, path, key);
-    };
-    std::string methodPath = join(path, key::compression::method);
-    spec.method = string(field(key::compression::method), methodPath);
-    static const std::set<std::string> methods{"bf16", "powersgd", "quant",
-                                               "topk", "lgreco"};
-    if (!methods.count(spec.method))
-      error(methodPath, "unknown method \"" + spec.method +
-                            "\" (expected bf16, powersgd, quant, topk or "
-                            "lgreco)");
-    spec.rank = integer(field(key::compression::rank),
-                        join(path, key::compression::rank), 0);
-    spec.bits = integer(field(key::compression::bits),
-                        join(path, key::compression::bits), 0);
-    spec.density = number(field(key::compression::density),
-                          join(path, key::compression::density));
-    spec.warmupSteps = integer(field(key::compression::warmup_steps),
-                               join(path, key::compression::warmup_steps), 0);
-    spec.resolveEvery = integer(field(key::compression::resolve_every),
-                                join(path, key::compression::resolve_every), 0);
-    std::string objectivePath = join(path, key::compression::objective);
-    spec.objective = string(field(key::compression::objective), objectivePath);
-    if (spec.objective != "time" && spec.objective != "bytes")
-      error(objectivePath,
-            "expected \"time\" or \"bytes\", got \"" + spec.objective + "\"");
-    spec.linkGbps = number(field(key::compression::link_gbps),
-                           join(path, key::compression::link_gbps));
-    if (!(spec.linkGbps > 0))
-      error(join(path, key::compression::link_gbps), "must be positive");
-    spec.linkLatencyUs = number(field(key::compression::link_latency_us),
-                                join(path, key::compression::link_latency_us));
-    if (!(spec.linkLatencyUs >= 0))
-      error(join(path, key::compression::link_latency_us),
-            "must not be negative");
-    if (spec.method == "lgreco" && spec.warmupSteps < 1)
-      error(join(path, key::compression::warmup_steps),
-            "lgreco measures after at least one warm-up step");
-    std::string slotsPath = join(path, key::compression::slots);
-    const json &list = expectArray(field(key::compression::slots), slotsPath);
-    for (size_t i = 0; i < list.size(); ++i) {
-      std::string at = index(slotsPath, i);
-      expectObject(list[i], at);
-      CompressionSpec::Slot slot;
-      slot.param = string(require(list[i], at, key::compression_slot::param),
-                          join(at, key::compression_slot::param));
-      slot.rows = integer(require(list[i], at, key::compression_slot::rows),
-                          join(at, key::compression_slot::rows), 1);
-      slot.cols = integer(require(list[i], at, key::compression_slot::cols),
-                          join(at, key::compression_slot::cols), 1);
-      const TensorSpec *param = manifest.findParam(slot.param);
-      if (!param)
-        error(join(at, key::compression_slot::param),
-              "no param named \"" + slot.param + "\"");
-      else if (numElements(param->shape) != slot.rows * slot.cols)
-        error(at, "param \"" + slot.param + "\" has shape " +
-                      shapeToString(param->shape) + ", not " +
-                      std::to_string(slot.rows) + " x " +
-                      std::to_string(slot.cols) + " elements");
-      spec.slots.push_back(std::move(slot));
-    }
-    return spec;
-  }
-
-  std::string source;
-  /// Where parseManifestNotingKeys wants the keys looked up; usually null.
-  std::set<const char *> *keysRead;
-};
-
-ArgRole parseRole(Parser &parser, const json &value, const std::string &path) {
+ArgRole parseRole(ManifestParser &parser, const json &value,
+                  const std::string &path) {
   std::string role = parser.string(value, path);
   if (role == "param")
     return ArgRole::Param;
@@ -499,7 +156,7 @@ ArgRole parseRole(Parser &parser, const json &value, const std::string &path) {
 
 /// Inputs must be exactly what the task's data source produces. Task none
 /// accepts any inputs (its source fills them with seeded random values).
-void checkTaskInputs(Parser &parser, const Manifest &manifest) {
+void checkTaskInputs(ManifestParser &parser, const Manifest &manifest) {
   if (manifest.task.kind == TaskSpec::Kind::None)
     return;
   struct Expected {
@@ -519,7 +176,7 @@ void checkTaskInputs(Parser &parser, const Manifest &manifest) {
   std::string taskName = taskKindName(task.kind);
   for (size_t i = 0; i < manifest.inputs.size(); ++i) {
     const TensorSpec &input = manifest.inputs[i];
-    std::string path = Parser::index(key::root::inputs, i);
+    std::string path = ManifestParser::index(key::root::inputs, i);
     // CO2's outer step: fed by the trainer's schedule, not by the data.
     if (manifest.co2.localSteps > 0 && input.name.rfind("co2.", 0) == 0)
       continue;
@@ -531,12 +188,12 @@ void checkTaskInputs(Parser &parser, const Manifest &manifest) {
       std::string names;
       for (const Expected &e : expected)
         names += std::string(names.empty() ? "" : ", ") + e.name;
-      parser.error(Parser::join(path, key::tensor::name),
+      parser.error(ManifestParser::join(path, key::tensor::name),
                    "input '" + input.name + "' is not produced by task " +
                        taskName + " (expected " + names + ")");
     }
     if (input.shape != match->shape)
-      parser.error(Parser::join(path, key::tensor::shape),
+      parser.error(ManifestParser::join(path, key::tensor::shape),
                    "input '" + input.name + "' of task " + taskName +
                        " must have shape " + shapeToString(match->shape) +
                        ", got " + shapeToString(input.shape));
@@ -544,7 +201,7 @@ void checkTaskInputs(Parser &parser, const Manifest &manifest) {
     for (DType type : match->dtypes)
       typeOk |= type == input.dtype;
     if (!typeOk)
-      parser.error(Parser::join(path, key::tensor::dtype),
+      parser.error(ManifestParser::join(path, key::tensor::dtype),
                    "input '" + input.name + "' of task " + taskName +
                        " cannot have dtype " + dtypeName(input.dtype));
   }
@@ -555,11 +212,12 @@ void checkTaskInputs(Parser &parser, const Manifest &manifest) {
                                           "'");
 }
 
-EntryArg parseArg(Parser &parser, const json &value, const std::string &path) {
+EntryArg parseArg(ManifestParser &parser, const json &value,
+                  const std::string &path) {
   parser.expectObject(value, path);
   auto field = [&](const char *name) {
     return std::make_pair(&parser.require(value, path, name),
-                          Parser::join(path, name));
+                          ManifestParser::join(path, name));
   };
   EntryArg arg;
   auto [role, rolePath] = field(key::arg::role);
@@ -598,11 +256,11 @@ const TensorSpec *declaredTensor(const Manifest &manifest, const EntryArg &arg,
 /// Checks what an argument refers to: the tensor it names, or for an
 /// output, the other entries' outputs of that name (which share one buffer,
 /// so they must agree on shape and dtype).
-void checkArg(Parser &parser, const Manifest &manifest, const EntryArg &arg,
-              const std::string &argPath,
+void checkArg(ManifestParser &parser, const Manifest &manifest,
+              const EntryArg &arg, const std::string &argPath,
               const std::set<std::string> &tensorNames,
               std::map<std::string, std::pair<Shape, DType>> &outputs) {
-  std::string namePath = Parser::join(argPath, key::arg::name);
+  std::string namePath = ManifestParser::join(argPath, key::arg::name);
   if (arg.role == ArgRole::Step &&
       (!arg.shape.empty() || arg.dtype != DType::I64))
     parser.error(argPath, "a step argument must be an i64 scalar "
@@ -634,7 +292,8 @@ void checkArg(Parser &parser, const Manifest &manifest, const EntryArg &arg,
                               dtypeName(declared->dtype) + " in " + listName);
 }
 
-void parseEntries(Parser &parser, const json &value, Manifest &manifest) {
+void parseEntries(ManifestParser &parser, const json &value,
+                  Manifest &manifest) {
   parser.expectObject(value, key::root::entries);
   // Outputs with the same name in several entries share one buffer.
   std::map<std::string, std::pair<Shape, DType>> outputs;
@@ -644,22 +303,22 @@ void parseEntries(Parser &parser, const json &value, Manifest &manifest) {
       tensorNames.insert(spec.name);
 
   for (const auto &[entryName, entryValue] : value.items()) {
-    std::string path = Parser::join(key::root::entries, entryName);
+    std::string path = ManifestParser::join(key::root::entries, entryName);
     parser.expectObject(entryValue, path);
     EntrySpec entry;
     entry.name = entryName;
     entry.symbol =
         parser.string(parser.require(entryValue, path, key::entry::symbol),
-                      Parser::join(path, key::entry::symbol));
-    std::string argsPath = Parser::join(path, key::entry::args);
+                      ManifestParser::join(path, key::entry::symbol));
+    std::string argsPath = ManifestParser::join(path, key::entry::args);
     const json &args = parser.expectArray(
         parser.require(entryValue, path, key::entry::args), argsPath);
     std::set<std::string> seen;
     for (size_t i = 0; i < args.size(); ++i) {
-      std::string argPath = Parser::index(argsPath, i);
+      std::string argPath = ManifestParser::index(argsPath, i);
       EntryArg arg = parseArg(parser, args[i], argPath);
       if (!seen.insert(arg.name).second)
-        parser.error(Parser::join(argPath, key::arg::name),
+        parser.error(ManifestParser::join(argPath, key::arg::name),
                      "'" + arg.name +
                          "' is passed twice to this entry "
                          "(buffers may not alias)");
@@ -671,7 +330,7 @@ void parseEntries(Parser &parser, const json &value, Manifest &manifest) {
 }
 
 /// Where the artifact came from and which library to load.
-void parseHeader(Parser &parser, const json &root, Manifest &manifest) {
+void parseHeader(ManifestParser &parser, const json &root, Manifest &manifest) {
   manifest.formatVersion =
       parser.integer(parser.require(root, "", key::root::format_version),
                      key::root::format_version, 0);
@@ -698,7 +357,7 @@ void parseHeader(Parser &parser, const json &root, Manifest &manifest) {
 }
 
 /// What the entry points run on: "target", and "cuda" exactly for cuda.
-void parseTarget(Parser &parser, const json &root, Manifest &manifest) {
+void parseTarget(ManifestParser &parser, const json &root, Manifest &manifest) {
   if (const json *target = parser.optional(root, key::root::target)) {
     std::string name = parser.string(*target, key::root::target);
     std::optional<Target> parsed = parseTargetName(name);
@@ -722,18 +381,19 @@ void parseTarget(Parser &parser, const json &root, Manifest &manifest) {
 
 /// The optional string field `field` of the optional object `object` of
 /// the document, into `into` (unchanged when either is absent).
-void readNested(Parser &parser, const json &root, const char *object,
+void readNested(ManifestParser &parser, const json &root, const char *object,
                 const char *field, std::string &into) {
   const json *value = parser.optional(root, object);
   if (!value)
     return;
   parser.expectObject(*value, object);
   if (const json *text = parser.optional(*value, field))
-    into = parser.string(*text, Parser::join(object, field), true);
+    into = parser.string(*text, ManifestParser::join(object, field), true);
 }
 
 /// How the model was compiled and what it is; checked, mostly informative.
-void parseDescription(Parser &parser, const json &root, Manifest &manifest) {
+void parseDescription(ManifestParser &parser, const json &root,
+                      Manifest &manifest) {
   readNested(parser, root, key::root::compile_options,
              key::compile_options::precision, manifest.precision);
   if (const json *dtype = parser.optional(root, key::root::dtype)) {
@@ -752,10 +412,11 @@ void parseDescription(Parser &parser, const json &root, Manifest &manifest) {
 /// A ZeRO-sharded tensor (`kind`: "param" or "state") is a rank's slice
 /// of a whole tensor split over zero.ranks ranks, which the zero object
 /// gives.
-void checkZeroObject(Parser &parser, const Manifest &manifest, const char *kind,
-                     const TensorSpec &spec, const std::string &path) {
+void checkZeroObject(ManifestParser &parser, const Manifest &manifest,
+                     const char *kind, const TensorSpec &spec,
+                     const std::string &path) {
   if (!manifest.zero.enabled())
-    parser.error(Parser::join(path, key::tensor::sharded),
+    parser.error(ManifestParser::join(path, key::tensor::sharded),
                  std::string(kind) + " '" + spec.name +
                      "' is sharded, but the manifest has no \"" +
                      key::root::zero +
@@ -765,12 +426,13 @@ void checkZeroObject(Parser &parser, const Manifest &manifest, const char *kind,
 
 /// A ZeRO-sharded tensor holds ceil(elements / zero.ranks) of the
 /// `elements` elements of the whole tensor (`whole` names it).
-void checkSliceShape(Parser &parser, const Manifest &manifest, const char *kind,
-                     const TensorSpec &spec, const std::string &path,
-                     int64_t elements, const std::string &whole) {
+void checkSliceShape(ManifestParser &parser, const Manifest &manifest,
+                     const char *kind, const TensorSpec &spec,
+                     const std::string &path, int64_t elements,
+                     const std::string &whole) {
   const int64_t slice = manifest.zero.shardElements(elements);
   if (spec.shape != Shape{slice})
-    parser.error(Parser::join(path, key::tensor::shape),
+    parser.error(ManifestParser::join(path, key::tensor::shape),
                  std::string(kind) + " '" + spec.name + "' is sharded over " +
                      std::to_string(manifest.zero.ranks) +
                      " ranks (zero.ranks), so it holds ceil(" +
@@ -783,9 +445,9 @@ void checkSliceShape(Parser &parser, const Manifest &manifest, const char *kind,
 /// A ZeRO-sharded state tensor: a rank's slice of the state of its param
 /// (ZeroSpec), so there must be a zero object, a param and the slice's
 /// shape, the param's whole elements split over the ranks.
-void checkShardedState(Parser &parser, const Manifest &manifest,
+void checkShardedState(ManifestParser &parser, const Manifest &manifest,
                        const TensorSpec &spec, const std::string &path) {
-  std::string shardedPath = Parser::join(path, key::tensor::sharded);
+  std::string shardedPath = ManifestParser::join(path, key::tensor::sharded);
   checkZeroObject(parser, manifest, "state", spec, path);
   if (spec.param.empty())
     parser.error(shardedPath, "state '" + spec.name +
@@ -806,11 +468,13 @@ void checkShardedState(Parser &parser, const Manifest &manifest,
 /// A ZeRO-3 param (`value`): "sharded" and "full_shape" come together, at
 /// zero.stage 3 only, and its shape is a rank's slice of full_shape's
 /// elements.
-void parseShardedParam(Parser &parser, const json &value,
+void parseShardedParam(ManifestParser &parser, const json &value,
                        const Manifest &manifest, TensorSpec &spec,
                        const std::string &path) {
-  const std::string shardedPath = Parser::join(path, key::tensor::sharded);
-  const std::string fullPath = Parser::join(path, key::tensor::full_shape);
+  const std::string shardedPath =
+      ManifestParser::join(path, key::tensor::sharded);
+  const std::string fullPath =
+      ManifestParser::join(path, key::tensor::full_shape);
   if (const json *sharded = parser.optional(value, key::tensor::sharded))
     spec.sharded = parser.boolean(*sharded, shardedPath);
   const json *full = parser.optional(value, key::tensor::full_shape);
@@ -843,12 +507,13 @@ void parseShardedParam(Parser &parser, const json &value,
 }
 
 /// params, state and inputs, whose names are unique across all three.
-void parseTensors(Parser &parser, const json &root, Manifest &manifest) {
+void parseTensors(ManifestParser &parser, const json &root,
+                  Manifest &manifest) {
   std::set<std::string> names;
   auto add = [&](TensorSpec spec, const std::string &path,
                  std::vector<TensorSpec> &list) {
     if (!names.insert(spec.name).second)
-      parser.error(Parser::join(path, key::tensor::name),
+      parser.error(ManifestParser::join(path, key::tensor::name),
                    "duplicate tensor name '" + spec.name +
                        "' (names are unique across params, "
                        "state and inputs)");
@@ -857,28 +522,28 @@ void parseTensors(Parser &parser, const json &root, Manifest &manifest) {
   const json &params = parser.expectArray(
       parser.require(root, "", key::root::params), key::root::params);
   for (size_t i = 0; i < params.size(); ++i) {
-    std::string path = Parser::index(key::root::params, i);
+    std::string path = ManifestParser::index(key::root::params, i);
     TensorSpec spec = parser.tensor(params[i], path, /*needsInit=*/true);
     if (!isFloat(spec.dtype))
-      parser.error(Parser::join(path, key::tensor::dtype),
+      parser.error(ManifestParser::join(path, key::tensor::dtype),
                    "params must be f32 or f64");
     if (const json *decay =
             parser.optional(params[i], key::tensor::weight_decay))
-      spec.weightDecay =
-          parser.boolean(*decay, Parser::join(path, key::tensor::weight_decay));
+      spec.weightDecay = parser.boolean(
+          *decay, ManifestParser::join(path, key::tensor::weight_decay));
     parseShardedParam(parser, params[i], manifest, spec, path);
     add(std::move(spec), path, manifest.params);
   }
   if (const json *state = parser.optional(root, key::root::state)) {
     parser.expectArray(*state, key::root::state);
     for (size_t i = 0; i < state->size(); ++i) {
-      std::string path = Parser::index(key::root::state, i);
+      std::string path = ManifestParser::index(key::root::state, i);
       TensorSpec spec = parser.tensor((*state)[i], path, /*needsInit=*/false);
       // Optimizer state names its param; CO2's sharded outer state
       // (a slice of all of them) has none.
       if (const json *param =
               parser.optional((*state)[i], key::tensor::param)) {
-        std::string paramPath = Parser::join(path, key::tensor::param);
+        std::string paramPath = ManifestParser::join(path, key::tensor::param);
         spec.param = parser.string(*param, paramPath);
         if (!manifest.findParam(spec.param))
           parser.error(paramPath,
@@ -886,8 +551,8 @@ void parseTensors(Parser &parser, const json &root, Manifest &manifest) {
       }
       if (const json *sharded =
               parser.optional((*state)[i], key::tensor::sharded))
-        spec.sharded =
-            parser.boolean(*sharded, Parser::join(path, key::tensor::sharded));
+        spec.sharded = parser.boolean(
+            *sharded, ManifestParser::join(path, key::tensor::sharded));
       if (spec.sharded)
         checkShardedState(parser, manifest, spec, path);
       add(std::move(spec), path, manifest.state);
@@ -896,7 +561,7 @@ void parseTensors(Parser &parser, const json &root, Manifest &manifest) {
   if (const json *inputs = parser.optional(root, key::root::inputs)) {
     parser.expectArray(*inputs, key::root::inputs);
     for (size_t i = 0; i < inputs->size(); ++i) {
-      std::string path = Parser::index(key::root::inputs, i);
+      std::string path = ManifestParser::index(key::root::inputs, i);
       add(parser.tensor((*inputs)[i], path, /*needsInit=*/false), path,
           manifest.inputs);
     }
@@ -905,7 +570,7 @@ void parseTensors(Parser &parser, const json &root, Manifest &manifest) {
 
 Manifest parse(const std::string &text, const std::string &source,
                std::set<const char *> *keysRead) {
-  Parser parser(source, keysRead);
+  ManifestParser parser(source, keysRead);
   json root;
   std::string problem;
   if (!parseJson(text.data(), text.data() + text.size(), root, problem))
