@@ -333,8 +333,12 @@ llvm::Expected<ZOOptions> mlir::loom::driver::parseZOSpec(StringRef text) {
 }
 
 llvm::Expected<std::optional<CompressOptions>>
-mlir::loom::driver::parseCompressSpec(StringRef text) {
+mlir::loom::driver::parseCompressSpec(StringRef text, bool rounds) {
   CompressOptions spec;
+  if (rounds) {
+    spec.warmupSteps = kRoundWarmup;
+    spec.resolveEvery = kRoundEvery;
+  }
   auto [method, body] = text.split(':');
   if (method == "none" && body.empty())
     return std::nullopt;
@@ -392,8 +396,10 @@ std::string mlir::loom::driver::compressSpecHelp() {
       "every=K,objective=time|bytes]: per layer, the cheapest of all of "
       "them within uniform powersgd:rank=R's error, re-chosen every K "
       "(default {3}) steps at run time; each takes warmup=W fp32 steps "
-      "first (default {4}) (docs/compression.md)",
-      d.rank, d.bits, d.density, d.resolveEvery, d.warmupSteps);
+      "first (default {4}). With --co2: the outer round compressed, W and K "
+      "counting rounds (defaults {5} and {6}) (docs/compression.md)",
+      d.rank, d.bits, d.density, d.resolveEvery, d.warmupSteps, kRoundWarmup,
+      kRoundEvery);
 }
 
 std::string mlir::loom::driver::zoSpecHelp() {

@@ -81,7 +81,7 @@ static LogicalResult parseCompress(Compilation &c) {
   const CompileOptions &options = c.options;
   if (options.compress.empty())
     return success();
-  auto spec = driver::parseCompressSpec(options.compress);
+  auto spec = driver::parseCompressSpec(options.compress, !options.co2.empty());
   if (!spec)
     return c.error(llvm::toString(spec.takeError()));
   if (!*spec)
@@ -92,10 +92,6 @@ static LogicalResult parseCompress(Compilation &c) {
   if (!options.zo.empty())
     return c.error("--compress does not apply to --zo: its ranks average "
                    "one scalar a step");
-  if (!options.co2.empty())
-    return c.error("--compress and --co2 do not combine yet: CO2's inner "
-                   "steps send no gradients, and compressing its outer "
-                   "round is not built");
   if (options.zero > 1)
     return c.error("--compress and --zero=" + llvm::Twine(options.zero) +
                    " do not combine: compression averages whole gradients, "
@@ -139,6 +135,10 @@ static LogicalResult parseTrainSpecs(Compilation &c) {
     return c.error("--co2 and --overlap do not combine: CO2's inner steps "
                    "do not communicate, and its outer all-reduce already "
                    "overlaps the next local steps");
+  if (c.compress && spec->sharded)
+    return c.error("--compress and --co2=sharded=1 do not combine: a sharded "
+                   "outer round reduce-scatters the parameters, and "
+                   "compression averages whole ones (drop sharded=1)");
   c.co2 = *spec;
   return success();
 }

@@ -11,6 +11,8 @@
 
 #include "passes/Analysis/CostModel.h"
 
+#include "loom/runtime/CompressionWire.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -19,6 +21,9 @@
 #include <cmath>
 
 #define DEBUG_TYPE "loom-co2"
+
+/// The runtime's model of what compressed averaging sends.
+namespace lrt = ::loom::rt;
 
 namespace mlir::loom {
 #define GEN_PASS_DEF_CO2PASS
@@ -150,6 +155,69 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
     return success();
   }
 
+  /// What the outer round sends: the trained parameters, those that
+  /// --loom-compress listed compressed with its method (L-GreCo estimated at
+  /// its budget, uniform PowerSGD of its rank, which its plans undercut).
+  struct OuterRound {
+    double bytes = 0;     ///< of the parameters
+    double wireBytes = 0; ///< one rank sends (ring model)
+    int collectives = 1;
+    std::string compressed; ///< ", compressed by ... to ... MiB" or ""
+  };
+  static OuterRound outerRound(ModuleOp module, ArrayRef<ParamOp> trained,
+                               int64_t ranks) {
+    OuterRound round;
+    auto compression = module->getAttrOfType<CompressionAttr>(kCompressionAttr);
+    std::optional<lrt::Candidate> method;
+    if (compression)
+      method = candidateOf(compression);
+    double plain = 0;
+    for (ParamOp p : trained) {
+      RankedTensorType type = p.getTensorType();
+      double bytes =
+          double(type.getNumElements()) * type.getElementTypeBitWidth() / 8;
+      round.bytes += bytes;
+      std::optional<size_t> slot;
+      if (method)
+        for (auto [i, name] : llvm::enumerate(compression.getParams()))
+          if (cast<StringAttr>(name).getValue() == p.getSymName())
+            slot = i;
+      int64_t rows = slot ? compression.getRows()[*slot] : 0;
+      int64_t cols = slot ? compression.getCols()[*slot] : 0;
+      if (!slot || (method->method == lrt::CompressMethod::PowerSGD &&
+                    !lrt::wire::powerSgdShrinks(method->rank, rows, cols))) {
+        plain += bytes;
+        continue;
+      }
+      round.wireBytes += lrt::wireBytes(*method, rows, cols, int(ranks));
+      round.collectives += lrt::collectivesPerAveraging(*method);
+    }
+    // The plain part: one all-reduce, as without compression.
+    round.wireBytes += 2 * plain * double(ranks - 1) / double(ranks);
+    if (method)
+      round.compressed = llvm::formatv(
+          " (compressed by {0} to ~{1:f2} MiB sent per rank{2})",
+          compression.getMethod(), round.wireBytes / (1 << 20),
+          compression.getMethod() == "lgreco"
+              ? llvm::formatv(", estimated at its budget powersgd:rank={0}",
+                              compression.getRank())
+                    .str()
+              : std::string());
+    return round;
+  }
+
+  /// The method of every compressed parameter (L-GreCo: its budget's).
+  static lrt::Candidate candidateOf(CompressionAttr c) {
+    StringRef m = c.getMethod();
+    if (m == "bf16")
+      return lrt::Candidate::bf16();
+    if (m == "quant")
+      return lrt::Candidate::quant(int(c.getBits()));
+    if (m == "topk")
+      return lrt::Candidate::topK(c.getDensity().getValueAsDouble());
+    return lrt::Candidate::powerSgd(int(c.getRank())); // powersgd, lgreco
+  }
+
   /// The smallest number of local steps whose compute covers the outer
   /// all-reduce of every trained parameter; `reason` says how it was chosen
   /// (loomc prints it, the manifest keeps it).
@@ -163,14 +231,10 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
     double flops = 0;
     for (func::FuncOp fn : {grad, step})
       fn.walk([&](Operation *op) { flops += estimateFlops(op); });
-    double bytes = 0;
-    for (ParamOp p : trained)
-      bytes += double(p.getTensorType().getNumElements()) *
-               p.getTensorType().getElementTypeBitWidth() / 8;
+    OuterRound round = outerRound(module, trained, ranks);
     double compute = flops / machine.flopsPerSecond;
-    double comm = machine.linkLatencySeconds + 2 * bytes * double(ranks - 1) /
-                                                   double(ranks) /
-                                                   machine.linkBytesPerSecond;
+    double comm = machine.linkLatencySeconds * round.collectives +
+                  round.wireBytes / machine.linkBytesPerSecond;
     // Sharded, the update of this rank's slice waits for the end of the
     // step during which the reduce-scatter finished: one step more.
     int64_t hide =
@@ -182,17 +246,18 @@ struct CO2Pass : impl::CO2PassBase<CO2Pass> {
     int64_t tau = std::max(hide, cheap);
     reason = llvm::formatv(
         "one inner step computes ~{0:f3} ms ({1:f3} GFLOP at {2:f1} "
-        "GFLOP/s); the outer all-reduce of {3:f2} MiB over {4} ranks takes "
+        "GFLOP/s); the outer all-reduce of {3:f2} MiB{15} over {4} ranks takes "
         "~{5:f3} ms ({6:f3} Gbit/s, {7:f0} us latency), hidden by {8} local "
         "steps{9}, and takes ~{10:f3} ms of compute from the cores while it "
         "runs ({11:f2} of its time), which {12} local steps keep under "
         "{13:f0}% of a round; local-steps={14}",
-        compute * 1e3, flops / 1e9, given.gflops, bytes / (1 << 20), ranks,
-        comm * 1e3, given.linkGbps, given.linkLatencyUs, hide,
+        compute * 1e3, flops / 1e9, given.gflops, round.bytes / (1 << 20),
+        ranks, comm * 1e3, given.linkGbps, given.linkLatencyUs, hide,
         sharded ? " (one more than the reduce-scatter and all-gather need: "
                   "the sharded update runs between steps)"
                 : "",
-        stolen * 1e3, given.commCpu, cheap, maxOverhead * 100, tau);
+        stolen * 1e3, given.commCpu, cheap, maxOverhead * 100, tau,
+        round.compressed);
     if (tau > maxLocalSteps)
       tau = capLocalSteps(compute, comm, stolen, reason);
     return tau;

@@ -60,9 +60,12 @@ std::string co2SpecHelp();
 
 /// `--compress=none|bf16|powersgd[:rank=R]|quant[:bits=B]|topk[:density=D]|
 /// lgreco[:rank=R,every=K,objective=time|bytes]`, each also with warmup=W
-/// (docs/compression.md); none: nullopt.
+/// (docs/compression.md); none: nullopt. `rounds`: it compresses CO2's
+/// outer rounds, and warm-up and re-choice count rounds (their defaults
+/// kRoundWarmup and kRoundEvery).
 llvm::Expected<std::optional<CompressOptions>>
-parseCompressSpec(llvm::StringRef text);
+parseCompressSpec(llvm::StringRef text, bool rounds = false);
+inline constexpr int64_t kRoundWarmup = 1, kRoundEvery = 10;
 
 /// loomc's help for --compress: the methods and their defaults.
 std::string compressSpecHelp();

@@ -193,8 +193,18 @@ PlanReport GradientCompression::solve(Communicator &comm, int64_t step) {
   return report;
 }
 
+void GradientCompression::post(PlanReport report, std::string what) {
+  posted.emplace_back(std::move(report), std::move(what));
+}
+
+std::vector<std::pair<PlanReport, std::string>>
+GradientCompression::takePosted() {
+  return std::exchange(posted, {});
+}
+
 PlanReport GradientCompression::current() const {
   PlanReport report;
+  report.unit = rounds ? "round" : "step";
   report.error = 0;
   for (size_t s = 0; s < slots.size(); ++s) {
     const SlotState &state = slots[s];
@@ -216,14 +226,20 @@ PlanReport GradientCompression::current() const {
 }
 
 std::string GradientCompression::describe() const {
+  // Under CO2 a round is the compression's step and a slot a parameter's
+  // change over it.
+  const char *what =
+      rounds ? "outer-round compression" : "gradient compression";
+  const char *slotNames = rounds ? "parameters" : "gradients";
+  const char *unit = rounds ? "rounds" : "steps";
   if (isAdaptive)
     return formatString(
-        "gradient compression: L-GreCo chooses among %zu candidates per "
-        "layer for %zu gradients, within the error of uniform %s; %lld "
-        "fp32 warm-up steps, re-chosen every %lld steps; cost: %s",
-        candidates.size(), slots.size(), uniform.name().c_str(),
-        static_cast<long long>(spec.warmupSteps),
-        static_cast<long long>(spec.resolveEvery),
+        "%s: L-GreCo chooses among %zu candidates per layer for %zu %s, "
+        "within the error of uniform %s; %lld fp32 warm-up %s, re-chosen "
+        "every %lld %s; cost: %s",
+        what, candidates.size(), slots.size(), slotNames,
+        uniform.name().c_str(), static_cast<long long>(spec.warmupSteps), unit,
+        static_cast<long long>(spec.resolveEvery), unit,
         spec.objective == "bytes"
             ? "bytes sent"
             : formatString("modelled time on a %g Gbit/s, %g us link",
@@ -233,13 +249,13 @@ std::string GradientCompression::describe() const {
   for (const Candidate &c : plan)
     compressed += !(c == Candidate::fp32());
   return formatString(
-      "gradient compression: %s for %zu of %zu gradients%s%s",
-      uniform.name().c_str(), compressed, slots.size(),
+      "%s: %s for %zu of %zu %s%s%s", what, uniform.name().c_str(), compressed,
+      slots.size(), slotNames,
       compressed < slots.size() ? " (the others would not shrink: sent as fp32)"
                                 : "",
       spec.warmupSteps > 0
-          ? formatString(" after %lld fp32 warm-up steps",
-                         static_cast<long long>(spec.warmupSteps))
+          ? formatString(" after %lld fp32 warm-up %s",
+                         static_cast<long long>(spec.warmupSteps), unit)
                 .c_str()
           : "");
 }
@@ -251,7 +267,7 @@ std::string PlanReport::table() const {
   const int w = static_cast<int>(width);
   std::ostringstream out;
   out << formatString("  %-*s %-11s %-20s %12s %10s\n", w, "layer", "shape",
-                      "method", "bytes/step", "error");
+                      "method", ("bytes/" + unit).c_str(), "error");
   for (const PlanRow &row : rows)
     out << formatString(
         "  %-*s %-11s %-20s %12s %10s\n", w, row.param.c_str(),
@@ -260,8 +276,9 @@ std::string PlanReport::table() const {
             .c_str(),
         row.method.c_str(), humanBytes(row.bytes).c_str(),
         std::isnan(row.error) ? "-" : formatString("%.3g", row.error).c_str());
-  out << formatString("  total %s/step (fp32 %s: %.2fx less",
-                      humanBytes(bytes).c_str(), humanBytes(fp32Bytes).c_str(),
+  out << formatString("  total %s/%s (fp32 %s: %.2fx less",
+                      humanBytes(bytes).c_str(), unit.c_str(),
+                      humanBytes(fp32Bytes).c_str(),
                       bytes > 0 ? fp32Bytes / bytes : 0.0);
   if (budget > 0)
     out << formatString("; uniform baseline %s: %.2fx less); error %.4g of "
@@ -285,6 +302,7 @@ std::string PlanReport::json() const {
          {"error", std::isnan(row.error) ? nlohmann::json(nullptr)
                                          : nlohmann::json(row.error)}});
   nlohmann::json out{{"step", step},
+                     {"per", unit},
                      {"bytes_per_step", bytes},
                      {"fp32_bytes_per_step", fp32Bytes},
                      {"baseline_bytes_per_step", baselineBytes},

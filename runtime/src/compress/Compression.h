@@ -25,6 +25,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::rt {
@@ -53,6 +54,9 @@ struct PlanReport {
   double budget = 0, error = 0;
   /// The knapsack's time, seconds (L-GreCo).
   double solveSeconds = 0;
+  /// What one averaging of every slot is: a "step", or CO2's outer "round"
+  /// (then `step` counts rounds and the bytes are per round).
+  std::string unit = "step";
 
   /// The per-layer table and its totals, for the log.
   std::string table() const;
@@ -80,6 +84,16 @@ public:
   PlanReport current() const;
 
   bool adaptive() const { return isAdaptive; }
+  /// Under CO2: its steps are outer rounds, its slots the parameters'
+  /// changes over a round (what describe() and the plans say).
+  void countRounds() { rounds = true; }
+
+  /// CO2's outer rounds drive the compression themselves (its steps are
+  /// rounds, and a plan is chosen while no round is in flight, which the
+  /// step observer cannot see); they leave each plan and what to call it
+  /// here, for the observer to print and record.
+  void post(PlanReport report, std::string what);
+  std::vector<std::pair<PlanReport, std::string>> takePosted();
   /// "powersgd:rank=4 on 12 of 16 gradients" or "lgreco (...)".
   std::string describe() const;
 
@@ -93,7 +107,7 @@ private:
 
   CompressionSpec spec;
   int ranks;
-  bool isAdaptive = false;
+  bool isAdaptive = false, rounds = false;
   Candidate uniform;
   std::vector<SlotState> slots;
   /// The candidate each slot uses after the warm-up.
@@ -106,6 +120,7 @@ private:
   std::vector<Candidate> candidates;
   size_t baselineIndex = 0;
   std::vector<double> measurements;
+  std::vector<std::pair<PlanReport, std::string>> posted;
 };
 
 /// The compression of the running job's compressed all-reduces (nullptr:

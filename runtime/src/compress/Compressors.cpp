@@ -12,45 +12,11 @@
 
 namespace loom::rt {
 
+using namespace wire;
+
 namespace {
 
 int64_t elementsOf(const SlotState &slot) { return slot.rows * slot.cols; }
-
-/// PowerSGD's rank for a rows x cols gradient.
-int effectiveRank(const Candidate &c, int64_t rows, int64_t cols) {
-  return static_cast<int>(std::min<int64_t>(c.rank, std::min(rows, cols)));
-}
-
-int64_t topKCount(double density, int64_t n) {
-  auto k = static_cast<int64_t>(std::ceil(density * static_cast<double>(n)));
-  return std::clamp<int64_t>(k, 1, n);
-}
-
-/// Quantisation: the largest code magnitude, and the bits of one packed
-/// field, wide enough for the sum over `ranks` of codes in [0, 2 L].
-int64_t quantLevels(int bits) { return (int64_t(1) << (bits - 1)) - 1; }
-int fieldBits(int bits, int ranks) {
-  uint64_t largest = static_cast<uint64_t>(ranks) * 2 * quantLevels(bits);
-  int width = 1;
-  while ((largest >> width) != 0)
-    ++width;
-  return width;
-}
-/// Fields per 64-bit word, the sign bit left out: the words' sum over the
-/// ranks then stays below 2^63 and never overflows the signed integers the
-/// all-reduce adds.
-int64_t fieldsPerWord(int bits, int ranks) {
-  return 63 / fieldBits(bits, ranks);
-}
-int64_t quantWords(int64_t n, int bits, int ranks) {
-  int64_t perWord = fieldsPerWord(bits, ranks);
-  return (n + perWord - 1) / perWord;
-}
-int64_t quantBlocks(int64_t n) { return (n + kQuantBlock - 1) / kQuantBlock; }
-
-double allReduceWire(double bytes, int ranks) {
-  return 2 * bytes * (ranks - 1) / ranks;
-}
 
 /// C (m x n) = op(A) op(B), row-major, single precision.
 void gemm(bool transA, bool transB, int64_t m, int64_t n, int64_t k,
@@ -285,11 +251,6 @@ std::string Candidate::name() const {
   return family;
 }
 
-bool Candidate::operator==(const Candidate &other) const {
-  return method == other.method && rank == other.rank && bits == other.bits &&
-         density == other.density;
-}
-
 const char *methodName(CompressMethod method) {
   switch (method) {
   case CompressMethod::Fp32:
@@ -329,7 +290,7 @@ std::string whyNotApplicable(const Candidate &c, int64_t rows, int64_t cols) {
       return formatString("rank %d is above the gradient's smaller dimension "
                           "%lld",
                           c.rank, static_cast<long long>(smaller));
-    if (2 * int64_t(c.rank) * (rows + cols) > n)
+    if (!powerSgdShrinks(c.rank, rows, cols))
       return formatString("rank %d sends %lld values, more than half of the "
                           "%lld it replaces",
                           c.rank,
@@ -350,34 +311,6 @@ std::string whyNotApplicable(const Candidate &c, int64_t rows, int64_t cols) {
     return "";
   }
   return "unknown method";
-}
-
-double wireBytes(const Candidate &c, int64_t rows, int64_t cols, int ranks) {
-  if (ranks <= 1)
-    return 0;
-  const int64_t n = rows * cols;
-  switch (c.method) {
-  case CompressMethod::Fp32:
-    return allReduceWire(4.0 * n, ranks);
-  case CompressMethod::Bf16:
-    return 8.0 * double((n + 3) / 4) * (ranks - 1);
-  case CompressMethod::PowerSGD:
-    return allReduceWire(4.0 * effectiveRank(c, rows, cols) * (rows + cols),
-                         ranks);
-  case CompressMethod::Quant:
-    return allReduceWire(
-        4.0 * quantBlocks(n) + 8.0 * quantWords(n, c.bits, ranks), ranks);
-  case CompressMethod::TopK:
-    return 8.0 * topKCount(c.density, n) * (ranks - 1);
-  }
-  return 0;
-}
-
-int collectivesPerAveraging(const Candidate &c) {
-  return c.method == CompressMethod::PowerSGD ||
-                 c.method == CompressMethod::Quant
-             ? 2
-             : 1;
 }
 
 void accumulate(const SlotState &slot, const float *grad, float *out) {

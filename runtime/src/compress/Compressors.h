@@ -29,6 +29,8 @@
 #ifndef LOOM_RUNTIME_SRC_COMPRESS_COMPRESSORS_H
 #define LOOM_RUNTIME_SRC_COMPRESS_COMPRESSORS_H
 
+#include "loom/runtime/CompressionWire.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -38,49 +40,15 @@ namespace loom::rt {
 
 class Communicator;
 
-enum class CompressMethod { Fp32, Bf16, PowerSGD, Quant, TopK };
-
-/// One method with its parameter.
-struct Candidate {
-  CompressMethod method = CompressMethod::Fp32;
-  /// PowerSGD's rank.
-  int rank = 0;
-  /// Quantisation's bits: 2, 4 or 8.
-  int bits = 0;
-  /// Top-k's density, in (0, 1].
-  double density = 0;
-
-  static Candidate fp32() { return {}; }
-  static Candidate bf16() { return {CompressMethod::Bf16}; }
-  static Candidate powerSgd(int r) { return {CompressMethod::PowerSGD, r}; }
-  static Candidate quant(int b) { return {CompressMethod::Quant, 0, b}; }
-  static Candidate topK(double d) { return {CompressMethod::TopK, 0, 0, d}; }
-
-  /// "fp32", "bf16", "powersgd:rank=4", "quant:bits=4", "topk:density=0.01".
-  std::string name() const;
-  bool operator==(const Candidate &other) const;
-};
-
 /// The method family's name ("powersgd"), as loomc's --compress spells it.
 const char *methodName(CompressMethod method);
 std::optional<CompressMethod> parseMethodName(const std::string &name);
-
-/// Elements per quantisation scale.
-constexpr int64_t kQuantBlock = 256;
 
 /// Why `c` cannot compress a rows x cols gradient ("" if it can): PowerSGD's
 /// rank above the smaller dimension, or no smaller than plain sending
 /// (r (rows + cols) must be at most half of rows x cols: its minimum
 /// compression rate), bits outside {2, 4, 8}, a density outside (0, 1].
 std::string whyNotApplicable(const Candidate &c, int64_t rows, int64_t cols);
-
-/// The bytes one rank sends for one averaging of a rows x cols gradient with
-/// `c` over `ranks` ranks, with the ring model of the collectives (an
-/// all-reduce of B bytes: 2 B (p - 1) / p; an all-gather of B bytes from
-/// each rank: B (p - 1)). 0 on one rank.
-double wireBytes(const Candidate &c, int64_t rows, int64_t cols, int ranks);
-/// The collectives one averaging issues (each costs the link's latency).
-int collectivesPerAveraging(const Candidate &c);
 
 /// What one gradient keeps between steps.
 struct SlotState {

@@ -1,6 +1,7 @@
 //===- CO2Rounds.cpp - CO2's outer rounds, run by the trainer -------------===//
 #include "train/CO2Rounds.h"
 
+#include "compress/Compression.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
@@ -11,6 +12,7 @@
 #include <cstring>
 #include <set>
 #include <string>
+#include <utility>
 
 namespace loom::rt {
 
@@ -65,6 +67,36 @@ std::vector<Tensor *> outerParams(Artifact &artifact,
   return params;
 }
 
+/// Compressed outer round: each parameter's slot in the manifest's
+/// compression (-1 if not listed), and `params` (with `means`) reordered
+/// so that the listed ones come first, in their manifest order.
+std::vector<int64_t> compressionSlots(const Manifest &manifest,
+                                      std::vector<Tensor *> &params,
+                                      std::vector<Tensor *> &means) {
+  const CompressionSpec &spec = manifest.compression;
+  std::vector<int64_t> slotOf(params.size(), -1);
+  for (size_t i = 0; i < params.size(); ++i)
+    for (size_t s = 0; s < spec.slots.size(); ++s)
+      if (spec.slots[s].param == params[i]->name())
+        slotOf[i] = int64_t(s);
+  std::vector<size_t> order(params.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return (slotOf[a] < 0) < (slotOf[b] < 0);
+  });
+  std::vector<Tensor *> p, m;
+  std::vector<int64_t> slots;
+  for (size_t i : order) {
+    p.push_back(params[i]);
+    m.push_back(means[i]);
+    slots.push_back(slotOf[i]);
+  }
+  params = std::move(p);
+  means = std::move(m);
+  return slots;
+}
+
 int64_t countElements(const std::vector<Tensor *> &tensors) {
   int64_t n = 0;
   for (const Tensor *t : tensors)
@@ -92,7 +124,7 @@ void checkShardLayout(const Manifest &manifest, int64_t paramElements,
 } // namespace
 
 CO2Rounds::CO2Rounds(Artifact &artifact, Communicator &comm)
-    : artifact(artifact), tau(artifact.manifest().co2.localSteps),
+    : artifact(artifact), comm(comm), tau(artifact.manifest().co2.localSteps),
       isSharded(artifact.manifest().co2.sharded), rank(comm.rank()),
       ranks(comm.size()),
       outer(artifact.entry(isSharded ? "outer_shard" : "outer_step")),
@@ -107,8 +139,15 @@ CO2Rounds::CO2Rounds(Artifact &artifact, Communicator &comm)
     if (p->dtype() != dtype)
       fail("%s: CO2 needs one dtype for every parameter it averages",
            manifest.source.c_str());
-  if (!isSharded)
+  if (!isSharded) {
+    if (manifest.compression.enabled())
+      setUpCompression();
     return;
+  }
+  if (manifest.compression.enabled())
+    fail("%s: a sharded CO2 outer round is not compressed (loomc refuses "
+         "--co2=sharded=1 with --compress)",
+         manifest.source.c_str());
   shardElements = manifest.co2.shardElements;
   checkShardLayout(manifest, elements, ranks);
   shardMean = &needTensor(artifact, "co2.shard_mean", "outer_shard");
@@ -120,6 +159,19 @@ CO2Rounds::CO2Rounds(Artifact &artifact, Communicator &comm)
       fail("%s: outer_shard's %s must have co2.shard_elements elements of "
            "the parameters' dtype",
            manifest.source.c_str(), t->name().c_str());
+}
+
+void CO2Rounds::setUpCompression() {
+  const Manifest &manifest = artifact.manifest();
+  if (dtype != DType::F32)
+    fail("%s: a compressed outer round averages f32 parameters",
+         manifest.source.c_str());
+  slots = compressionSlots(manifest, params, means);
+  for (size_t i = 0; i < params.size() && slots[i] >= 0; ++i)
+    compressedElements += params[i]->numElements();
+  anchor = std::make_unique<Tensor>("co2.compress_anchor", ArgRole::State,
+                                    Shape{compressedElements}, DType::F32);
+  sentAnchor.assign(size_t(compressedElements), 0.0f);
 }
 
 CO2Rounds::~CO2Rounds() {
@@ -145,6 +197,7 @@ void CO2Rounds::start() {
   artifact.tensor("co2.round").set(0, -1);
   if (!isSharded) {
     outer.call();
+    keepAnchor();
     return;
   }
   // This rank's slice of the flattened parameters becomes its anchors (at
@@ -173,6 +226,14 @@ double CO2Rounds::complete() {
     break;
   case Phase::AllReduce:
     loom_rt_wait(handle);
+    for (int64_t h : std::exchange(handles, {}))
+      loom_rt_wait(h);
+    if (compressed()) {
+      // The mean change plus the anchor it is a change from: the mean.
+      float *mean = roundBuffer.dataAs<float>();
+      for (int64_t i = 0; i < compressedElements; ++i)
+        mean[i] += sentAnchor[size_t(i)];
+    }
     phase = Phase::Done;
     break;
   case Phase::ReduceScatter:
@@ -231,6 +292,13 @@ void CO2Rounds::outerReplicated(int64_t round) {
   }
   // 2. This round's parameters and mean loss, averaged over the ranks
   // while the next round computes.
+  if (compressed()) {
+    startCompressedRound(round);
+    artifact.tensor("co2.round").set(0, static_cast<double>(round));
+    outer.call();
+    keepAnchor();
+    return;
+  }
   char *to = static_cast<char *>(roundBuffer.data());
   for (const Tensor *p : params) {
     std::memcpy(to, p->data(), p->byteSize());
@@ -243,6 +311,58 @@ void CO2Rounds::outerReplicated(int64_t round) {
   // 3. The outer update (round 0 has no mean yet; outer_step knows).
   artifact.tensor("co2.round").set(0, static_cast<double>(round));
   outer.call();
+}
+
+void CO2Rounds::startCompressedRound(int64_t round) {
+  GradientCompression *compression = currentCompression();
+  if (!compression)
+    fail("CO2: the outer round is compressed, but no compression is "
+         "installed");
+  // The last round measured (L-GreCo): every rank re-chooses the plan now,
+  // when nothing is in flight (its all-reduce runs on this thread).
+  if (round > 0 && compression->solveDue(round - 1))
+    compression->post(compression->solve(comm, round - 1),
+                      "plan chosen after round " + std::to_string(round - 1));
+  compression->beginStep(round);
+  // The changes since the anchor; the anchor kept to add back.
+  float *buffer = roundBuffer.dataAs<float>();
+  const float *from = anchor->dataAs<float>();
+  int64_t at = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const float *p = params[i]->dataAs<float>();
+    const int64_t n = params[i]->numElements();
+    if (slots[i] < 0)
+      std::memcpy(buffer + at, p, size_t(n) * sizeof(float));
+    else
+      for (int64_t j = 0; j < n; ++j)
+        buffer[at + j] = p[j] - from[at + j];
+    at += n;
+  }
+  std::memcpy(sentAnchor.data(), from, anchor->byteSize());
+  setBufferLoss(lossSum.get(0) / static_cast<double>(tau));
+  // Every rank issues the same collectives in the same order: one
+  // compressed averaging per listed parameter, then one plain all-reduce of
+  // the rest and the loss slot.
+  at = 0;
+  for (size_t i = 0; i < params.size() && slots[i] >= 0; ++i) {
+    const int64_t n = params[i]->numElements();
+    handles.push_back(loom_rt_compressed_all_reduce_start(
+        0, buffer + at, n, LOOM_F32, LOOM_MEAN, int32_t(slots[i])));
+    at += n;
+  }
+  handle = loom_rt_all_reduce_start(0, buffer + at, elements - at + 1, LOOM_F32,
+                                    LOOM_MEAN);
+  phase = Phase::AllReduce;
+}
+
+void CO2Rounds::keepAnchor() {
+  if (!compressed())
+    return;
+  float *to = anchor->dataAs<float>();
+  for (size_t i = 0; i < params.size() && slots[i] >= 0; ++i) {
+    std::memcpy(to, params[i]->data(), params[i]->byteSize());
+    to += params[i]->numElements();
+  }
 }
 
 void CO2Rounds::outerSharded(int64_t round) {
@@ -308,6 +428,8 @@ PerRankTensors CO2Rounds::checkpointTensors() {
         .push_back(t);
   tensors.alike.push_back(&roundBuffer);
   tensors.alike.push_back(&roundDone);
+  if (compressed())
+    tensors.alike.push_back(anchor.get());
   tensors.rankState.push_back(&lossSum);
   return tensors;
 }

@@ -26,6 +26,17 @@
 // two train the same model. Round 0 (no mean yet) gathers the first anchor
 // synchronously, once.
 //
+// Compressed outer round (loomc --co2 with --compress; replicated form
+// only): the parameters the manifest's compression lists travel as their
+// change since the round's anchor, each averaged by the installed
+// GradientCompression (error feedback included), the others and the loss
+// slot by one plain all-reduce; the mean is that anchor plus the mean
+// change. The round buffer holds the compressed parameters first. A round
+// is the compression's step: warm-up and L-GreCo's re-choices count rounds,
+// and a plan is chosen at the outer step after a measured round, when
+// nothing is in flight. Two more models per rank: the anchor the round in
+// flight started from, and the next round's.
+//
 // Memory per rank beyond the model: replicated, the outer state (3 models)
 // plus outer_step's mean inputs and the round buffer (a model each);
 // sharded, the round buffer plus 5 slices of 1/N of a model (outer_shard's
@@ -47,6 +58,7 @@
 #include "loom/runtime/Checkpoint.h"
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace loom::rt {
@@ -58,6 +70,8 @@ public:
   /// `artifact` must be a CO2 artifact (manifest co2.local_steps > 0) and
   /// `comm` the job's communicator (rank and size of the shards).
   CO2Rounds(Artifact &artifact, Communicator &comm);
+  /// Whether the outer round is compressed (manifest compression).
+  bool compressed() const { return compressedElements > 0; }
   /// Waits for a round still in flight.
   ~CO2Rounds();
 
@@ -107,6 +121,15 @@ private:
   double roundLossOfBuffer() const;
   void setBufferLoss(double loss);
   void outerReplicated(int64_t round);
+  /// Compressed: the slots, the buffer's order and the anchors.
+  void setUpCompression();
+  /// Compressed: the round's changes since `anchor` into the buffer, the
+  /// compression's plan re-chosen first if the last round measured; starts
+  /// the round's collectives.
+  void startCompressedRound(int64_t round);
+  /// Compressed: the anchor the next round starts from (the parameters the
+  /// outer step just set).
+  void keepAnchor();
   void outerSharded(int64_t round);
   /// Sharded: runs outer_shard for `round` (it updates its state in place).
   void updateShard(int64_t round);
@@ -114,6 +137,7 @@ private:
   void advanceShard();
 
   Artifact &artifact;
+  Communicator &comm;
   int64_t tau;
   bool isSharded;
   int rank, ranks;
@@ -125,6 +149,16 @@ private:
   /// The parameters the outer step updates, flat in this order.
   std::vector<Tensor *> params;
   int64_t elements = 0; ///< of the parameters; the loss slot follows
+  /// Compressed: each parameter's slot in the manifest's compression (-1:
+  /// sent plainly), the compressed ones first in `params`; the elements
+  /// they span at the buffer's start.
+  std::vector<int64_t> slots;
+  int64_t compressedElements = 0;
+  /// Compressed: the anchor of the next round, and of the round in flight.
+  std::unique_ptr<Tensor> anchor;
+  std::vector<float> sentAnchor;
+  /// Compressed: the handles of the round's collectives.
+  std::vector<int64_t> handles;
   /// Replicated: the parameters and the loss slot, all-reduced. Sharded:
   /// ranks x shard elements, reduce-scattered, then all-gathered into.
   Tensor roundBuffer;

@@ -25,7 +25,10 @@ public:
                         static_cast<long long>(tau),
                         rounds.sharded() ? "reduce-scatter, update of this "
                                            "rank's shard and all-gather"
-                                         : "all-reduce",
+                        : rounds.compressed()
+                            ? "compressed averaging of the changes since "
+                              "the anchor (a round is one compression step)"
+                            : "all-reduce",
                         static_cast<long long>(tau));
   }
 

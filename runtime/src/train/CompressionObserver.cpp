@@ -6,6 +6,10 @@
 // the measurements, then the same knapsack on every rank). Every rank runs
 // it at the same point of the same steps, so the all-reduce matches.
 //
+// Under CO2 the compression averages the outer rounds (CO2Rounds drives
+// it, a round being its step); the observer then only prints and records
+// the plans the rounds chose.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compress/Compression.h"
@@ -22,9 +26,11 @@ class CompressionObserver final : public StepObserver {
 public:
   CompressionObserver(GradientCompression &compression, Communicator &comm,
                       MetricsWriter &metrics, std::ostream &log,
-                      int64_t firstStep)
-      : compression(compression), comm(comm), metrics(metrics), log(log) {
-    compression.beginStep(firstStep);
+                      int64_t firstStep, bool rounds)
+      : compression(compression), comm(comm), metrics(metrics), log(log),
+        rounds(rounds) {
+    if (!rounds)
+      compression.beginStep(firstStep);
     if (comm.isRoot())
       log << compression.describe() << "\n";
     if (!compression.adaptive())
@@ -32,6 +38,10 @@ public:
   }
 
   void onStep(const StepEvent &event) override {
+    for (auto &[report, what] : compression.takePosted())
+      publish(report, what);
+    if (rounds)
+      return;
     const int64_t step = event.record.step;
     if (compression.solveDue(step))
       publish(compression.solve(comm, step),
@@ -42,7 +52,9 @@ public:
 private:
   void publish(const PlanReport &report, const std::string &what) {
     if (comm.isRoot())
-      log << "gradient compression " << what << ":\n" << report.table();
+      log << (rounds ? "outer-round compression " : "gradient compression ")
+          << what << ":\n"
+          << report.table();
     if (metrics.isOpen())
       metrics.writeRecord("compression", report.json());
   }
@@ -51,6 +63,7 @@ private:
   Communicator &comm;
   MetricsWriter &metrics;
   std::ostream &log;
+  const bool rounds;
 };
 
 } // namespace
@@ -58,9 +71,9 @@ private:
 std::unique_ptr<StepObserver>
 makeCompressionObserver(GradientCompression &compression, Communicator &comm,
                         MetricsWriter &metrics, std::ostream &log,
-                        int64_t firstStep) {
+                        int64_t firstStep, bool rounds) {
   return std::make_unique<CompressionObserver>(compression, comm, metrics, log,
-                                               firstStep);
+                                               firstStep, rounds);
 }
 
 } // namespace loom::rt

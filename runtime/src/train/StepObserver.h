@@ -55,11 +55,12 @@ public:
 
 /// The gradient compression's schedule (train/CompressionObserver.cpp):
 /// L-GreCo's re-choices after their measured steps (a collective), the plan
-/// printed by rank 0 and written to `metrics`.
+/// printed by rank 0 and written to `metrics`. `rounds`: CO2's outer rounds
+/// drive it; the observer only prints and records their plans.
 std::unique_ptr<StepObserver>
 makeCompressionObserver(GradientCompression &compression, Communicator &comm,
                         MetricsWriter &metrics, std::ostream &log,
-                        int64_t firstStep);
+                        int64_t firstStep, bool rounds = false);
 /// Writes each step's record and the summary to `metrics` (if open).
 std::unique_ptr<StepObserver> makeMetricsObserver(MetricsWriter &metrics);
 /// Stops the job at a non-finite loss, on every rank.

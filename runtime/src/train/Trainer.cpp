@@ -389,8 +389,9 @@ Trainer::makeObservers(Setup &setup, std::unique_ptr<StepObserver> trace,
   observers.push_back(makeMetricsObserver(setup.metrics));
   observers.push_back(makeDivergenceGuard(comm, *setup.sync));
   if (setup.compression)
-    observers.push_back(makeCompressionObserver(*setup.compression, comm,
-                                                setup.metrics, log, firstStep));
+    observers.push_back(makeCompressionObserver(
+        *setup.compression, comm, setup.metrics, log, firstStep,
+        /*rounds=*/artifact.manifest().co2.localSteps > 0));
   observers.push_back(makeProgressObserver(
       log, comm.isRoot(), firstStep, lastStep, options.logEvery,
       globalTokensPerStep(artifact.manifest(), comm), unit));
@@ -515,9 +516,12 @@ TrainResult Trainer::run() {
   const int64_t firstStep = state.step + 1;
   const int64_t lastStep = state.step + options.steps;
   announce(setup, firstStep, lastStep);
-  if (artifact.manifest().compression.enabled())
+  if (artifact.manifest().compression.enabled()) {
     setup.compression = std::make_unique<GradientCompression>(
         artifact.manifest().compression, comm.size());
+    if (artifact.manifest().co2.localSteps > 0)
+      setup.compression->countRounds(); // CO2Rounds drives it
+  }
   ScopedCompression compressing(setup.compression.get());
   observers = makeObservers(setup, std::move(trace), firstStep, lastStep);
 
