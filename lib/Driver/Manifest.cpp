@@ -184,6 +184,7 @@ static json::Object compressionJson(CompressionAttr c, ModuleOp train,
       {key::compression::warmup_steps, c.getWarmupSteps()},
       {key::compression::resolve_every, c.getResolveEvery()},
       {key::compression::objective, c.getObjective()},
+      {key::compression::error, c.getErrorMeasure()},
       {key::compression::link_gbps, tidy(gbps)},
       {key::compression::link_latency_us, tidy(latencyUs)},
       {key::compression::slots, std::move(slots)}};

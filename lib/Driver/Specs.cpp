@@ -364,6 +364,12 @@ mlir::loom::driver::parseCompressSpec(StringRef text, bool rounds) {
                     return v == "time" || v == "bytes";
                   },
                   "time or bytes"};
+  Field error{"error",
+              [&spec](StringRef v) {
+                spec.errorMeasure = v.str();
+                return v == "relative" || v == "absolute";
+              },
+              "relative or absolute"};
   Field rank = intField("rank", spec.rank);
   llvm::SmallVector<Field> fields{warmup};
   if (method == "powersgd")
@@ -373,7 +379,7 @@ mlir::loom::driver::parseCompressSpec(StringRef text, bool rounds) {
   else if (method == "topk")
     fields.push_back(density);
   else if (method == "lgreco")
-    fields.append({rank, every, objective});
+    fields.append({rank, every, objective, error});
   else if (method != "bf16")
     return fail("--compress", "unknown method '" + method +
                                   "' (expected none, bf16, powersgd, quant, "
@@ -393,8 +399,10 @@ std::string mlir::loom::driver::compressSpecHelp() {
       "With --dp: compressed gradient averaging with error feedback. SPEC: "
       "none, bf16, powersgd[:rank=R] (default {0}), quant[:bits=2|4|8] "
       "(default {1}), topk[:density=D] (default {2}), or lgreco[:rank=R,"
-      "every=K,objective=time|bytes]: per layer, the cheapest of all of "
-      "them within uniform powersgd:rank=R's error, re-chosen every K "
+      "every=K,objective=time|bytes,error=relative|absolute]: per layer, "
+      "the cheapest of all of them within uniform powersgd:rank=R's total "
+      "error (relative: each layer's error as a share of its gradient, "
+      "the default), re-chosen every K "
       "(default {3}) steps at run time; each takes warmup=W fp32 steps "
       "first (default {4}). With --co2: the outer round compressed, W and K "
       "counting rounds (defaults {5} and {6}) (docs/compression.md)",

@@ -58,7 +58,8 @@ struct CompressPass : impl::CompressPassBase<CompressPass> {
         StringRef(o.method), o.rank, o.bits,
         FloatAttr::get(Float64Type::get(ctx), o.density), o.warmupSteps,
         o.resolveEvery, StringRef(o.objective), ArrayAttr::get(ctx, {}),
-        DenseI64ArrayAttr::get(ctx, {}), DenseI64ArrayAttr::get(ctx, {}));
+        DenseI64ArrayAttr::get(ctx, {}), DenseI64ArrayAttr::get(ctx, {}),
+        StringRef(o.errorMeasure));
     if (!check)
       return signalPassFailure();
 
@@ -106,7 +107,8 @@ struct CompressPass : impl::CompressPassBase<CompressPass> {
                                          o.resolveEvery, o.objective,
                                          ArrayAttr::get(ctx, params),
                                          DenseI64ArrayAttr::get(ctx, rows),
-                                         DenseI64ArrayAttr::get(ctx, cols)));
+                                         DenseI64ArrayAttr::get(ctx, cols),
+                                         o.errorMeasure));
   }
 };
 

@@ -90,7 +90,7 @@ LogicalResult CompressionAttr::verify(
     function_ref<InFlightDiagnostic()> emitError, StringRef method,
     int64_t rank, int64_t bits, FloatAttr density, int64_t warmupSteps,
     int64_t resolveEvery, StringRef objective, ArrayAttr params,
-    DenseI64ArrayAttr rows, DenseI64ArrayAttr cols) {
+    DenseI64ArrayAttr rows, DenseI64ArrayAttr cols, StringRef errorMeasure) {
   if (!llvm::is_contained({"bf16", "powersgd", "quant", "topk", "lgreco"},
                           method))
     return emitError() << "method must be bf16, powersgd, quant, topk or "
@@ -111,6 +111,9 @@ LogicalResult CompressionAttr::verify(
   if (objective != "time" && objective != "bytes")
     return emitError() << "objective must be time or bytes, got \"" << objective
                        << "\"";
+  if (errorMeasure != "relative" && errorMeasure != "absolute")
+    return emitError() << "error_measure must be relative or absolute, got \""
+                       << errorMeasure << "\"";
   if (!llvm::all_of(params, llvm::IsaPred<StringAttr>) ||
       rows.size() != int64_t(params.size()) ||
       cols.size() != int64_t(params.size()))

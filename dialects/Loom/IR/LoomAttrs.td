@@ -157,6 +157,8 @@ def Loom_CompressionAttr : Loom_Attr<"Compression", "compression"> {
     - `warmup_steps` and `resolve_every` are not negative; `lgreco` warms up
       for at least one step (it measures at the last one).
     - `objective` is `time` or `bytes`.
+    - `error_measure` (default `relative`, then not printed) is `relative` or
+      `absolute`.
     - `params` are names, one per entry of `rows` and `cols`, which are
       positive.
   }];
@@ -167,7 +169,9 @@ def Loom_CompressionAttr : Loom_Attr<"Compression", "compression"> {
                         StringRefParameter<"objective">:$objective,
                         "::mlir::ArrayAttr":$params,
                         "::mlir::DenseI64ArrayAttr":$rows,
-                        "::mlir::DenseI64ArrayAttr":$cols);
+                        "::mlir::DenseI64ArrayAttr":$cols,
+                        StringRefParameter<"lgreco's error measure",
+                                           "\"relative\"">:$error_measure);
 }
 
 #endif // LOOM_ATTRS_TD

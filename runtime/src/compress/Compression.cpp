@@ -119,7 +119,17 @@ void GradientCompression::average(Communicator &comm, int64_t slot, float *grad,
 
 void GradientCompression::measure(size_t slot, const float *accumulated) {
   const SlotState &state = slots[slot];
-  std::vector<float> sent(static_cast<size_t>(state.rows * state.cols));
+  const int64_t n = state.rows * state.cols;
+  std::vector<float> sent(static_cast<size_t>(n));
+  // Relative: each layer's error as a share of its accumulated gradient
+  // (Adam scales a layer's update by its own gradient's size, so the share
+  // is what harms); a zero gradient has no error to share.
+  double scale = 1;
+  if (spec.errorMeasure == "relative") {
+    std::fill(sent.begin(), sent.end(), 0.0f);
+    double norm = squaredError(accumulated, sent.data(), n);
+    scale = norm > 0 ? 1 / norm : 0;
+  }
   for (size_t i = 0; i < candidates.size(); ++i) {
     double *cell = &measurements[(slot * candidates.size() + i) * 2];
     if (!whyNotApplicable(candidates[i], state.rows, state.cols).empty()) {
@@ -129,7 +139,7 @@ void GradientCompression::measure(size_t slot, const float *accumulated) {
     auto start = Clock::now();
     compressLocally(candidates[i], state, accumulated, sent.data());
     cell[1] = secondsSince(start);
-    cell[0] = squaredError(accumulated, sent.data(), state.rows * state.cols);
+    cell[0] = scale * squaredError(accumulated, sent.data(), n);
   }
 }
 
@@ -179,9 +189,22 @@ PlanReport GradientCompression::solve(Communicator &comm, int64_t step) {
   std::optional<std::vector<int>> picks =
       solveKnapsack(layers, budget, kBuckets);
   double solveSeconds = secondsSince(start);
+  // The uniform baseline itself is within the budget, but rounding the
+  // errors up to the knapsack's grid can leave it out; never choose a plan
+  // that costs more than it (fp32, index 0, where it does not apply).
+  std::vector<int> baseline(slots.size());
+  double baselineCost = 0, pickedCost = 0;
   for (size_t s = 0; s < slots.size(); ++s) {
-    // fp32 (error 0) always fits, so a choice exists; keep fp32 if not.
-    size_t pick = picks ? size_t((*picks)[s]) : 0;
+    bool applies = std::isfinite(measurements[(s * count + baselineIndex) * 2]);
+    baseline[s] = applies ? int(baselineIndex) : 0;
+    baselineCost += layers[s][size_t(baseline[s])].cost;
+    if (picks)
+      pickedCost += layers[s][size_t((*picks)[s])].cost;
+  }
+  if (!picks || pickedCost > baselineCost)
+    picks = baseline;
+  for (size_t s = 0; s < slots.size(); ++s) {
+    size_t pick = size_t((*picks)[s]);
     plan[s] = candidates[pick];
     planErrors[s] = measurements[(s * count + pick) * 2];
   }
@@ -235,10 +258,10 @@ std::string GradientCompression::describe() const {
   if (isAdaptive)
     return formatString(
         "%s: L-GreCo chooses among %zu candidates per layer for %zu %s, "
-        "within the error of uniform %s; %lld fp32 warm-up %s, re-chosen "
+        "within the %s error of uniform %s; %lld fp32 warm-up %s, re-chosen "
         "every %lld %s; cost: %s",
         what, candidates.size(), slots.size(), slotNames,
-        uniform.name().c_str(), static_cast<long long>(spec.warmupSteps), unit,
+        spec.errorMeasure.c_str(), uniform.name().c_str(), static_cast<long long>(spec.warmupSteps), unit,
         static_cast<long long>(spec.resolveEvery), unit,
         spec.objective == "bytes"
             ? "bytes sent"

@@ -194,6 +194,14 @@ CompressionSpec ManifestParser::compression(const json &value,
   if (spec.objective != "time" && spec.objective != "bytes")
     error(objectivePath,
           "expected \"time\" or \"bytes\", got \"" + spec.objective + "\"");
+  spec.errorMeasure = "absolute";
+  if (const json *measure = optional(value, key::compression::error)) {
+    std::string at = join(path, key::compression::error);
+    spec.errorMeasure = string(*measure, at);
+    if (spec.errorMeasure != "relative" && spec.errorMeasure != "absolute")
+      error(at, "expected \"relative\" or \"absolute\", got \"" +
+                    spec.errorMeasure + "\"");
+  }
   spec.linkGbps = number(field(key::compression::link_gbps),
                          join(path, key::compression::link_gbps));
   if (!(spec.linkGbps > 0))

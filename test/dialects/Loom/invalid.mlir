@@ -1682,6 +1682,12 @@ module attributes {loom.compression = #loom.compression<method = "powersgd", ran
 
 // -----
 
+// Tests that lgreco's error measure is one it knows.
+// expected-error@+1 {{error_measure must be relative or absolute, got "squared"}}
+module attributes {loom.compression = #loom.compression<method = "lgreco", rank = 4, bits = 8, density = 1.0e-2 : f64, warmup_steps = 10, resolve_every = 100, objective = "time", params = ["w"], rows = [4], cols = [8], error_measure = "squared">} {}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // Optimizer ops' slice form and loom.set_param
 //===----------------------------------------------------------------------===//

@@ -467,6 +467,13 @@ TEST(Manifest, ReadsTheGradientCompression) {
   EXPECT_EQ(m.compression.slots[0].cols, 8);
   EXPECT_FALSE(
       parseManifest(softmaxManifest().dump(), "m.json").compression.enabled());
+  // Artifacts from before the error measure was written measured absolute
+  // errors.
+  EXPECT_EQ(m.compression.errorMeasure, "absolute");
+  json relative = compressedManifest();
+  relative["compression"]["error"] = "relative";
+  EXPECT_EQ(parseManifest(relative.dump(), "m.json").compression.errorMeasure,
+            "relative");
 }
 
 TEST(Manifest, RefusesABadGradientCompression) {
@@ -491,6 +498,9 @@ TEST(Manifest, RefusesABadGradientCompression) {
   m = compressedManifest();
   m["compression"]["link_gbps"] = 0;
   EXPECT_TRUE(rejects(m, {"compression.link_gbps:", "must be positive"}));
+  m = compressedManifest();
+  m["compression"]["error"] = "squared";
+  EXPECT_TRUE(rejects(m, {"compression.error:", "\"relative\" or \"absolute\""}));
   m = compressedManifest();
   m["compression"].erase("slots");
   EXPECT_TRUE(rejects(m, {"compression.slots: missing required field"}));

@@ -182,6 +182,9 @@ struct CompressionSpec {
   int64_t warmupSteps = 0, resolveEvery = 0;
   /// What lgreco minimises: "time" (modelled on the link below) or "bytes".
   std::string objective = "time";
+  /// lgreco's error of a layer: "relative" (|G - C(G)|^2 / |G|^2) or
+  /// "absolute" (|G - C(G)|^2).
+  std::string errorMeasure = "relative";
   double linkGbps = 1, linkLatencyUs = 50;
   std::vector<Slot> slots;
 
