@@ -4,8 +4,9 @@ rate (2 emulated hosts, bench/cluster.sh):
   1. loom-run --calibrate on that link; both artifacts are compiled with
      --co2=local-steps=auto and that calibration, so loomc chooses each
      one's local steps τ from what its outer round sends;
-  2. each runs on the emulated link for --rounds rounds: tokens/s and the
-     share of its communication hidden;
+  2. each runs on the emulated link for --rounds rounds (after one, and
+     after the compression's fp32 warm-up rounds): tokens/s and the share
+     of its communication hidden;
   3. each trains --steps steps on 2 local ranks for every seed of --seeds
      (the numerics do not depend on the link): the training loss (mean over
      ranks of the rounds of the last 100 steps) at equal samples, and the
@@ -72,7 +73,10 @@ def main():
                           f"--calibration={calib}", *opt, *extra)
                 tau = m["co2"]["local_steps"]
                 reasons.append(f"- {rate}, {name}: {m['co2'].get('local_steps_reason', '')}")
-                timed = loom(art, rate, args.rounds * tau, tau, tmp)
+                # Timed after the fp32 warm-up rounds and the round whose
+                # collective overlaps the first compressed one.
+                warm = (m.get("compression", {}).get("warmup_steps", 0) + 1) * tau
+                timed = loom(art, rate, args.rounds * tau, warm, tmp)
                 train, sent = [], []
                 for seed in seeds:
                     metrics = os.path.join(tmp, "m.jsonl")

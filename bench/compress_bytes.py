@@ -57,16 +57,30 @@ def main():
     ap.add_argument("--warmup", type=int, default=50)
     ap.add_argument("--every", type=int, default=200)
     ap.add_argument("--spec", default=SPEC)
+    ap.add_argument("--sweep", action="store_true",
+                    help="uniform ranks 4-32 and L-GreCo at rank 4's and 16's "
+                         "relative and absolute error, not bf16 (results: "
+                         "compress_bytes_sweep.json)")
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
     seeds = [int(s) for s in args.seeds.split(",")]
     opt = ["--optimizer=adamw:lr=1e-3,beta1=0.9,beta2=0.95,wd=0.1",
            "--warmup-steps=50", f"--decay-steps={args.steps}", "--min-lr=1e-4"]
+    lgreco = lambda rank, measure: (
+        f"L-GreCo (within rank {rank}'s {measure} error, fewest bytes)",
+        [f"--compress=lgreco:rank={rank},warmup={args.warmup},every={args.every},"
+         f"objective=bytes,error={measure}"])
+    uniform = lambda rank: (f"uniform PowerSGD rank {rank}",
+                            [f"--compress=powersgd:rank={rank},warmup={args.warmup}"])
     runs = [("DDP (fp32 all-reduce)", []),
             ("DDP, bf16 gradients", ["--compress=bf16:warmup=0"]),
-            ("uniform PowerSGD rank 4", [f"--compress=powersgd:rank=4,warmup={args.warmup}"]),
-            ("L-GreCo (within rank 4's error, fewest bytes)",
-             [f"--compress=lgreco:rank=4,warmup={args.warmup},every={args.every},objective=bytes"])]
+            uniform(4), lgreco(4, "relative"), lgreco(4, "absolute")]
+    if args.sweep:
+        # Which budget keeps the loss near DDP's, and what each measure
+        # saves there.
+        runs = [runs[0], uniform(4), uniform(8), uniform(16), uniform(32),
+                lgreco(4, "relative"), lgreco(4, "absolute"),
+                lgreco(16, "relative"), lgreco(16, "absolute")]
     rows, saved = [], []
     with tempfile.TemporaryDirectory() as tmp:
         text = docstrings()
@@ -102,7 +116,7 @@ def main():
     mean = lambda xs: sum(xs) / len(xs)
     ddp_train, ddp_held = mean(rows[0][1]), mean(rows[0][2])
     fp32 = next(s for r in rows for s in r[3] if s)[1]
-    uniform = mean([s[0] for s in rows[2][3]])
+    base = mean([s[0] for s in next(r for r in rows if r[0] == "uniform PowerSGD rank 4")[3]])
     lines = [f"| {args.spec}, 2 ranks, {args.steps} steps, seeds {args.seeds} "
              "| bytes/step/rank after warm-up | vs uniform PowerSGD rank 4 | worst error / budget "
              "| training loss, last 100 | vs DDP | held-out loss | vs DDP |",
@@ -112,20 +126,24 @@ def main():
         b = mean([s[0] for s in sent]) if sent[0] else fp32
         worst = max(s[3] for s in sent) if sent[0] and sent[0][3] else None
         lines.append(
-            f"| {name} | {b / 1024:.1f} KiB | {uniform / b:.2f}x fewer | "
+            f"| {name} | {b / 1024:.1f} KiB | {base / b:.2f}x fewer | "
             f"{'' if worst is None else f'{worst:.3f}'} | {mean(train):.4f} | "
             f"{100 * (mean(train) - ddp_train) / ddp_train:+.2f}% | {mean(held):.4f} | "
             f"{100 * (mean(held) - ddp_held) / ddp_held:+.2f}% |")
     table = "\n".join(lines)
     print(table)
     os.makedirs(os.path.join(ROOT, "bench", "results"), exist_ok=True)
-    with open(os.path.join(ROOT, "bench", "results", "compress_bytes.json"), "w") as out:
+    saved_name = "compress_bytes_sweep.json" if args.sweep else "compress_bytes.json"
+    with open(os.path.join(ROOT, "bench", "results", saved_name), "w") as out:
         json.dump({"spec": args.spec, "steps": args.steps, "seeds": seeds,
                    "runs": saved}, out)
     if args.record:
-        with results_section("Gradient compression: L-GreCo bytes and loss") as out:
+        title = ("Gradient compression: which budget keeps the loss" if args.sweep
+                 else "Gradient compression: L-GreCo bytes and loss")
+        with results_section(title) as out:
             out.write("`/usr/bin/python3 bench/compress_bytes.py "
-                      f"--steps {args.steps} --seeds {args.seeds}`\n\n{table}\n")
+                      f"--steps {args.steps} --seeds {args.seeds}"
+                      f"{' --sweep' if args.sweep else ''}`\n\n{table}\n")
 
 
 if __name__ == "__main__":

@@ -3,8 +3,9 @@ cluster (bench/cluster.sh, one rank per host, the link shaped to each rate
 of --rates), for bench/compress_bytes.py's GPT:
   - Loom DDP, fp32 all-reduce, and DDP sending bf16 gradients (--compress=bf16)
   - Loom uniform PowerSGD rank 4 (--compress=powersgd:rank=4)
-  - Loom L-GreCo within rank 4's error, fewest bytes
-    (--compress=lgreco:rank=4,objective=bytes, as in compress_bytes.py)
+  - Loom L-GreCo within rank 4's relative and absolute error, fewest bytes
+    (--compress=lgreco:rank=4,objective=bytes,error=..., as in
+    compress_bytes.py)
   - the peer: PyTorch 1.13 DDP over gloo, plain and with its PowerSGD
     communication hook at rank 4 (bench/torch_gpt_ddp.py --powersgd 4)
 Step time: the median of --steps timed steps after --warmup (L-GreCo's
@@ -26,6 +27,7 @@ Usage (root, after compress_bytes.py): /usr/bin/python3 bench/compress_cluster.p
 import argparse
 import json
 import os
+import re
 import statistics
 import subprocess
 import tempfile
@@ -58,15 +60,21 @@ def main():
     saved = json.load(open(os.path.join(ROOT, "bench", "results", "compress_bytes.json")))
     spec = saved["spec"]
     curves = {r["name"]: r["curve"] for r in saved["runs"]}
-    names = list(curves)  # DDP, bf16, uniform PowerSGD, L-GreCo
+    # DDP, bf16, uniform PowerSGD, then the L-GreCo runs (relative and
+    # absolute error).
+    names = list(curves)
     target = args.target or max(final_window(c) for c in curves.values())
     steps = {n: steps_to(c, target) for n, c in curves.items()}
     print("target", round(target, 4), "steps", steps, flush=True)
     w = args.warmup
-    loom_runs = [(names[0], []), (names[1], ["--compress=bf16:warmup=0"]),
-                 (names[2], ["--compress=powersgd:rank=4,warmup=0"]),
-                 (names[3], [f"--compress=lgreco:rank=4,warmup={w},every=100000,"
-                             "objective=bytes"])]
+    # The runs' own flags, with the warm-up of the timed runs (bf16 and
+    # uniform PowerSGD none; L-GreCo chooses at its last step and keeps
+    # that plan through the timed steps).
+    timed = lambda flags, warm, every="": [
+        re.sub(r"warmup=\d+", f"warmup={warm}", re.sub(r"every=\d+", f"every={every}", f))
+        if every else re.sub(r"warmup=\d+", f"warmup={warm}", f) for f in flags]
+    loom_runs = [(r["name"], timed(r["flags"], w, "100000") if "lgreco" in " ".join(r["flags"])
+                  else timed(r["flags"], 0)) for r in saved["runs"]]
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         art = os.path.join(tmp, "a")
