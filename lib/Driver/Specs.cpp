@@ -324,10 +324,16 @@ llvm::Expected<ZOOptions> mlir::loom::driver::parseZOSpec(StringRef text) {
                        spec.perturbationRanks == 2);
              },
              "1 or 2"};
+  Field directions{"directions",
+                   [&spec](StringRef v) {
+                     spec.directions = v.str();
+                     return v == "shared" || v == "rank";
+                   },
+                   "shared or rank"};
   if (auto err = applyFields(
           "--zo", kind, body,
           {floatField("eps", spec.eps, true), floatField("lr", spec.lr, true),
-           floatField("wd", spec.weightDecay, false), seed, pert}))
+           floatField("wd", spec.weightDecay, false), seed, pert, directions}))
     return std::move(err);
   return spec;
 }
@@ -415,10 +421,12 @@ std::string mlir::loom::driver::zoSpecHelp() {
   return llvm::formatv(
       "Zeroth-order training (MeZO): each step two forward passes at theta "
       "+- eps z, z regenerated from a seed, no backward pass and no optimizer "
-      "state. SPEC: mezo[:eps=E,lr=LR,wd=WD,seed=S,pert=P] (defaults "
-      "eps={0}, lr={1}, wd={2}, seed={3}, pert={4}); with --dp=N each rank "
-      "its own micro-batch, one scalar averaged per step; pert=2: the two "
-      "forward passes on two ranks (a job of 2N ranks) (docs/zo.md)",
+      "state. SPEC: mezo[:eps=E,lr=LR,wd=WD,seed=S,pert=P,directions=D] "
+      "(defaults eps={0}, lr={1}, wd={2}, seed={3}, pert={4}, "
+      "directions=shared); with --dp=N each rank its own micro-batch, one "
+      "scalar averaged per step; pert=2: the two forward passes on two "
+      "ranks (a job of 2N ranks); directions=rank: rank r perturbs along "
+      "its own direction r, and every rank applies all N (docs/zo.md)",
       d.eps, d.lr, d.weightDecay, d.seed, d.perturbationRanks);
 }
 

@@ -72,6 +72,11 @@ static LogicalResult parseZO(Compilation &c) {
     if (c.given(flag))
       return c.error(llvm::Twine("--") + flag +
                      " does not apply to --zo: " + why);
+  if (spec->directions == "rank" &&
+      (c.options.dp < 2 || spec->perturbationRanks != 1))
+    return c.error("--zo=mezo:directions=rank needs --dp=N with N > 1 and "
+                   "pert=1: each data-parallel rank perturbs along its own "
+                   "direction");
   c.zo = *spec;
   return success();
 }

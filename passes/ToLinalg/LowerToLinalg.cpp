@@ -538,6 +538,10 @@ struct PerturbLowering : OpRewritePattern<PerturbOp> {
     Value step = arith::TruncIOp::create(b, loc, i32, scalar(op.getStep()));
     Value stream = word(op.getStreamAttr().getInt());
     Value direction = word(op.getDirectionAttr().getInt());
+    if (Value offset = op.getOffset()) // wraps mod 2^32, as documented
+      direction = arith::AddIOp::create(
+          b, loc, direction,
+          arith::TruncIOp::create(b, loc, i32, scalar(offset)));
     Value a = scalar(op.getA()), coef = scalar(op.getB());
     uint64_t seed = uint64_t(op.getSeedAttr().getInt());
     auto id = b.getMultiDimIdentityMap(type.getRank());

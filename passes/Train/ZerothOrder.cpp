@@ -101,6 +101,12 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
     if (perturbationRanks != 1 && perturbationRanks != 2)
       return module.emitError("perturbation-ranks must be 1 or 2, got ")
              << int64_t(perturbationRanks);
+    if (directions != "shared" && directions != "rank")
+      return module.emitError("directions must be shared or rank, got ")
+             << directions;
+    if (directions == "rank" && (ranks < 2 || perturbationRanks != 1))
+      return module.emitError("directions=rank needs data-parallel ranks "
+                              "(ranks > 1) and perturbation-ranks=1");
     if (needsMesh() && module.lookupSymbol(kMesh))
       return module.emitError("the module already has a symbol @")
              << kMesh << " (the data-parallel mesh --loom-zo makes)";
@@ -126,13 +132,21 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
     b.setInsertionPointToStart(body);
     LoomBuilder lb{b, loc};
     Value step = body->getArgument(0);
-    auto perturb = [&](Value x, StringAttr param, Value a, Value coef) {
-      return PerturbOp::create(b, loc, x, step, a, coef, seed,
-                               stream.lookup(param), /*direction=*/0)
-          .getResult();
-    };
     Value one = lb.scalar(et, 1.0);
     comm::MeshOp mesh = needsMesh() ? createMesh(module) : comm::MeshOp();
+    // directions=rank: the forward passes perturb along this rank's own
+    // direction.
+    Value ownDirection =
+        directions == "rank" ? rankIndex(b, loc, mesh) : Value();
+    auto perturb = [&](Value x, StringAttr param, Value a, Value coef,
+                       Value offset, int64_t direction = 0) {
+      return PerturbOp::create(b, loc, x, step, a, coef, seed,
+                               stream.lookup(param), direction, offset)
+          .getResult();
+    };
+    if (directions == "rank")
+      return buildMultiDirection(b, loc, module, loss, body, params, mesh,
+                                 ownDirection, perturb);
     Value d, sum; // l+ - l- and l+ + l-, summed over the data-parallel ranks
     if (perturbationRanks == 2) {
       // One forward pass per rank, at sign * eps with sign = +1 on the
@@ -140,17 +154,17 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
       // over a pair are l+ - l- and l+ + l-, rounded as one rank's.
       Value sign = pairSign(b, loc, mesh, et);
       Value l = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
-        return perturb(x, p, one, lb.mul(sign, lb.scalar(et, eps)));
+        return perturb(x, p, one, lb.mul(sign, lb.scalar(et, eps)), Value());
       });
       d = lb.mul(sign, l);
       sum = l;
       sumOverMesh(b, loc, mesh, d, sum);
     } else {
       Value lPlus = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
-        return perturb(x, p, one, lb.scalar(et, eps));
+        return perturb(x, p, one, lb.scalar(et, eps), Value());
       });
       Value lMinus = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
-        return perturb(x, p, one, lb.scalar(et, -eps));
+        return perturb(x, p, one, lb.scalar(et, -eps), Value());
       });
       d = lb.sub(lPlus, lMinus);
       sum = lb.add(lPlus, lMinus);
@@ -168,13 +182,86 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
       double wd = p.getNoWeightDecay() ? 0.0 : double(weightDecay);
       Value x = GetParamOp::create(b, loc, p.getType(),
                                    FlatSymbolRefAttr::get(p.getSymNameAttr()));
-      Value updated =
-          perturb(x, p.getSymNameAttr(), lb.scalar(et, 1.0 - lr * wd), coef);
+      Value updated = perturb(x, p.getSymNameAttr(),
+                              lb.scalar(et, 1.0 - lr * wd), coef, Value());
       SetParamOp::create(b, loc, FlatSymbolRefAttr::get(p.getSymNameAttr()),
                          updated);
     }
     Value norm = SqrtOp::create(b, loc, lb.mul(g, g));
     func::ReturnOp::create(b, loc, ValueRange{mean, lb.scalar(et, lr), norm});
+  }
+
+  using PerturbFn =
+      function_ref<Value(Value, StringAttr, Value, Value, Value, int64_t)>;
+
+  /// The multi-direction variant (directions=rank): rank r's forward passes
+  /// move along direction r; one all-gather brings every rank's
+  /// (l+ - l-, l+ + l-), and every rank applies the N updates
+  ///   theta <- (1 - lr wd) theta - lr / N sum_r g_r z_r
+  /// in rank order, so the replicas stay bit-identical. The loss is the
+  /// mean over ranks; grad_norm is |(g_0, .., g_N-1)| / N.
+  void buildMultiDirection(OpBuilder &b, Location loc, ModuleOp module,
+                           func::FuncOp loss, Block *body,
+                           MutableArrayRef<ParamOp> params, comm::MeshOp mesh,
+                           Value own, PerturbFn perturb) {
+    auto lossType = cast<RankedTensorType>(loss.getResultTypes()[0]);
+    Type et = lossType.getElementType();
+    LoomBuilder lb{b, loc};
+    Value one = lb.scalar(et, 1.0);
+    Value lPlus = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
+      return perturb(x, p, one, lb.scalar(et, eps), own, 0);
+    });
+    Value lMinus = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
+      return perturb(x, p, one, lb.scalar(et, -eps), own, 0);
+    });
+    auto pairType = RankedTensorType::get({2}, et);
+    Value pair = tensor::FromElementsOp::create(
+        b, loc, pairType,
+        ValueRange{scalarOf(b, loc, lb.sub(lPlus, lMinus)),
+                   scalarOf(b, loc, lb.add(lPlus, lMinus))});
+    Value all = comm::AllGatherOp::create(
+        b, loc, RankedTensorType::get({2 * ranks}, et), pair, mesh.getSymName(),
+        b.getStrArrayAttr({kAxis}), /*dim=*/0);
+    auto element = [&](int64_t i) -> Value {
+      Value at = arith::ConstantIndexOp::create(b, loc, i);
+      Value v = tensor::ExtractOp::create(b, loc, all, ValueRange{at});
+      return tensor::FromElementsOp::create(
+          b, loc, RankedTensorType::get({}, et), ValueRange{v});
+    };
+    SmallVector<Value> coefs; // -lr g_r / N
+    Value sum = element(1), squares;
+    for (int64_t r = 0; r < ranks; ++r) {
+      Value g = lb.scale(element(2 * r), 1.0 / (2.0 * eps));
+      coefs.push_back(lb.scale(g, -lr / double(ranks)));
+      squares = r ? lb.add(squares, lb.mul(g, g)) : lb.mul(g, g);
+      if (r)
+        sum = lb.add(sum, element(2 * r + 1));
+    }
+    Value mean = lb.scale(sum, 0.5 / double(ranks));
+    for (ParamOp p : params) {
+      double wd = p.getNoWeightDecay() ? 0.0 : double(weightDecay);
+      Value x = GetParamOp::create(b, loc, p.getType(),
+                                   FlatSymbolRefAttr::get(p.getSymNameAttr()));
+      for (int64_t r = 0; r < ranks; ++r)
+        x = perturb(x, p.getSymNameAttr(),
+                    r ? one : lb.scalar(et, 1.0 - lr * wd), coefs[r], Value(),
+                    r);
+      SetParamOp::create(b, loc, FlatSymbolRefAttr::get(p.getSymNameAttr()), x);
+    }
+    Value norm =
+        lb.scale(SqrtOp::create(b, loc, squares).getResult(), 1.0 / ranks);
+    func::ReturnOp::create(b, loc, ValueRange{mean, lb.scalar(et, lr), norm});
+    (void)module;
+  }
+
+  /// This rank's index along "dp", as a tensor<i64>.
+  static Value rankIndex(OpBuilder &b, Location loc, comm::MeshOp mesh) {
+    Value r = comm::GroupRankOp::create(
+        b, loc, b.getIndexType(), FlatSymbolRefAttr::get(mesh.getSymNameAttr()),
+        b.getStrArrayAttr({kAxis}));
+    Value i = arith::IndexCastOp::create(b, loc, b.getI64Type(), r);
+    return tensor::FromElementsOp::create(
+        b, loc, RankedTensorType::get({}, b.getI64Type()), ValueRange{i});
   }
 
   /// Sums the scalars `x` and `y` over every rank of `mesh` in one
@@ -283,6 +370,7 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
             b.getNamedAttr("seed", b.getI64IntegerAttr(seed)),
             b.getNamedAttr("perturbation_ranks",
                            b.getI64IntegerAttr(perturbationRanks)),
+            b.getNamedAttr("directions", b.getStringAttr(directions)),
         }));
   }
 };

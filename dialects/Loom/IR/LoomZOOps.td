@@ -20,7 +20,7 @@ def Loom_PerturbOp : Loom_Op<"perturb", [Pure,
     needs to be stored (MeZO's seed trick). For element `i`:
     ```
     key     = (seed mod 2^32, seed div 2^32)
-    counter = (i, stream, step mod 2^32, direction)
+    counter = (i, stream, step mod 2^32, (direction + offset) mod 2^32)
     (w0, w1, w2, w3) = philox4x32_10(counter, key)
     s = sum of the eight 16-bit halves of w0..w3        (0 <= s <= 8 * 65535)
     z = float(s - 4 * 65535) * c,  c = 1 / sqrt(8 * (65536^2 - 1) / 12)
@@ -28,11 +28,14 @@ def Loom_PerturbOp : Loom_Op<"perturb", [Pure,
     (`c` rounded to the element type; `z` has mean 0 and variance 1, the
     Irwin-Hall approximation of a normal with eight terms). The zeroth-order
     step (`--loom-zo`) perturbs every parameter with it at +eps and -eps and
-    updates it along the same `z`.
+    updates it along the same `z`. `offset` (0 when absent) is a run-time
+    addition to the direction: with `directions=rank` each data-parallel
+    rank perturbs along the direction of its own index.
 
     Example:
     ```mlir
     %y = loom.perturb %w, %step, %a, %b {seed = 0 : i64, stream = 3 : i64} : tensor<64x32xf32>, tensor<i64>, tensor<f32>
+    %r = loom.perturb %w, %step, %a, %b offset %rank : tensor<i64> {stream = 3 : i64} : tensor<64x32xf32>, tensor<i64>, tensor<f32>
     ```
 
     **Constraints:**
@@ -44,11 +47,12 @@ def Loom_PerturbOp : Loom_Op<"perturb", [Pure,
                        Loom_ScalarFloatTensor:$a, Loom_ScalarFloatTensor:$b,
                        DefaultValuedAttr<I64Attr, "0">:$seed,
                        DefaultValuedAttr<I64Attr, "0">:$stream,
-                       DefaultValuedAttr<I64Attr, "0">:$direction);
+                       DefaultValuedAttr<I64Attr, "0">:$direction,
+                       Optional<Loom_StepTensor>:$offset);
   let results = (outs Loom_FloatTensor:$result);
   let assemblyFormat = [{
-    $x `,` $step `,` $a `,` $b attr-dict `:` type($x) `,` type($step) `,`
-    type($a)
+    $x `,` $step `,` $a `,` $b (`offset` $offset^ `:` type($offset))?
+    attr-dict `:` type($x) `,` type($step) `,` type($a)
   }];
   let hasVerifier = 1;
 }

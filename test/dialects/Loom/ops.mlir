@@ -238,9 +238,11 @@ func.func @lr_schedule(%step: tensor<i64>) {
 // CHECK-LABEL: func.func @perturb
 // CHECK: loom.perturb %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} {seed = 7 : i64, stream = 3 : i64} : tensor<64x32xf32>, tensor<i64>, tensor<f32>
 // CHECK: loom.perturb %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<3xf64>, tensor<i64>, tensor<f64>
+// CHECK: loom.perturb %{{.+}}, %[[STEP:[^,]+]], %{{.+}}, %{{.+}} offset %[[STEP]] : tensor<i64> {direction = 2 : i64} : tensor<3xf64>, tensor<i64>, tensor<f64>
 func.func @perturb(%w: tensor<64x32xf32>, %v: tensor<3xf64>, %step: tensor<i64>, %a: tensor<f32>, %b: tensor<f64>) {
   %0 = loom.perturb %w, %step, %a, %a {seed = 7 : i64, stream = 3 : i64, direction = 0 : i64} : tensor<64x32xf32>, tensor<i64>, tensor<f32>
   %1 = loom.perturb %v, %step, %b, %b : tensor<3xf64>, tensor<i64>, tensor<f64>
+  %2 = loom.perturb %v, %step, %b, %b offset %step : tensor<i64> {direction = 2 : i64} : tensor<3xf64>, tensor<i64>, tensor<f64>
   return
 }
 

@@ -4,6 +4,12 @@
 // RUN:   | FileCheck %s --check-prefix=DP
 // RUN: loom-opt %s -split-input-file -verify-diagnostics \
 // RUN:   -loom-zo="perturbation-ranks=2" | FileCheck %s --check-prefix=PAIR
+// RUN: loom-opt %s -split-input-file -verify-diagnostics \
+// RUN:   -loom-zo="ranks=2 directions=rank lr=0.1" | FileCheck %s --check-prefix=MULTI
+// RUN: not loom-opt %s -split-input-file -loom-zo="directions=rank" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=MULTI1
+// RUN: not loom-opt %s -split-input-file -loom-zo="directions=all" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=DIRS
 // RUN: not loom-opt %s -split-input-file -loom-zo="eps=0" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=EPS
 // RUN: not loom-opt %s -split-input-file -loom-zo="lr=-1" 2>&1 \
@@ -17,7 +23,7 @@
 // decay except where the parameter is marked no_weight_decay. @loss stays
 // the evaluation entry; there is no @loss_and_grad.
 // CHECK-LABEL: module @two_params
-// CHECK-SAME: loom.optimizer = {eps = 1.000000e-02 : f64, kind = "zo", lr = 1.000000e-01 : f64, perturbation_ranks = 1 : i64, seed = 7 : i64, weight_decay = 5.000000e-01 : f64}
+// CHECK-SAME: loom.optimizer = {directions = "shared", eps = 1.000000e-02 : f64, kind = "zo", lr = 1.000000e-01 : f64, perturbation_ranks = 1 : i64, seed = 7 : i64, weight_decay = 5.000000e-01 : f64}
 // CHECK: func.func @loss(%{{.+}}: tensor<4x8xf32> {loom.input = "x"}) -> (tensor<f32> {loom.output = "loss"}) attributes {loom.entry = "loss"}
 // CHECK: func.func @train_step(%[[STEP:.+]]: tensor<i64> {loom.input = "step"}, %[[X:.+]]: tensor<4x8xf32> {loom.input = "x"})
 // CHECK-SAME: -> (tensor<f32> {loom.output = "loss"}, tensor<f32> {loom.output = "lr"}, tensor<f32> {loom.output = "grad_norm"})
@@ -102,6 +108,29 @@
 // PAIR-COUNT-2: loom.perturb
 // PAIR-NOT: comm.all_reduce
 
+// With directions=rank (the multi-direction variant), each rank's forward
+// passes move along the direction of its own index (the perturb's run-time
+// offset); one all-gather brings every rank's (l+ - l-, l+ + l-), and every
+// rank applies both ranks' updates, in rank order, the first with the
+// weight decay: directions 0 and 1, coefficients -lr g_r / 2.
+// MULTI-LABEL: module @two_params
+// MULTI-SAME: directions = "rank"
+// MULTI: comm.mesh @world shape = [2] axes = ["dp"]
+// MULTI: func.func @train_step(%[[STEP:[^:]+]]
+// MULTI: %[[R:.+]] = comm.group_rank @world ["dp"]
+// MULTI-NEXT: %[[RI:.+]] = arith.index_cast %[[R]] : index to i64
+// MULTI-NEXT: %[[OWN:.+]] = tensor.from_elements %[[RI]] : tensor<i64>
+// MULTI: loom.perturb %{{.+}}, %[[STEP]], %{{.+}}, %{{.+}} offset %[[OWN]] : tensor<i64> : tensor<8xf32>
+// MULTI: loom.perturb {{.+}} offset %[[OWN]] : tensor<i64> {stream = 1 : i64}
+// MULTI: %[[GP:.+]] = tensor.from_elements {{.+}} : tensor<2xf32>
+// MULTI-NEXT: %[[ALL:.+]] = comm.all_gather %[[GP]] over @world ["dp"] dim = 0 : tensor<2xf32> -> tensor<4xf32>
+// MULTI: %[[W:.+]] = loom.get_param @w
+// MULTI: %[[W0:.+]] = loom.perturb %[[W]], %[[STEP]], %{{.+}}, %{{.+}} : tensor<8xf32>
+// MULTI-NEXT: %[[W1:.+]] = loom.perturb %[[W0]], %[[STEP]], %{{.+}}, %{{.+}} {direction = 1 : i64} : tensor<8xf32>
+// MULTI-NEXT: loom.set_param @w, %[[W1]]
+// MULTI-NOT: comm.
+// MULTI1: error: directions=rank needs data-parallel ranks (ranks > 1) and perturbation-ranks=1
+// DIRS: error: directions must be shared or rank, got all
 // EPS: error: eps must be positive, got 0.000000e+00
 // LR: error: lr must be positive, got -1.000000e+00
 module @two_params {

@@ -18,6 +18,16 @@ from docs/zo.md. Loom computes in float32, so
 
 --seed-offset K uses the directions of another seed, for the check that the
 comparison can fail.
+
+--ranks N with an artifact compiled with --zo=mezo:directions=rank (the
+multi-direction variant) checks the step of N data-parallel ranks: rank r
+reads rows r*batch.. of the token file (sequential windows) and perturbs
+along direction r, and
+
+    theta' = (1 - lr wd) theta - lr / N sum_r g_r z_r,   loss = mean_r (l+ + l-) / 2
+
+Loom reports only |(g_r)| / N, so the update is checked with the float64
+g_r, within --utol (their float32 rounding, about --gtol, carries into it).
 """
 import argparse
 import json
@@ -44,6 +54,8 @@ def main():
     ap.add_argument("--rtol", type=float, default=1e-5)
     ap.add_argument("--gtol", type=float, default=1e-4)
     ap.add_argument("--seed-offset", type=int, default=0)
+    ap.add_argument("--ranks", type=int, default=1)
+    ap.add_argument("--utol", type=float, default=2e-4)
     args = ap.parse_args()
     manifest = json.load(open(args.manifest))
     opt = manifest["optimizer"]
@@ -56,8 +68,13 @@ def main():
                            load_safetensors(args.weights).items()}, strict=False)
     data = np.fromfile(args.tokens, dtype=np.uint16).astype(np.int64)
     b, t = s["batch"], s["seq"]
-    x = torch.tensor(np.stack([data[i * t:(i + 1) * t] for i in range(b)]))
-    y = torch.tensor(np.stack([data[i * t + 1:(i + 1) * t + 1] for i in range(b)]))
+    # Row i reads window i mod windows, as loom-run's sequential token data.
+    windows = (len(data) - 1) // t
+    starts = lambda first: [(i % windows) * t for i in range(first, first + b)]
+    rows = lambda first: (
+        torch.tensor(np.stack([data[s0:s0 + t] for s0 in starts(first)])),
+        torch.tensor(np.stack([data[s0 + 1:s0 + t + 1] for s0 in starts(first)])))
+    x, y = rows(0)
 
     eps, lr, wd = opt["eps"], opt["lr"], opt["weight_decay"]
     seed = opt["seed"] + args.seed_offset
@@ -71,12 +88,14 @@ def main():
         ).reshape(theta[name].shape)
         decay[name] = wd if p.get("weight_decay", True) else 0.0
 
-    def loss_at(sign):
+    def loss_at(sign, zs=z, batch=(x, y)):
         with torch.no_grad():
             for name in theta:
-                params[name].copy_(theta[name] + sign * eps * z[name])
-            return model(x, y).item()
+                params[name].copy_(theta[name] + sign * eps * zs[name])
+            return model(*batch).item()
 
+    if args.ranks > 1:
+        return multi_direction(args, manifest, opt, theta, decay, seed, loss_at, rows)
     lp, lm = loss_at(+1), loss_at(-1)
     g = (lp - lm) / (2 * eps)
     record = json.loads(open(args.metrics).readline())
@@ -101,6 +120,51 @@ def main():
             worst, worst_name = err, name
     print(f"max relative update error {worst:.2e} ({worst_name})")
     updates_ok = worst <= args.rtol
+    print("updates match" if updates_ok else "updates DIFFER")
+    return 0 if loss_ok and g_ok and updates_ok else 1
+
+
+def multi_direction(args, manifest, opt, theta, decay, seed, loss_at, rows):
+    if opt.get("directions") != "rank":
+        print("--ranks N compares a directions=rank artifact")
+        return 1
+    eps, lr, n = opt["eps"], opt["lr"], args.ranks
+    b = spec_of(manifest)["batch"]
+    gs, zs, means = [], [], []
+    for r in range(n):
+        z = {}
+        for stream, p in enumerate(manifest["params"]):
+            name = p["name"]
+            z[name] = torch.from_numpy(direction(
+                theta[name].numel(), seed, stream, args.step, direction=r
+            ).astype(np.float64)).reshape(theta[name].shape)
+        batch = rows(r * b)
+        lp, lm = loss_at(+1, z, batch), loss_at(-1, z, batch)
+        gs.append((lp - lm) / (2 * eps))
+        zs.append(z)
+        means.append((lp + lm) / 2)
+    record = json.loads(open(args.metrics).readline())
+    loss_ref = sum(means) / n
+    rel = abs(record["loss"] - loss_ref) / abs(loss_ref)
+    print(f"float64 loss {loss_ref:.8f} loom {record['loss']:.8f} rel {rel:.2e}")
+    loss_ok = rel <= args.rtol
+    print("loss matches" if loss_ok else "loss DIFFERS")
+    norm = float(np.sqrt(sum(g * g for g in gs))) / n
+    grel = abs(record["grad_norm"] - norm) / norm
+    print(f"float64 |g|/N {norm:.6f} loom {record['grad_norm']:.6f} rel {grel:.2e}")
+    g_ok = grel <= args.gtol
+    print("projected gradients match" if g_ok else "projected gradients DIFFER")
+    after = load_safetensors(args.after)
+    worst, worst_name = 0.0, None
+    for name in theta:
+        got = after[name].double() - theta[name]
+        want = -lr * decay[name] * theta[name] - lr / n * sum(
+            g * z[name] for g, z in zip(gs, zs))
+        err = ((got - want).abs().max() / want.abs().max()).item()
+        if err > worst:
+            worst, worst_name = err, name
+    print(f"max relative update error {worst:.2e} ({worst_name})")
+    updates_ok = worst <= args.utol
     print("updates match" if updates_ok else "updates DIFFER")
     return 0 if loss_ok and g_ok and updates_ok else 1
 
