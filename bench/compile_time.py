@@ -8,13 +8,16 @@ the two artifacts of the first depth (alternated, three runs each):
       as before); both on one thread per core;
   --compare threads: the LLVM module built on one thread (--compile-threads=1)
       against one thread per core (parts of whole functions,
-      lib/Driver/PartitionModule.h).
+      lib/Driver/PartitionModule.h);
+  --compare segments: each entry cut into functions of at most 2000 ops
+      (--loom-outline-segments, the default) against the entries whole
+      (--segment-ops=0), both with the nests outlined.
 
 Prints a Markdown table; with --record, appends it and the command to
 bench/RESULTS.md.
 
 Usage: python3 bench/compile_time.py [--depths 2,12] [--dim 128]
-       [--target cpu|cuda] [--compare outline|threads] [--record]
+       [--target cpu|cuda] [--compare outline|threads|segments] [--record]
 (cuda: compiles only, through ptxas; no step time without a GPU)
 (run from the repository root after building)"""
 import argparse
@@ -68,6 +71,9 @@ def variants(compare, cores):
     if compare == "threads":
         return [("1 thread", ["--compile-threads=1"]),
                 (f"{cores} threads", ["--compile-threads=0"])]
+    if compare == "segments":
+        return [("entries whole", ["--segment-ops=0"]),
+                ("entries in segments", [])]
     return [("one function", ["--outline-nests=false"]),
             ("nests outlined", [])]
 
@@ -77,7 +83,7 @@ def main():
     ap.add_argument("--depths", default="2,12")
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--target", default="cpu", choices=["cpu", "cuda"])
-    ap.add_argument("--compare", default="outline", choices=["outline", "threads"])
+    ap.add_argument("--compare", default="outline", choices=["outline", "threads", "segments"])
     ap.add_argument("--first-up-to", type=int, default=None,
                     help="compile the first way only up to this depth (the "
                          "step as one function takes minutes and gigabytes "

@@ -5,6 +5,7 @@
 #
 #   bash scripts/numerics.sh record OUT   # compiles and trains every config
 #   bash scripts/numerics.sh compare A B  # bit for bit; exit 1 on a difference
+#   LOOM_NUMERICS_LOOMC_ARGS='--segment-ops=100' bash scripts/numerics.sh record OUT
 #
 # OUT/numerics.tsv holds one line per config, rank and step: the loss, the
 # rank's own loss, CO2's round loss, lr and grad_norm as exact hexadecimal
@@ -15,6 +16,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${LOOM_BIN:-build/bin}
 STEPS=${LOOM_NUMERICS_STEPS:-24}
+# Added to every loomc command: a variant of the compilation whose results
+# must equal the default's (e.g. --segment-ops=100).
+read -r -a EXTRA <<< "${LOOM_NUMERICS_LOOMC_ARGS:-}"
 
 gpt=gpt:vocab=256,seq=32,dim=32,heads=4,layers=2,batch=4
 schedule=(--optimizer=adamw:lr=3e-3,beta1=0.9,beta2=0.95,wd=0.1
@@ -58,7 +62,7 @@ record() {
     IFS='|' read -r name ranks data args <<< "$config"
     echo "numerics: $name" >&2
     # shellcheck disable=SC2086
-    "$BIN/loomc" $args -o "$out/$name" >/dev/null
+    "$BIN/loomc" $args "${EXTRA[@]}" -o "$out/$name" >/dev/null
     rm -f "$out/$name.jsonl"*
     "$BIN/loom-run" "$out/$name" --ranks "$ranks" --steps "$STEPS" \
       --data "$data" --seed 7 --metrics "$out/$name.jsonl" \
@@ -99,5 +103,5 @@ compare() {
 case "${1:-}" in
   record) record "${2:?usage: numerics.sh record OUT}" ;;
   compare) compare "${2:?usage: numerics.sh compare A B}" "${3:?}" ;;
-  *) sed -n '2,13p' "$0"; exit 2 ;;
+  *) sed -n '2,14p' "$0"; exit 2 ;;
 esac

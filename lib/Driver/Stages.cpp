@@ -123,6 +123,7 @@ static void buildLoweredStage(PassManager &pm, Compilation &c) {
   cpu.lateFrees = options.lateFrees;
   cpu.planBuffers = options.planBuffers;
   cpu.outlineNests = options.outlineNests;
+  cpu.segmentOps = options.segmentOps;
   if (!options.emulateGpuKernels.empty())
     return buildEmulatedGpuPipeline(pm, cpu,
                                     options.emulateGpuKernels == "reverse");

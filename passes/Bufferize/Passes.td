@@ -41,6 +41,34 @@ def DuplicateInitsPass : Pass<"loom-duplicate-inits", "mlir::func::FuncOp"> {
   ];
 }
 
+def SplitDeallocsPass : Pass<"loom-split-deallocs", "mlir::func::FuncOp"> {
+  let summary = "Frees a block's own allocations one by one, without alias "
+                "analysis.";
+  let description = [{
+    Ownership-based deallocation ends a training step's block with one
+    `bufferization.dealloc` of every buffer the block allocated, thousands
+    at 48 layers. Upstream `buffer-deallocation-simplification` splits it
+    into one free per buffer only after asking, for every pair of them,
+    whether they may alias: quadratic in the step's buffers (4.8 s of a
+    48-layer GPT's compile, 0.3 s at 12 layers). This pass, run between the
+    two, handles the case that needs no question: a `bufferization.dealloc`
+    that retains nothing, whose conditions are all the constant `true` and
+    whose buffers are distinct `memref.alloc` results (distinct allocations
+    never alias) becomes one `memref.dealloc` per buffer, in its list order,
+    exactly what simplification and `bufferization-lower-deallocations`
+    make of it. Any other `bufferization.dealloc` is left to them.
+
+    Example: `bufferization.dealloc (%a, %b : memref<4xf32>, memref<8xf32>)
+    if (%true, %true)`, with `%a` and `%b` two `memref.alloc`s, becomes
+    `memref.dealloc %a` and `memref.dealloc %b`.
+  }];
+  let dependentDialects = ["::mlir::memref::MemRefDialect"];
+  let statistics = [
+    Statistic<"numSplit", "num-split", "bufferization.dealloc ops split">,
+    Statistic<"numFreed", "num-freed", "memref.dealloc ops created">,
+  ];
+}
+
 def SplitReductionsPass : Pass<"loom-split-reductions", "mlir::func::FuncOp"> {
   let summary = "Splits reductions with few outputs into two parallel stages.";
   let description = [{

@@ -101,10 +101,16 @@ struct HoistDeallocsPass : impl::HoistDeallocsPassBase<HoistDeallocsPass> {
   using Base::Base;
 
   void runOnOperation() override {
-    SmallVector<memref::DeallocOp> frees;
-    getOperation().walk([&](memref::DeallocOp free) { frees.push_back(free); });
-    for (memref::DeallocOp free : frees) {
-      Operation *last = lastUse(free);
+    // Every last use is found before any free moves: a move invalidates
+    // its block's op order, and renumbering the step's block for each of
+    // its thousands of frees made this pass quadratic in depth. Moving a
+    // free does not change another buffer's last use, so the result is
+    // the same as moving each free as soon as its last use is known.
+    SmallVector<std::pair<memref::DeallocOp, Operation *>> moves;
+    getOperation().walk([&](memref::DeallocOp free) {
+      moves.emplace_back(free, lastUse(free));
+    });
+    for (auto [free, last] : moves) {
       if (!last) {
         ++numKept;
         continue;

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 #include "loom/Support/SymbolText.h"
+#include "passes/CPU/Outlined.h"
 #include "passes/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -46,20 +47,6 @@ bool isConstant(Value v) {
   return def && def->hasTrait<OpTrait::ConstantLike>();
 }
 
-/// Whether a value of `type` can be a function argument after lowering
-/// (bare pointers: a memref of static shape, strides and offset).
-bool passable(Type type) {
-  auto memref = dyn_cast<MemRefType>(type);
-  if (!memref)
-    return !isa<BaseMemRefType>(type);
-  SmallVector<int64_t> strides;
-  int64_t offset;
-  return memref.hasStaticShape() &&
-         succeeded(memref.getStridesAndOffset(strides, offset)) &&
-         !ShapedType::isDynamic(offset) &&
-         llvm::none_of(strides, ShapedType::isDynamic);
-}
-
 /// What a nest's function is made of: constants and views to clone in
 /// (definitions before uses) and the arguments.
 struct Captures {
@@ -75,7 +62,7 @@ struct Captures {
       cloned.insert(def);
       return true;
     }
-    if (passable(v.getType())) {
+    if (passableAsBarePointer(v.getType())) {
       args.insert(v);
       return true;
     }
@@ -126,17 +113,11 @@ struct OutlineLoopNestsPass
     SmallVector<Type> types;
     for (Value v : args)
       types.push_back(v.getType());
-    OpBuilder b(entry);
     Location loc = nest->getLoc();
-    auto fn = func::FuncOp::create(b, loc, (entry.getSymName() + "_nest").str(),
-                                   b.getFunctionType(types, {}));
-    fn.setPrivate();
-    // LLVM would inline a function called once back into the step.
-    fn->setAttr("passthrough", b.getArrayAttr({b.getStringAttr("noinline")}));
-    // Not exported from the artifact (it would be, as a private func).
-    fn->setAttr("llvm.linkage", LLVM::LinkageAttr::get(
-                                    b.getContext(), LLVM::Linkage::Internal));
-    Block *body = fn.addEntryBlock();
+    func::FuncOp fn = createOutlinedFunction(
+        entry, loc, (entry.getSymName() + "_nest").str(),
+        FunctionType::get(entry.getContext(), types, {}));
+    Block *body = &fn.getBody().front();
     OpBuilder inner = OpBuilder::atBlockEnd(body);
     IRMapping map;
     // Constants are cloned in, not passed: loop bounds and factors stay

@@ -128,6 +128,7 @@ static void addBufferize(OpPassManager &pm, bool stack) {
                                "max-alloc-size-in-bytes=4096}"
                              : "") +
                       "),ownership-based-buffer-deallocation,canonicalize,"
+                      "func.func(loom-split-deallocs),"
                       "buffer-deallocation-simplification,"
                       "bufferization-lower-deallocations,cse,canonicalize");
   pm.addPass(createFinalizeCommPass());
@@ -177,6 +178,8 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm,
           : "func.func(" + nests + "convert-linalg-to-loops),";
   if (o.outlineNests)
     loops += "loom-outline-loop-nests,";
+  if (o.outlineNests && o.segmentOps > 0)
+    loops += "loom-outline-segments{ops=" + std::to_string(o.segmentOps) + "},";
   // LLVM lowers bf16 <-> f32 conversions on CPUs without AVX512-BF16 to
   // libgcc calls the artifact does not link; as integer ops they vectorise.
   addUpstream(

@@ -126,6 +126,12 @@ struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
                      "one function (--loom-outline-loop-nests): LLVM "
                      "optimises each distinct nest once"),
       llvm::cl::init(true)};
+  Option<int64_t> segmentOps{
+      *this, "segment-ops",
+      llvm::cl::desc("With outline-nests: cut each entry into functions of "
+                     "at most this many ops (--loom-outline-segments); 0: "
+                     "leave the entries whole"),
+      llvm::cl::init(2000)};
 };
 
 /// train -> linalg: inline, decompose composite ops, buffer calling

@@ -164,6 +164,14 @@ static cl::opt<bool> outlineNests(
              "--outline-nests=false, for comparison: the step one function"),
     cl::init(true), cl::Hidden, cl::cat(cat));
 
+static cl::opt<int64_t> segmentOps(
+    "segment-ops",
+    cl::desc("--target=cpu: cut each entry of the step into functions of at "
+             "most this many ops, called in order (--loom-outline-segments), "
+             "so that its compile time grows no faster than the model; 0: "
+             "leave the entries whole"),
+    cl::init(2000), cl::Hidden, cl::cat(cat));
+
 static cl::opt<unsigned> compileThreads(
     "compile-threads",
     cl::desc("Threads that optimise and compile the LLVM module, each a part "
@@ -236,6 +244,7 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.lateFrees = lateFrees;
   options.planBuffers = planBuffers;
   options.outlineNests = outlineNests;
+  options.segmentOps = segmentOps;
   options.compileThreads = compileThreads;
   options.timeLlvmPasses = timeLlvmPasses;
   options.cudaChip = cudaChip;
@@ -286,6 +295,12 @@ int main(int argc, char **argv) {
   if (emit != "artifact" && emit != "mlir") {
     llvm::errs() << "loomc: error: --emit must be artifact or mlir, got '"
                  << emit << "'\n";
+    return 1;
+  }
+  if (segmentOps < 0) {
+    llvm::errs() << "loomc: error: --segment-ops must be 0 (entries whole) or "
+                    "a number of ops, got "
+                 << segmentOps << "\n";
     return 1;
   }
   return mlir::failed(compile(compileOptions(argc, argv))) ? 1 : 0;

@@ -97,6 +97,8 @@ struct CompileOptions {
   /// CPU target: each distinct loop nest a function of its own
   /// (--loom-outline-loop-nests); false, for comparison: one function.
   bool outlineNests = true;
+  /// --loom-outline-segments' size; 0: the entries are not cut.
+  int64_t segmentOps = 2000;
   /// Threads that optimise and compile the LLVM module, each a part of its
   /// functions (0: one per core).
   unsigned compileThreads = 0;
