@@ -50,8 +50,8 @@ bool pinned(Operation *op) {
   if (hasEffect<MemoryEffects::Allocate>(op))
     return true;
   return !rebuilt(op) && llvm::any_of(op->getResultTypes(), [](Type t) {
-           return isa<BaseMemRefType>(t);
-         });
+    return isa<BaseMemRefType>(t);
+  });
 }
 
 int64_t weight(Operation *op) {
