@@ -86,8 +86,17 @@ def FuseElementwisePass : Pass<"loom-fuse-elementwise", "mlir::ModuleOp"> {
     it from the producer's operands, keeping those alive as well (the
     backward pass recomputing attention probabilities from the scores kept
     a second 16x8x256x256 tensor per layer of the bench GPT; reading them
-    instead took the step's temporaries from 538.6 to 410.8 MiB).
+    instead took the step's temporaries from 538.6 to 410.8 MiB). Nor is a
+    fusion made that would have more than `max-operands` operands: on a GPU
+    they are one kernel's parameters, which PTX bounds (4352 bytes), and a
+    48-layer GPT's gradient norm, 581 squares summed in one chain, became
+    a kernel that ptxas refused. Cut there, a chain keeps its order: the
+    partial result goes through a buffer of its element type.
   }];
+  let options = [
+    Option<"maxOperands", "max-operands", "int64_t", /*default=*/"256",
+           "Most operands (inputs and outputs) of a fused op">,
+  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::affine::AffineDialect"];

@@ -124,3 +124,51 @@ func.func @dont_recompute_materialised(%s: tensor<4x8xf32>, %v: tensor<8x16xf32>
   } -> tensor<4x8xf32>
   return %y, %ds : tensor<4x16xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+// Tests that a fusion that would have more than max-operands operands is
+// not made: with at most 4, a chain of three 0-d sums (the shape of the
+// gradient norm's) fuses two of its adds (three inputs and an output) and
+// not the third, which would take a fifth operand; the partial sum a + b
+// is its own op's result, read by the fused op, so the order of the
+// additions stays ((a + b) + c) + d.
+// RUN: loom-opt %s -split-input-file -loom-fuse-elementwise="max-operands=4" | FileCheck %s --check-prefix=BOUND
+// BOUND-LABEL: func.func @bounded_chain
+// BOUND-SAME: (%[[A:[^:]+]]: tensor<f32>, %[[B:[^:]+]]: tensor<f32>, %[[C:[^:]+]]: tensor<f32>, %[[D:[^:]+]]: tensor<f32>)
+// BOUND: %[[P:.+]] = linalg.generic
+// BOUND-SAME: ins(%[[A]], %[[B]] : tensor<f32>, tensor<f32>)
+// BOUND: arith.addf
+// BOUND: %[[R:.+]] = linalg.generic
+// BOUND-SAME: ins(%[[P]], %[[C]], %[[D]] : tensor<f32>, tensor<f32>, tensor<f32>)
+// BOUND: ^bb0(%[[IP:[^:]+]]: f32, %[[IC:[^:]+]]: f32, %[[ID:[^:]+]]: f32,
+// BOUND: %[[S:.+]] = arith.addf %[[IP]], %[[IC]]
+// BOUND-NEXT: %[[T:.+]] = arith.addf %[[S]], %[[ID]]
+// BOUND-NEXT: linalg.yield %[[T]]
+// BOUND: return %[[R]]
+// CHECK-LABEL: func.func @bounded_chain
+// CHECK: linalg.generic
+// CHECK-SAME: ins(%{{[^:]+}}, %{{[^:]+}}, %{{[^:]+}}, %{{[^:]+}} : tensor<f32>, tensor<f32>, tensor<f32>, tensor<f32>)
+// CHECK-NOT: linalg.generic
+#s = affine_map<() -> ()>
+func.func @bounded_chain(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<f32>, %d: tensor<f32>) -> tensor<f32> {
+  %e0 = tensor.empty() : tensor<f32>
+  %0 = linalg.generic {indexing_maps = [#s, #s, #s], iterator_types = []} ins(%a, %b : tensor<f32>, tensor<f32>) outs(%e0 : tensor<f32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  %e1 = tensor.empty() : tensor<f32>
+  %1 = linalg.generic {indexing_maps = [#s, #s, #s], iterator_types = []} ins(%0, %c : tensor<f32>, tensor<f32>) outs(%e1 : tensor<f32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  %e2 = tensor.empty() : tensor<f32>
+  %2 = linalg.generic {indexing_maps = [#s, #s, #s], iterator_types = []} ins(%1, %d : tensor<f32>, tensor<f32>) outs(%e2 : tensor<f32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %r = arith.addf %x, %y : f32
+    linalg.yield %r : f32
+  } -> tensor<f32>
+  return %2 : tensor<f32>
+}
