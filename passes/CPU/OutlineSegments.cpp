@@ -19,8 +19,8 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 #define DEBUG_TYPE "loom-outline-segments"
 
@@ -92,6 +92,8 @@ private:
   bool capture(Segment &s, Value v);
   /// Makes `v`, used by an op that stays in the entry, available there.
   bool captureInEntry(Value v);
+  /// Has the segment defining `v`, if any, return it; false for a memref.
+  bool returnedByOwner(Value v);
   bool collectInputs(Segment &s);
   /// A function holding `s`'s ops and those rebuilt, in the entry's order.
   func::FuncOp build(Segment &s, int index);
@@ -140,14 +142,19 @@ bool Splitter::capture(Segment &s, Value v) {
   }
   // Passed: from the entry (an argument or a pinned buffer) or returned by
   // the segment that computes it, which no memref can be.
-  if (!passableAsBarePointer(v.getType()))
+  if (!passableAsBarePointer(v.getType()) || !returnedByOwner(v))
     return false;
-  if (Segment *from = owner(v)) {
-    if (isa<BaseMemRefType>(v.getType()))
-      return false;
-    from->results.insert(v);
-  }
   s.args.insert(v);
+  return true;
+}
+
+bool Splitter::returnedByOwner(Value v) {
+  Segment *from = owner(v);
+  if (!from)
+    return true;
+  if (isa<BaseMemRefType>(v.getType()))
+    return false;
+  from->results.insert(v);
   return true;
 }
 
@@ -160,12 +167,7 @@ bool Splitter::captureInEntry(Value v) {
           return false;
     return true;
   }
-  if (Segment *from = owner(v)) {
-    if (isa<BaseMemRefType>(v.getType()))
-      return false;
-    from->results.insert(v);
-  }
-  return true;
+  return returnedByOwner(v);
 }
 
 bool Splitter::collectInputs(Segment &s) {

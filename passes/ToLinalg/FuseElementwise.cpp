@@ -27,16 +27,15 @@ struct FuseElementwisePass
       Operation *consumer = fused->getOwner();
       // Only generic ops fuse: a named op (matmul, fill, reduce...) on either
       // side stays as it is so later passes can still recognise it.
-      if (!isa_and_nonnull<linalg::GenericOp>(producer) ||
-          !isa<linalg::GenericOp>(consumer))
+      auto gp = dyn_cast_or_null<linalg::GenericOp>(producer);
+      auto gc = dyn_cast<linalg::GenericOp>(consumer);
+      if (!gp || !gc)
         return false;
       // A fused op's operands are a kernel's parameters on a GPU, which PTX
       // bounds (4352 bytes): unbounded, a 48-layer GPT's gradient norm,
       // 581 squares summed in one chain, became one kernel of 581 buffers
       // that ptxas refused. Cut there, the chain's order stays: the
       // partial sum goes through a 0-d buffer.
-      auto gp = cast<linalg::GenericOp>(producer);
-      auto gc = cast<linalg::GenericOp>(consumer);
       if (gp.getNumDpsInputs() + gc.getNumOperands() - 1 > maxOperands)
         return false;
       // A producer a named op also uses stays materialised; fused, the
