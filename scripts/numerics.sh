@@ -34,6 +34,8 @@ CONFIGS=(
   "gpt-co2|2|$text|--model=$gpt ${schedule[*]} --dp=2 --co2=local-steps=4"
   "gpt-co2-sharded|2|$text|--model=$gpt ${schedule[*]} --dp=2 --co2=local-steps=4,sharded=1"
   "gpt-bf16|1|$text|--model=$gpt ${schedule[*]} --precision=bf16"
+  "gpt-zo|1|$text|--model=$gpt --zo=mezo:lr=1e-3,wd=0.1"
+  "gpt-zo-offload|1|$text|--model=$gpt --zo=mezo:lr=1e-3,wd=0.1,offload=1"
 )
 
 # The metrics lines of every rank of one run as TSV lines.

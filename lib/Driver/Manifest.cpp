@@ -65,6 +65,8 @@ static void addScalars(DictionaryAttr dict, json::Object &into) {
   for (NamedAttribute field : dict) {
     if (auto f = dyn_cast<FloatAttr>(field.getValue()))
       into[field.getName().strref()] = f.getValueAsDouble();
+    else if (auto flag = dyn_cast<BoolAttr>(field.getValue()))
+      into[field.getName().strref()] = flag.getValue();
     else if (auto i = dyn_cast<IntegerAttr>(field.getValue()))
       into[field.getName().strref()] = i.getInt();
     else if (auto str = dyn_cast<StringAttr>(field.getValue()))

@@ -330,11 +330,28 @@ llvm::Expected<ZOOptions> mlir::loom::driver::parseZOSpec(StringRef text) {
                      return v == "shared" || v == "rank";
                    },
                    "shared or rank"};
-  if (auto err = applyFields(
-          "--zo", kind, body,
-          {floatField("eps", spec.eps, true), floatField("lr", spec.lr, true),
-           floatField("wd", spec.weightDecay, false), seed, pert, directions}))
+  Field offload{"offload",
+                [&spec](StringRef v) {
+                  spec.offload = v == "1";
+                  return v == "0" || v == "1";
+                },
+                "0 or 1"};
+  double prefetchMiB = 0;
+  Field prefetch{"prefetch",
+                 [&](StringRef v) {
+                   return !v.getAsDouble(prefetchMiB) && prefetchMiB > 0 &&
+                          prefetchMiB < double(int64_t(1) << 40);
+                 },
+                 "a positive number of MiB"};
+  if (auto err = applyFields("--zo", kind, body,
+                             {floatField("eps", spec.eps, true),
+                              floatField("lr", spec.lr, true),
+                              floatField("wd", spec.weightDecay, false), seed,
+                              pert, directions, offload, prefetch}))
     return std::move(err);
+  spec.prefetchBytes = int64_t(prefetchMiB * double(1 << 20));
+  if (spec.prefetchBytes && !spec.offload)
+    return fail("--zo", "prefetch=.. needs offload=1");
   return spec;
 }
 
@@ -421,12 +438,17 @@ std::string mlir::loom::driver::zoSpecHelp() {
   return llvm::formatv(
       "Zeroth-order training (MeZO): each step two forward passes at theta "
       "+- eps z, z regenerated from a seed, no backward pass and no optimizer "
-      "state. SPEC: mezo[:eps=E,lr=LR,wd=WD,seed=S,pert=P,directions=D] "
-      "(defaults eps={0}, lr={1}, wd={2}, seed={3}, pert={4}, "
+      "state. SPEC: mezo[:eps=E,lr=LR,wd=WD,seed=S,pert=P,directions=D,"
+      "offload=0|1,prefetch=MiB] "
+      "(defaults eps={0:e1}, lr={1:e1}, wd={2:f1}, seed={3}, pert={4}, "
       "directions=shared); with --dp=N each rank its own micro-batch, one "
       "scalar averaged per step; pert=2: the two forward passes on two "
       "ranks (a job of 2N ranks); directions=rank: rank r perturbs along "
-      "its own direction r, and every rank applies all N (docs/zo.md)",
+      "its own direction r, and every rank applies all N; offload=1: the "
+      "parameters stay in host memory, each uploaded once a step (at most "
+      "prefetch MiB ahead, default one layer's) and written back, the "
+      "update applied at the next upload (ZO2; CPU target; loom-run "
+      "--offload-bandwidth models the link) (docs/zo.md)",
       d.eps, d.lr, d.weightDecay, d.seed, d.perturbationRanks);
 }
 

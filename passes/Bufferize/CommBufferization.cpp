@@ -282,6 +282,66 @@ struct WaitModel : public InPlaceModelBase<WaitModel, comm::WaitOp> {
   }
 };
 
+/// comm.transfer_start: reads its source, writes its destination in place
+/// (a fresh buffer, or the parameter an offload writes back): a call of
+/// `loom_rt_transfer_start(dst, src, bytes, direction)`, whose handle the
+/// matching comm.wait waits for.
+struct TransferStartModel
+    : public BufferizableOpInterface::ExternalModel<TransferStartModel,
+                                                    comm::TransferStartOp> {
+  bool bufferizesToMemoryRead(Operation *op, OpOperand &operand,
+                              const AnalysisState &) const {
+    return operand.get() == cast<comm::TransferStartOp>(op).getSource();
+  }
+  bool bufferizesToMemoryWrite(Operation *op, OpOperand &operand,
+                               const AnalysisState &) const {
+    return operand.getOperandNumber() ==
+           cast<comm::TransferStartOp>(op).getDestMutable().getOperandNumber();
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &operand,
+                                      const AnalysisState &) const {
+    auto transfer = cast<comm::TransferStartOp>(op);
+    if (operand.getOperandNumber() !=
+        transfer.getDestMutable().getOperandNumber())
+      return {};
+    return {{transfer.getInflight(), BufferRelation::Equivalent}};
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto transfer = cast<comm::TransferStartOp>(op);
+    FailureOr<Value> src =
+        denseBuffer(rewriter, op, transfer.getSource(), options, state);
+    FailureOr<Value> dst =
+        getBuffer(rewriter, transfer.getDest(), options, state);
+    if (failed(src) || failed(dst))
+      return failure();
+    if (!cast<MemRefType>(dst->getType()).getLayout().isIdentity())
+      return op->emitError("a transfer's destination must be a dense buffer");
+    Location loc = op->getLoc();
+    MLIRContext *ctx = op->getContext();
+    auto type = transfer.getSource().getType();
+    int64_t bytes = type.getNumElements() * type.getElementTypeBitWidth() / 8;
+    Type i64 = rewriter.getI64Type(), i32 = rewriter.getI32Type();
+    Type ptr = LLVM::LLVMPointerType::get(ctx);
+    auto fn = declareRuntimeFunction(
+        op->getParentOfType<ModuleOp>(), "loom_rt_transfer_start",
+        FunctionType::get(ctx, {ptr, ptr, i64, i32}, {i64}));
+    int32_t direction = transfer.getDirection() == "upload"
+                            ? LOOM_TRANSFER_UPLOAD
+                            : LOOM_TRANSFER_OFFLOAD;
+    auto call = func::CallOp::create(
+        rewriter, loc, fn,
+        ValueRange{bufferPointer(rewriter, loc, *dst),
+                   bufferPointer(rewriter, loc, *src),
+                   arith::ConstantIntOp::create(rewriter, loc, bytes, 64),
+                   arith::ConstantIntOp::create(rewriter, loc, direction, 32)});
+    replaceOpWithBufferizedValues(
+        rewriter, op, {tokenFromHandle(rewriter, op, call.getResult(0)), *dst});
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::loom::registerCommBufferizationModels(DialectRegistry &registry) {
@@ -298,6 +358,7 @@ void mlir::loom::registerCommBufferizationModels(DialectRegistry &registry) {
     comm::BroadcastStartOp::attachInterface<
         InPlaceCollectiveModel<comm::BroadcastStartOp>>(*ctx);
     comm::WaitOp::attachInterface<WaitModel>(*ctx);
+    comm::TransferStartOp::attachInterface<TransferStartModel>(*ctx);
     comm::ReduceScatterOp::attachInterface<
         ResizingCollectiveModel<comm::ReduceScatterOp>>(*ctx);
     comm::AllGatherOp::attachInterface<

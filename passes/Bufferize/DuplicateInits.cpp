@@ -6,10 +6,13 @@
 // writing into it first copies it: a step of a GPT kept 32 MiB of zeros
 // alive and copied them before every attention GEMM. With its own empty
 // tensor and fill, each op gets a fresh buffer, filled in place, freed after
-// its last use.
+// its last use. The same holds for the fresh device buffers that
+// comm.transfer_start uploads into.
 //
 //===----------------------------------------------------------------------===//
 #include "passes/Bufferize/Passes.h"
+
+#include "dialects/Comm/IR/CommOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
@@ -34,7 +37,9 @@ void duplicateForDestinations(Operation *op, int64_t &count) {
   SmallVector<OpOperand *> destinations;
   for (OpOperand &use : result.getUses()) {
     auto dps = dyn_cast<DestinationStyleOpInterface>(use.getOwner());
-    if (dps && dps.isDpsInit(&use))
+    auto transfer = dyn_cast<comm::TransferStartOp>(use.getOwner());
+    if ((dps && dps.isDpsInit(&use)) ||
+        (transfer && &use == &transfer.getDestMutable()))
       destinations.push_back(&use);
   }
   OpBuilder b(op->getContext());

@@ -117,6 +117,9 @@ def PlanBuffersPass : Pass<"loom-plan-buffers", "mlir::ModuleOp"> {
     Statistic<"bytesPlanned", "bytes-planned",
               "Bytes of the placed allocations">,
     Statistic<"bytesArena", "bytes-arena", "Bytes of the arenas">,
+    Statistic<"bytesLive", "bytes-live",
+              "Most bytes of planned buffers live at one point (summed over "
+              "functions): what an arena without gaps would need">,
   ];
 }
 

@@ -107,6 +107,21 @@ int64_t layOut(MutableArrayRef<Planned> buffers, int64_t alignment) {
   return arena;
 }
 
+/// The most bytes of `buffers` live at one position of the block.
+int64_t peakLive(ArrayRef<Planned> buffers) {
+  SmallVector<std::pair<int64_t, int64_t>> events; // position, +-bytes
+  for (const Planned &b : buffers) {
+    events.push_back({b.start, b.bytes});
+    events.push_back({b.end, -b.bytes});
+  }
+  // At one position a free comes before an allocation (end is exclusive).
+  llvm::sort(events);
+  int64_t live = 0, most = 0;
+  for (auto [position, bytes] : events)
+    most = std::max(most, live += bytes);
+  return most;
+}
+
 struct PlanBuffersPass : impl::PlanBuffersPassBase<PlanBuffersPass> {
   using Base::Base;
 
@@ -165,6 +180,7 @@ struct PlanBuffersPass : impl::PlanBuffersPassBase<PlanBuffersPass> {
       return;
     }
     int64_t arenaBytes = layOut(buffers, align);
+    bytesLive += peakLive(buffers);
 
     MLIRContext *ctx = &getContext();
     Type ptr = LLVM::LLVMPointerType::get(ctx);

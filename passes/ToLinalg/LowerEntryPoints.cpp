@@ -71,6 +71,21 @@ struct LowerEntryPointsPass
     : impl::LowerEntryPointsPassBase<LowerEntryPointsPass> {
   using Base::Base;
 
+  /// A parameter that an offload transfer writes back (zeroth-order
+  /// training with offloaded parameters, docs/zo.md) is writable in place:
+  /// the transfer lands in the parameter's own buffer, not in a temporary
+  /// copied into it at the end. Other parameters stay read-only, so that no
+  /// op ever bufferizes into one by chance.
+  static void allowOffloadWrites(const llvm::StringMap<Value> &current) {
+    for (const auto &entry : current)
+      for (Operation *user : entry.second.getUsers())
+        if (auto transfer = dyn_cast<comm::TransferStartOp>(user))
+          if (transfer.getDest() == entry.second)
+            if (auto t =
+                    entry.second.getDefiningOp<bufferization::ToTensorOp>())
+              t.setWritable(true);
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     SmallVector<func::FuncOp> entries;
@@ -199,6 +214,15 @@ struct LowerEntryPointsPass
         toErase.push_back(get);
         continue;
       }
+      if (auto get = dyn_cast<GetStateOp>(op)) {
+        Value entry = current.lookup(get.getName());
+        if (!entry || entry.getType() != get.getType())
+          return get.emitError("state '")
+                 << get.getName() << "' is not a state of this entry";
+        get.replaceAllUsesWith(entry);
+        toErase.push_back(get);
+        continue;
+      }
       auto opt = dyn_cast<OptimizerOpInterface>(op);
       if (!opt)
         continue;
@@ -221,6 +245,7 @@ struct LowerEntryPointsPass
     }
     for (Operation *op : toErase)
       op->erase();
+    allowOffloadWrites(current);
 
     auto ret = cast<func::ReturnOp>(body->getTerminator());
     auto materialize = [&](Value value, unsigned index) -> Operation * {

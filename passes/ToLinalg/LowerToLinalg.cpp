@@ -574,6 +574,9 @@ struct PerturbLowering : OpRewritePattern<PerturbOp> {
           linalg::YieldOp::create(
               nb, nl, ValueRange{arith::AddFOp::create(nb, nl, ax, bz)});
         });
+    // A copy made again on purpose (kRematAttr) stays a copy of its own.
+    if (Attribute remat = op->getAttr(kRematAttr))
+      generic->setAttr(kRematAttr, remat);
     rewriter.replaceOp(op, generic.getResults());
     return success();
   }

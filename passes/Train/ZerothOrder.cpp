@@ -19,6 +19,7 @@
 #include "dialects/Comm/IR/CommOps.h"
 #include "dialects/Loom/IR/LoomBuilder.h"
 #include "passes/Train/LossFunction.h"
+#include "passes/Train/ZOOffload.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -107,6 +108,12 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
     if (directions == "rank" && (ranks < 2 || perturbationRanks != 1))
       return module.emitError("directions=rank needs data-parallel ranks "
                               "(ranks > 1) and perturbation-ranks=1");
+    if (offload && directions != "shared")
+      return module.emitError("offload does not combine with directions=rank "
+                              "yet");
+    if (prefetchBytes < 0)
+      return module.emitError("prefetch-bytes must be non-negative, got ")
+             << int64_t(prefetchBytes);
     if (needsMesh() && module.lookupSymbol(kMesh))
       return module.emitError("the module already has a symbol @")
              << kMesh << " (the data-parallel mesh --loom-zo makes)";
@@ -148,7 +155,26 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
       return buildMultiDirection(b, loc, module, loss, body, params, mesh,
                                  ownDirection, perturb);
     Value d, sum; // l+ - l- and l+ + l-, summed over the data-parallel ranks
-    if (perturbationRanks == 2) {
+    std::optional<ZOOffloadContext> offloaded;
+    if (offload)
+      offloaded.emplace(ZOOffloadContext{module, loss, params, stream, eps, lr,
+                                         weightDecay, seed, prefetchBytes});
+    if (offload && perturbationRanks == 2) {
+      // As below: one pass on each rank of a pair, offloaded.
+      Value sign = pairSign(b, loc, mesh, et);
+      Value l = buildOffloadedForwards(b, *offloaded, body,
+                                       lb.mul(sign, lb.scalar(et, eps)))[0];
+      d = lb.mul(sign, l);
+      sum = l;
+      sumOverMesh(b, loc, mesh, d, sum);
+    } else if (offload) {
+      SmallVector<Value> l = buildOffloadedForwards(
+          b, *offloaded, body, {lb.scalar(et, eps), lb.scalar(et, -eps)});
+      d = lb.sub(l[0], l[1]);
+      sum = lb.add(l[0], l[1]);
+      if (ranks > 1)
+        sumOverMesh(b, loc, mesh, d, sum);
+    } else if (perturbationRanks == 2) {
       // One forward pass per rank, at sign * eps with sign = +1 on the
       // pair's rank 0 and -1 on its rank 1: the sums of sign * l and of l
       // over a pair are l+ - l- and l+ + l-, rounded as one rank's.
@@ -176,6 +202,13 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
     // g = mean over the data-parallel ranks of (l+ - l-) / (2 eps).
     Value g = lb.scale(d, 1.0 / (2.0 * eps * double(ranks)));
     Value mean = lb.scale(sum, 0.5 / double(ranks));
+    if (offload) {
+      // The next step (or @zo_flush) applies the update as it uploads.
+      Value norm = SqrtOp::create(b, loc, lb.mul(g, g));
+      deferUpdate(b, loc, g);
+      func::ReturnOp::create(b, loc, ValueRange{mean, lb.scalar(et, lr), norm});
+      return buildFlushEntry(b, *offloaded);
+    }
     // theta <- (1 - lr wd) theta - lr g z, along the same z.
     Value coef = lb.scale(g, -lr);
     for (ParamOp p : params) {
@@ -371,6 +404,7 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
             b.getNamedAttr("perturbation_ranks",
                            b.getI64IntegerAttr(perturbationRanks)),
             b.getNamedAttr("directions", b.getStringAttr(directions)),
+            b.getNamedAttr("offload", b.getBoolAttr(offload)),
         }));
   }
 };

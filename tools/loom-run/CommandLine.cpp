@@ -191,6 +191,11 @@ const FlagSpec kFlags[] = {
                           "default) or rank (sums in rank order)");
        c.rankOrderedSums = v == "rank";
      }},
+    {"--offload-bandwidth", WithValue, Training,
+     [](Command &c, const std::string &v) {
+       c.offloadBandwidth = 1e9 * parsePositiveFlag("--offload-bandwidth", v,
+                                                    /*allowZero=*/true);
+     }},
     {"--check-collectives", Bare, AnyMode,
      [](Command &c, const std::string &) { c.checkCollectives = true; }},
     {"--collective-timeout", WithValue, AnyMode,

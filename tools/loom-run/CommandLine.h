@@ -36,6 +36,8 @@ struct Command {
   /// --device; empty: the artifact's target.
   std::optional<rt::Target> device;
   double collectiveTimeout = 60;
+  /// --offload-bandwidth, bytes per second (0: no model).
+  double offloadBandwidth = 0;
   bool checkCollectives = false;
   /// --reduce-order rank (WorldOptions::rankOrderedSums).
   bool rankOrderedSums = false;

@@ -75,6 +75,13 @@ options:
                     the ranks have to stop and save (see "stopping" below)
                     before they are stopped outright (default: 120; 0: no
                     limit)
+  --offload-bandwidth GBPS
+                    with a model compiled with offloaded parameters (loomc
+                    --zo=mezo:offload=1): the bandwidth of the modelled link
+                    between host and device memory, in GB/s each way
+                    (default: 0, no model: transfers take the time of a
+                    memcpy). A step's uploads and write-backs then arrive
+                    when such a link would deliver them (docs/zo.md)
   --collective-timeout S
                     stop the job when one collective has waited S seconds for
                     the other ranks (default: 60; 0: wait forever); on GPUs

@@ -31,6 +31,7 @@
 #include "loom/runtime/StopRequest.h"
 #include "loom/runtime/Target.h"
 #include "loom/runtime/Trainer.h"
+#include "loom/runtime/Transfers.h"
 #include "loom/runtime/World.h"
 
 #include <algorithm>
@@ -102,6 +103,7 @@ int runAsRank(const Command &command, const JobInfo &job,
     std::cerr << "loom-run: warning: --threads " << command.threads
               << ": OpenBLAS runs at most " << used << " threads here; using "
               << used << std::endl;
+  setOffloadBandwidth(command.offloadBandwidth);
   WorldOptions world;
   world.collectiveTimeout = command.collectiveTimeout;
   world.rankOrderedSums = command.rankOrderedSums;

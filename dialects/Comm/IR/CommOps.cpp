@@ -272,6 +272,15 @@ LogicalResult BroadcastStartOp::verify() {
 }
 Operation *BroadcastStartOp::getWait() { return waitOf(*this); }
 
+LogicalResult TransferStartOp::verify() {
+  if (getDirection() != "upload" && getDirection() != "offload")
+    return emitOpError("direction must be upload or offload, got '")
+           << getDirection() << "'";
+  return verifyStartUses(*this);
+}
+
+Operation *TransferStartOp::getWait() { return waitOf(*this); }
+
 LogicalResult WaitOp::verify() {
   Operation *start = getToken().getDefiningOp();
   if (!start || start->getNumResults() != 2 ||

@@ -318,6 +318,51 @@ def Comm_BroadcastStartOp : Comm_StartOp<"broadcast_start", "broadcast"> {
   }];
 }
 
+def Comm_TransferStartOp : Comm_Op<"transfer_start", [
+    MemoryEffects<[MemRead, MemWrite]>, AllTypesMatch<["source", "dest", "inflight"]>]> {
+  let summary = "Starts a copy between host and device memory (offloading).";
+  let description = [{
+    Copies `source` into `dest` over the link between the host's memory and
+    the compute device's (`direction`: `upload` to the device, `offload`
+    back to the host); the result, `dest` with the copy in flight, is
+    readable after the matching `comm.wait`. Zeroth-order training with
+    offloaded parameters (`--zo=mezo:offload=1`, docs/zo.md) uploads each
+    parameter once a step into a fresh device buffer (`dest` a
+    `tensor.empty`) and writes the updated value back into the
+    parameter's own buffer (`dest` the parameter's value). Both directions
+    are queues of their own: transfers in one direction complete in issue
+    order, and the two directions overlap each other and the compute
+    between a start and its wait. On the CPU target the data is copied when
+    the transfer starts and the wait blocks until the transfer would have
+    arrived over a link of the bandwidth `loom-run --offload-bandwidth`
+    models (docs/zo.md).
+
+    Example:
+    ```mlir
+    %e = tensor.empty() : tensor<64x32xf32>
+    %tok, %f = comm.transfer_start %w into %e "upload" : tensor<64x32xf32>
+    %d = comm.wait %tok, %f : tensor<64x32xf32>
+    ```
+
+    **Constraints:**
+    - `source`, `dest` and the in-flight tensor have one type.
+    - `direction` is `upload` or `offload`.
+    - The token and the in-flight tensor are used exactly once, both by the
+      same `comm.wait`.
+  }];
+  let arguments = (ins Comm_Tensor:$source, Comm_Tensor:$dest,
+                       StrAttr:$direction);
+  let results = (outs Comm_TokenType:$token, Comm_Tensor:$inflight);
+  let assemblyFormat = [{
+    $source `into` $dest $direction attr-dict `:` type($source)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The comm.wait that completes this transfer.
+    ::mlir::Operation *getWait();
+  }];
+}
+
 def Comm_WaitOp : Comm_Op<"wait", [MemoryEffects<[MemRead, MemWrite]>]> {
   let summary = "Waits for an asynchronous collective and returns its result.";
   let description = [{

@@ -17,6 +17,11 @@ namespace mlir::loom {
 inline constexpr llvm::StringLiteral kEntryAttr = "loom.entry";
 /// On a func argument: the batch input's name ("tokens", "x", ...).
 inline constexpr llvm::StringLiteral kInputAttr = "loom.input";
+/// On a pure op computed again where an identical op exists earlier (a
+/// zeroth-order step's perturbed copy of a tied parameter, remade where it
+/// is read again rather than kept alive in between): distinct values keep
+/// CSE from merging the two, which would bring back the long-lived buffer.
+inline constexpr llvm::StringLiteral kRematAttr = "loom.remat";
 /// On a @loss_and_grad result: the parameter it is the gradient of.
 inline constexpr llvm::StringLiteral kGradOfAttr = "loom.grad_of";
 /// On an entry func result: the output's name ("loss", "grad:<param>").

@@ -10,6 +10,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/STLExtras.h"
 
 #include <cmath>
@@ -691,6 +692,45 @@ LogicalResult PerturbOp::verify() {
         std::pair{"direction", getDirectionAttr().getInt()}})
     if (value < 0 || value >= (int64_t(1) << 32))
       return emitOpError(name) << " must be in [0, 2^32), got " << value;
+  return success();
+}
+
+/// A state's name is `<prefix>.<suffix>` (OptimizerOpInterface's naming).
+static LogicalResult verifyStateName(Operation *op, StringRef name) {
+  auto [prefix, suffix] = name.rsplit('.');
+  if (prefix.empty() || suffix.empty() || !name.contains('.'))
+    return op->emitOpError("name must be <prefix>.<suffix>, got '")
+           << name << "'";
+  return success();
+}
+
+/// The loom.set_state ops of `name` in the function around `op`.
+static SmallVector<SetStateOp> settersOf(Operation *op, StringRef name) {
+  SmallVector<SetStateOp> setters;
+  if (auto fn = op->getParentOfType<FunctionOpInterface>())
+    fn->walk([&](SetStateOp set) {
+      if (set.getName() == name)
+        setters.push_back(set);
+    });
+  return setters;
+}
+
+LogicalResult GetStateOp::verify() {
+  if (failed(verifyStateName(*this, getName())))
+    return failure();
+  for (SetStateOp set : settersOf(*this, getName()))
+    if (set.getValue().getType() == getType())
+      return success();
+  return emitOpError("state '")
+         << getName() << "' of type " << getType()
+         << " is not set by a loom.set_state of the function";
+}
+
+LogicalResult SetStateOp::verify() {
+  if (failed(verifyStateName(*this, getName())))
+    return failure();
+  if (settersOf(*this, getName()).size() > 1)
+    return emitOpError("state '") << getName() << "' is set twice";
   return success();
 }
 

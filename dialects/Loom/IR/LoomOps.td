@@ -677,6 +677,58 @@ def Loom_SetParamOp : Loom_Op<"set_param", [
   let assemblyFormat = "$param `,` $value attr-dict `:` type($value)";
 }
 
+def Loom_GetStateOp : Loom_Op<"get_state", [
+    MemoryEffects<[MemRead<Loom_ParamResource>]>]> {
+  let summary = "Reads a state tensor of the step as it was on entry.";
+  let description = [{
+    The value that the state tensor `name` held when the step began: what
+    the previous step (or a checkpoint) left in it. The state is declared by
+    the `loom.set_state` of the same name in the same function, which gives
+    it its next value; before the first step it holds zeros. Zeroth-order
+    training with offloaded parameters (`--zo=mezo:offload=1`) carries a
+    step's projected gradient to the next step in one.
+
+    Example:
+    ```mlir
+    %p = loom.get_state "zo.pending" : tensor<2xf32>
+    ```
+
+    **Constraints:**
+    - `name` is `<prefix>.<suffix>`, both parts non-empty.
+    - The function has a `loom.set_state` of `name` with the result's type.
+  }];
+  let arguments = (ins StrAttr:$name);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = "$name attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Loom_SetStateOp : Loom_Op<"set_state", [
+    DeclareOpInterfaceMethods<Loom_OptimizerOpInterface>,
+    AllTypesMatch<["value", "result"]>,
+    MemoryEffects<[MemWrite<Loom_ParamResource>]>]> {
+  let summary = "Gives a state tensor of the step its next value.";
+  let description = [{
+    Declares the state tensor `name` of the enclosing entry (role `state`
+    of the calling convention, kept across steps and in checkpoints) and
+    writes `value` into it; `loom.get_state` reads what it held on entry.
+    Returns `value`.
+
+    Example:
+    ```mlir
+    %n = loom.set_state "zo.pending", %g : tensor<2xf32>
+    ```
+
+    **Constraints:**
+    - `name` is `<prefix>.<suffix>`, both parts non-empty.
+    - A function sets a state once.
+  }];
+  let arguments = (ins StrAttr:$name, Loom_FloatTensor:$value);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = "$name `,` $value attr-dict `:` type($value)";
+  let hasVerifier = 1;
+}
+
 include "dialects/Loom/IR/LoomCO2Ops.td"
 include "dialects/Loom/IR/LoomZOOps.td"
 

@@ -200,6 +200,24 @@ SmallVector<Value> SetParamOp::buildUpdate(OpBuilder &, Value,
 }
 
 //===----------------------------------------------------------------------===//
+// set_state: a state tensor of no parameter, its next value computed before
+//===----------------------------------------------------------------------===//
+
+FlatSymbolRefAttr SetStateOp::getUpdatedParam() { return {}; }
+StringRef SetStateOp::getStatePrefix() { return getName().rsplit('.').first; }
+SmallVector<StringRef> SetStateOp::getStateSuffixes() {
+  return {getName().rsplit('.').second};
+}
+RankedTensorType SetStateOp::getStateType() {
+  return cast<RankedTensorType>(getValue().getType());
+}
+
+SmallVector<Value> SetStateOp::buildUpdate(OpBuilder &, Value,
+                                           ArrayRef<Value>) {
+  return {getValue(), getValue()};
+}
+
+//===----------------------------------------------------------------------===//
 // CO2's outer step
 //===----------------------------------------------------------------------===//
 

@@ -47,6 +47,7 @@
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Trace.h"
+#include "loom/runtime/Transfers.h"
 #include "loom/runtime/abi.h"
 #include "support/Export.h"
 
@@ -523,6 +524,8 @@ LOOM_RT_ABI_EXPORT int64_t loom_rt_all_gather_start(int64_t group,
 }
 
 LOOM_RT_ABI_EXPORT void loom_rt_wait(int64_t handle) {
+  if (handle < 0) // loom_rt_transfer_start's
+    return waitForTransfer(handle);
   DeviceCommunicator *device = deviceCollectives("loom_rt_wait");
   CommQueue *q = queue.load();
   int64_t issued = device ? device->issued()

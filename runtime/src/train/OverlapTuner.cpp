@@ -32,7 +32,8 @@ namespace {
 
 constexpr int64_t kWarmup = 2, kProbe = 4;
 
-double median(std::vector<double> values) {
+/// The middle value; of an even count, the upper of the two middle ones.
+double upperMedian(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   return values[values.size() / 2];
 }
@@ -67,7 +68,7 @@ public:
 private:
   void decide(int64_t step) {
     done = true;
-    double times[2] = {median(async), median(sync)};
+    double times[2] = {upperMedian(async), upperMedian(sync)};
     comm.allReduce(times, 2, DType::F64, ReduceOp::Max);
     const bool keepAsync = times[0] <= times[1];
     setAsyncCollectives(keepAsync);

@@ -20,7 +20,9 @@ namespace {
 
 class PerStepSync final : public SyncPolicy {
 public:
-  explicit PerStepSync(Communicator &comm) : comm(comm) {}
+  /// `flush`: the artifact's zo_flush entry (zeroth-order training with
+  /// offloaded parameters, docs/zo.md), or null.
+  PerStepSync(Communicator &comm, Entry *flush) : comm(comm), flush(flush) {}
 
   void completeStep(int64_t, double, bool, StepSync &) override {
     // Compiled code waits for what it starts; this also keeps the
@@ -37,8 +39,21 @@ public:
     sync.stopping = reduced[1] > 0;
   }
 
+  /// A step with offloaded parameters leaves its update for the next one
+  /// to apply as it uploads them; whatever reads the parameters between
+  /// steps (an evaluation, a save, the end) needs it applied first.
+  void quiesce() override {
+    if (flush)
+      flush->call();
+  }
+  double finish() override {
+    quiesce();
+    return NAN;
+  }
+
 private:
   Communicator &comm;
+  Entry *flush;
 };
 
 } // namespace
@@ -47,7 +62,9 @@ std::unique_ptr<SyncPolicy> makeSyncPolicy(Artifact &artifact,
                                            Communicator &comm) {
   if (artifact.manifest().co2.localSteps > 0)
     return makeCO2Sync(artifact, comm);
-  return std::make_unique<PerStepSync>(comm);
+  return std::make_unique<PerStepSync>(comm, artifact.hasEntry("zo_flush")
+                                                 ? &artifact.entry("zo_flush")
+                                                 : nullptr);
 }
 
 } // namespace loom::rt

@@ -29,6 +29,7 @@
 #include "loom/runtime/Error.h"
 #include "loom/runtime/StopRequest.h"
 #include "loom/runtime/Trace.h"
+#include "loom/runtime/Transfers.h"
 #include "loom/runtime/World.h"
 #include "support/Clock.h"
 #include "train/Evaluation.h"
@@ -592,6 +593,16 @@ void Trainer::report(const RunSummary &summary, const TrainerState &state,
         << std::endl;
   out << memoryLine(summary) << std::endl;
   out << modelMemoryLine(summary) << std::endl;
+  // Offloaded parameters (docs/zo.md): what moved over the host-device
+  // link, the flushes of deferred updates included.
+  const TransferTotals moved = transferTotals();
+  if (moved.uploadBytes > 0)
+    out << formatString("offload: %.2f MiB uploaded and %.2f MiB written "
+                        "back per step, waited for %.1f ms/step",
+                        moved.uploadBytes / 1048576.0 / summary.steps,
+                        moved.offloadBytes / 1048576.0 / summary.steps,
+                        1e3 * moved.blockedSeconds / summary.steps)
+        << std::endl;
 }
 EvalResult Trainer::evaluate() {
   ScopedCurrentCommunicator current(comm);

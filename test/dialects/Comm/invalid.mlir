@@ -671,3 +671,36 @@ func.func @rank_repeat_axis() -> index {
   %r = comm.group_rank @grid ["dp", "dp"]
   return %r : index
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comm.transfer_start
+//===----------------------------------------------------------------------===//
+
+// Tests that source, destination and in-flight tensor have one type.
+func.func @transfer_type(%a: tensor<8xf32>, %e: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.transfer_start' op failed to verify that all of {source, dest, inflight} have same type}}
+  %t, %f = "comm.transfer_start"(%a, %e) {direction = "upload"} : (tensor<8xf32>, tensor<4xf32>) -> (!comm.token, tensor<8xf32>)
+  %r = comm.wait %t, %f : tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// Tests that a transfer goes up or back.
+func.func @transfer_direction(%a: tensor<8xf32>, %e: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.transfer_start' op direction must be upload or offload, got 'sideways'}}
+  %t, %f = comm.transfer_start %a into %e "sideways" : tensor<8xf32>
+  %r = comm.wait %t, %f : tensor<8xf32>
+  return %r : tensor<8xf32>
+}
+
+// -----
+
+// Tests that a transfer's token is waited.
+func.func @transfer_unwaited(%a: tensor<8xf32>, %e: tensor<8xf32>) {
+  // expected-error@+1 {{'comm.transfer_start' op token must be waited exactly once (it has 0 uses)}}
+  %t, %f = comm.transfer_start %a into %e "offload" : tensor<8xf32>
+  return
+}

@@ -153,3 +153,14 @@ func.func @group_rank() -> (index, index) {
   %s = comm.group_rank @grid ["tp"]
   return %r, %s : index, index
 }
+
+// Tests that a transfer and its wait round-trip.
+// CHECK-LABEL: func.func @transfer
+// CHECK: %[[T:.+]], %[[F:.+]] = comm.transfer_start %{{.+}} into %{{.+}} "upload" : tensor<8xf32>
+// CHECK: comm.wait %[[T]], %[[F]] : tensor<8xf32>
+func.func @transfer(%a: tensor<8xf32>) -> tensor<8xf32> {
+  %e = tensor.empty() : tensor<8xf32>
+  %t, %f = comm.transfer_start %a into %e "upload" : tensor<8xf32>
+  %r = comm.wait %t, %f : tensor<8xf32>
+  return %r : tensor<8xf32>
+}

@@ -1793,3 +1793,50 @@ func.func @perturb_large_direction(%x: tensor<4xf32>, %s: tensor<i64>, %a: tenso
   %0 = loom.perturb %x, %s, %a, %a {direction = 4294967296 : i64} : tensor<4xf32>, tensor<i64>, tensor<f32>
   return
 }
+
+// -----
+
+// Tests that a state is read only where the function sets it.
+func.func @state_unset() -> tensor<2xf32> {
+  // expected-error@+1 {{'loom.get_state' op state 'zo.pending' of type 'tensor<2xf32>' is not set by a loom.set_state of the function}}
+  %old = loom.get_state "zo.pending" : tensor<2xf32>
+  return %old : tensor<2xf32>
+}
+
+// -----
+
+// Tests that a state is read with the type it is set with.
+func.func @state_type(%new: tensor<2xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'loom.get_state' op state 'zo.pending' of type 'tensor<4xf32>' is not set by a loom.set_state of the function}}
+  %old = loom.get_state "zo.pending" : tensor<4xf32>
+  %n = loom.set_state "zo.pending", %new : tensor<2xf32>
+  return %old : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a state's name has a prefix and a suffix.
+func.func @state_name(%new: tensor<2xf32>) {
+  // expected-error@+1 {{'loom.set_state' op name must be <prefix>.<suffix>, got 'pending'}}
+  %n = loom.set_state "pending", %new : tensor<2xf32>
+  return
+}
+
+// -----
+
+// Tests that a state is read by a name of the same form.
+func.func @state_read_name(%new: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error@+1 {{'loom.get_state' op name must be <prefix>.<suffix>, got 'zo.'}}
+  %old = loom.get_state "zo." : tensor<2xf32>
+  return %old : tensor<2xf32>
+}
+
+// -----
+
+// Tests that a function sets a state once.
+func.func @state_twice(%a: tensor<2xf32>, %b: tensor<2xf32>) {
+  // expected-error@+1 {{'loom.set_state' op state 'zo.pending' is set twice}}
+  %n = loom.set_state "zo.pending", %a : tensor<2xf32>
+  %m = loom.set_state "zo.pending", %b : tensor<2xf32>
+  return
+}

@@ -280,3 +280,14 @@ func.func @co2_outer_shard(%mean: tensor<1024xf32>, %round: tensor<i64>) -> tens
   %a = loom.co2_outer_shard "co2.shard", %mean, %round {outer_lr = 1.0, outer_momentum = 0.2, gap_penalty = 0.5, clip = 1.0} : tensor<1024xf32>, tensor<i64>
   return %a : tensor<1024xf32>
 }
+
+// Tests that a state's read and write round-trip.
+// CHECK-LABEL: func.func @state
+// CHECK: %[[OLD:.+]] = loom.get_state "zo.pending" : tensor<2xf32>
+// CHECK: loom.set_state "zo.pending", %{{.+}} : tensor<2xf32>
+// CHECK: return %[[OLD]]
+func.func @state(%new: tensor<2xf32>) -> tensor<2xf32> {
+  %old = loom.get_state "zo.pending" : tensor<2xf32>
+  %n = loom.set_state "zo.pending", %new : tensor<2xf32>
+  return %old : tensor<2xf32>
+}

@@ -23,7 +23,7 @@
 // decay except where the parameter is marked no_weight_decay. @loss stays
 // the evaluation entry; there is no @loss_and_grad.
 // CHECK-LABEL: module @two_params
-// CHECK-SAME: loom.optimizer = {directions = "shared", eps = 1.000000e-02 : f64, kind = "zo", lr = 1.000000e-01 : f64, perturbation_ranks = 1 : i64, seed = 7 : i64, weight_decay = 5.000000e-01 : f64}
+// CHECK-SAME: loom.optimizer = {directions = "shared", eps = 1.000000e-02 : f64, kind = "zo", lr = 1.000000e-01 : f64, offload = false, perturbation_ranks = 1 : i64, seed = 7 : i64, weight_decay = 5.000000e-01 : f64}
 // CHECK: func.func @loss(%{{.+}}: tensor<4x8xf32> {loom.input = "x"}) -> (tensor<f32> {loom.output = "loss"}) attributes {loom.entry = "loss"}
 // CHECK: func.func @train_step(%[[STEP:.+]]: tensor<i64> {loom.input = "step"}, %[[X:.+]]: tensor<4x8xf32> {loom.input = "x"})
 // CHECK-SAME: -> (tensor<f32> {loom.output = "loss"}, tensor<f32> {loom.output = "lr"}, tensor<f32> {loom.output = "grad_norm"})

@@ -169,6 +169,23 @@ int64_t loom_rt_all_gather_start(int64_t group, const void *send, void *recv,
                                  int64_t count, int32_t dtype);
 void loom_rt_wait(int64_t handle);
 
+/// Transfers between the host's memory and the compute device's
+/// (zeroth-order training with offloaded parameters, docs/zo.md): copies
+/// `bytes` from `src` to `dst` over the link in `direction`, a
+/// loom_transfer_direction. Each direction is a queue: its transfers arrive
+/// in issue order, one after the other, while the other direction and the
+/// compute go on. Returns a handle for loom_rt_wait (a negative number: the
+/// collectives' handles are positive). On the CPU target both buffers are
+/// host memory: the data is copied before the call returns, and
+/// loom_rt_wait blocks until the transfer would have arrived over a link of
+/// the modelled bandwidth (loom-run --offload-bandwidth; none: at once).
+enum loom_transfer_direction {
+  LOOM_TRANSFER_UPLOAD = 0,
+  LOOM_TRANSFER_OFFLOAD = 1
+};
+int64_t loom_rt_transfer_start(void *dst, const void *src, int64_t bytes,
+                               int32_t direction);
+
 /// Gradient compression (loomc --compress, docs/compression.md). In place:
 /// buf (`count` f32 elements: gradient `slot` of the manifest's compression
 /// object) = the mean over the ranks of their compressed accumulated
