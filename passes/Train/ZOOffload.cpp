@@ -47,9 +47,9 @@ struct Mover {
   const ZOOffloadContext &ctx;
   /// The step whose direction the pending update moves along.
   Value updateStep;
-  /// The pending update's coefficients: `coef` (-lr g, or 0), and `a` by
-  /// weight decay (1 - lr wd, or 1).
-  Value coef;
+  /// The pending update's coefficients: one per direction, `coefs[r]`
+  /// (-lr g_r / N, or 0), and `a` by weight decay (1 - lr wd, or 1).
+  SmallVector<Value> coefs;
   Value decay[2]; // by no_weight_decay
   Value flag, one;
 
@@ -57,11 +57,19 @@ struct Mover {
         Value updateStep, Type et)
       : b(b), loc(loc), ctx(ctx), updateStep(updateStep) {
     LoomBuilder lb{b, loc};
-    auto pendingType = RankedTensorType::get({2}, et);
-    Value pending = GetStateOp::create(b, loc, pendingType, kZOPendingState);
-    flag = elementOf(b, loc, pending, 1);
+    int64_t n = ctx.directions;
+    Value pending =
+        GetStateOp::create(b, loc, pendingType(ctx, et), kZOPendingState);
+    flag = elementOf(b, loc, pending, n);
     one = lb.scalar(et, 1.0);
-    coef = lb.mul(lb.scale(elementOf(b, loc, pending, 0), -ctx.lr), flag);
+    for (int64_t r = 0; r < n; ++r)
+      coefs.push_back(lb.mul(
+          lb.scale(elementOf(b, loc, pending, r), -ctx.lr / double(n)), flag));
+  }
+
+  /// [g_0, .., g_N-1, flag].
+  static RankedTensorType pendingType(const ZOOffloadContext &ctx, Type et) {
+    return RankedTensorType::get({ctx.directions + 1}, et);
   }
 
   Value decayOf(ParamOp p) {
@@ -102,10 +110,13 @@ struct Mover {
   /// The uploaded `x` with the pending update applied, and the transfer
   /// that writes it back.
   std::pair<Value, comm::TransferStartOp> update(ParamOp p, Value x) {
-    Value updated =
-        PerturbOp::create(b, loc, x, updateStep, decayOf(p), coef, ctx.seed,
-                          ctx.stream.lookup(p.getSymNameAttr()), 0, Value());
-    return {updated, transfer(updated, read(p), "offload")};
+    // The decay first, then each direction in rank order (directions=rank),
+    // as the step without offloading applies them.
+    for (auto [r, coef] : llvm::enumerate(coefs))
+      x = PerturbOp::create(b, loc, x, updateStep, r ? one : decayOf(p), coef,
+                            ctx.seed, ctx.stream.lookup(p.getSymNameAttr()), r,
+                            Value());
+    return {x, transfer(x, read(p), "offload")};
   }
 
   void writeBack(ParamOp p, comm::TransferStartOp offload) {
@@ -256,9 +267,9 @@ SmallVector<Value> buildOffloadedForwards(OpBuilder &b,
           if (!get || !made.insert(v).second)
             continue;
           StringAttr name = get.getParamAttr().getAttr();
-          auto perturbed =
-              PerturbOp::create(b, loc, current[name], step, mover.one, scale,
-                                ctx.seed, ctx.stream.lookup(name), 0, Value());
+          auto perturbed = PerturbOp::create(
+              b, loc, current[name], step, mover.one, scale, ctx.seed,
+              ctx.stream.lookup(name), 0, ctx.ownDirection);
           if (uses.span.lookup(name).first != i)
             perturbed->setAttr(kRematAttr, b.getI64IntegerAttr(i));
           map.map(v, perturbed);
@@ -287,12 +298,15 @@ SmallVector<Value> buildOffloadedForwards(OpBuilder &b,
       maps, [&](IRMapping &map) { return map.lookup(result); });
 }
 
-void deferUpdate(OpBuilder &b, Location loc, Value g) {
-  Type et = cast<RankedTensorType>(g.getType()).getElementType();
-  Value gs = tensor::ExtractOp::create(b, loc, g, ValueRange{});
-  Value oneS = arith::ConstantOp::create(b, loc, b.getFloatAttr(et, 1.0));
+void deferUpdate(OpBuilder &b, Location loc, ValueRange gs) {
+  Type et = cast<RankedTensorType>(gs[0].getType()).getElementType();
+  SmallVector<Value> elements;
+  for (Value g : gs)
+    elements.push_back(tensor::ExtractOp::create(b, loc, g, ValueRange{}));
+  elements.push_back(
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(et, 1.0)));
   Value pending = tensor::FromElementsOp::create(
-      b, loc, RankedTensorType::get({2}, et), ValueRange{gs, oneS});
+      b, loc, RankedTensorType::get({int64_t(elements.size())}, et), elements);
   SetStateOp::create(b, loc, kZOPendingState, pending);
 }
 
@@ -316,7 +330,8 @@ void buildFlushEntry(OpBuilder &b, const ZOOffloadContext &ctx) {
     mover.moveWhole(p);
   Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(et, 0.0));
   Value cleared = tensor::FromElementsOp::create(
-      b, loc, RankedTensorType::get({2}, et), ValueRange{zero, zero});
+      b, loc, Mover::pendingType(ctx, et),
+      SmallVector<Value>(ctx.directions + 1, zero));
   SetStateOp::create(b, loc, kZOPendingState, cleared);
   func::ReturnOp::create(b, loc);
 }

@@ -24,8 +24,9 @@
 
 namespace mlir::loom {
 
-/// The state that carries a step's (g, 1) to the next step's deferred
-/// update ((0, 0): nothing pending).
+/// The state that carries a step's (g, 1) (with directions=rank,
+/// (g_0, .., g_N-1, 1)) to the next step's deferred update (zeros: nothing
+/// pending).
 constexpr StringLiteral kZOPendingState = "zo.pending";
 /// The entry that applies a pending update to every parameter (the
 /// runtime calls it before a save, an evaluation and at the end).
@@ -42,6 +43,12 @@ struct ZOOffloadContext {
   int64_t seed;
   /// The upload budget in bytes; 0: one layer's (defaultPrefetchBytes).
   int64_t prefetchBytes;
+  /// The directions a step's update moves along: 1, or N with
+  /// directions=rank.
+  int64_t directions = 1;
+  /// directions=rank: the forward passes' direction (this rank's index),
+  /// the `offset` of their loom.perturb; null otherwise.
+  Value ownDirection = {};
 };
 
 /// The losses at theta + s z for each scale s of `scales` (scalar tensors:
@@ -53,8 +60,9 @@ SmallVector<Value> buildOffloadedForwards(OpBuilder &b,
                                           const ZOOffloadContext &ctx,
                                           Block *body, ValueRange scales);
 
-/// Makes `g` (a scalar tensor) the update the next step applies.
-void deferUpdate(OpBuilder &b, Location loc, Value g);
+/// Makes `gs` (scalar tensors, one per direction) the update the next step
+/// applies.
+void deferUpdate(OpBuilder &b, Location loc, ValueRange gs);
 
 /// @zo_flush(%step): applies the pending update (of step %step) to every
 /// parameter and clears it.

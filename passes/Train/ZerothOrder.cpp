@@ -108,9 +108,6 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
     if (directions == "rank" && (ranks < 2 || perturbationRanks != 1))
       return module.emitError("directions=rank needs data-parallel ranks "
                               "(ranks > 1) and perturbation-ranks=1");
-    if (offload && directions != "shared")
-      return module.emitError("offload does not combine with directions=rank "
-                              "yet");
     if (prefetchBytes < 0)
       return module.emitError("prefetch-bytes must be non-negative, got ")
              << int64_t(prefetchBytes);
@@ -151,14 +148,19 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
                                stream.lookup(param), direction, offset)
           .getResult();
     };
-    if (directions == "rank")
-      return buildMultiDirection(b, loc, module, loss, body, params, mesh,
-                                 ownDirection, perturb);
-    Value d, sum; // l+ - l- and l+ + l-, summed over the data-parallel ranks
     std::optional<ZOOffloadContext> offloaded;
-    if (offload)
+    if (offload) {
       offloaded.emplace(ZOOffloadContext{module, loss, params, stream, eps, lr,
                                          weightDecay, seed, prefetchBytes});
+      if (directions == "rank") {
+        offloaded->directions = ranks;
+        offloaded->ownDirection = ownDirection;
+      }
+    }
+    if (directions == "rank")
+      return buildMultiDirection(b, loc, loss, body, params, mesh, ownDirection,
+                                 perturb, offloaded ? &*offloaded : nullptr);
+    Value d, sum; // l+ - l- and l+ + l-, summed over the data-parallel ranks
     if (offload && perturbationRanks == 2) {
       // As below: one pass on each rank of a pair, offloaded.
       Value sign = pairSign(b, loc, mesh, et);
@@ -205,7 +207,7 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
     if (offload) {
       // The next step (or @zo_flush) applies the update as it uploads.
       Value norm = SqrtOp::create(b, loc, lb.mul(g, g));
-      deferUpdate(b, loc, g);
+      deferUpdate(b, loc, ValueRange{g});
       func::ReturnOp::create(b, loc, ValueRange{mean, lb.scalar(et, lr), norm});
       return buildFlushEntry(b, *offloaded);
     }
@@ -233,20 +235,28 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
   ///   theta <- (1 - lr wd) theta - lr / N sum_r g_r z_r
   /// in rank order, so the replicas stay bit-identical. The loss is the
   /// mean over ranks; grad_norm is |(g_0, .., g_N-1)| / N.
-  void buildMultiDirection(OpBuilder &b, Location loc, ModuleOp module,
-                           func::FuncOp loss, Block *body,
-                           MutableArrayRef<ParamOp> params, comm::MeshOp mesh,
-                           Value own, PerturbFn perturb) {
+  void buildMultiDirection(OpBuilder &b, Location loc, func::FuncOp loss,
+                           Block *body, MutableArrayRef<ParamOp> params,
+                           comm::MeshOp mesh, Value own, PerturbFn perturb,
+                           const ZOOffloadContext *offloaded) {
     auto lossType = cast<RankedTensorType>(loss.getResultTypes()[0]);
     Type et = lossType.getElementType();
     LoomBuilder lb{b, loc};
     Value one = lb.scalar(et, 1.0);
-    Value lPlus = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
-      return perturb(x, p, one, lb.scalar(et, eps), own, 0);
-    });
-    Value lMinus = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
-      return perturb(x, p, one, lb.scalar(et, -eps), own, 0);
-    });
+    Value lPlus, lMinus;
+    if (offloaded) {
+      SmallVector<Value> l = buildOffloadedForwards(
+          b, *offloaded, body, {lb.scalar(et, eps), lb.scalar(et, -eps)});
+      lPlus = l[0];
+      lMinus = l[1];
+    } else {
+      lPlus = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
+        return perturb(x, p, one, lb.scalar(et, eps), own, 0);
+      });
+      lMinus = cloneLoss(b, loss, body, [&](Value x, StringAttr p) {
+        return perturb(x, p, one, lb.scalar(et, -eps), own, 0);
+      });
+    }
     auto pairType = RankedTensorType::get({2}, et);
     Value pair = tensor::FromElementsOp::create(
         b, loc, pairType,
@@ -261,16 +271,24 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
       return tensor::FromElementsOp::create(
           b, loc, RankedTensorType::get({}, et), ValueRange{v});
     };
-    SmallVector<Value> coefs; // -lr g_r / N
+    SmallVector<Value> gs, coefs; // g_r, -lr g_r / N
     Value sum = element(1), squares;
     for (int64_t r = 0; r < ranks; ++r) {
       Value g = lb.scale(element(2 * r), 1.0 / (2.0 * eps));
+      gs.push_back(g);
       coefs.push_back(lb.scale(g, -lr / double(ranks)));
       squares = r ? lb.add(squares, lb.mul(g, g)) : lb.mul(g, g);
       if (r)
         sum = lb.add(sum, element(2 * r + 1));
     }
     Value mean = lb.scale(sum, 0.5 / double(ranks));
+    if (offloaded) {
+      Value norm =
+          lb.scale(SqrtOp::create(b, loc, squares).getResult(), 1.0 / ranks);
+      deferUpdate(b, loc, gs);
+      func::ReturnOp::create(b, loc, ValueRange{mean, lb.scalar(et, lr), norm});
+      return buildFlushEntry(b, *offloaded);
+    }
     for (ParamOp p : params) {
       double wd = p.getNoWeightDecay() ? 0.0 : double(weightDecay);
       Value x = GetParamOp::create(b, loc, p.getType(),
@@ -284,7 +302,6 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
     Value norm =
         lb.scale(SqrtOp::create(b, loc, squares).getResult(), 1.0 / ranks);
     func::ReturnOp::create(b, loc, ValueRange{mean, lb.scalar(et, lr), norm});
-    (void)module;
   }
 
   /// This rank's index along "dp", as a tensor<i64>.

@@ -4,8 +4,8 @@
 // RUN: loom-opt %s -split-input-file \
 // RUN:   -loom-zo="offload=true perturbation-ranks=2" \
 // RUN:   | FileCheck %s --check-prefix=PAIR
-// RUN: not loom-opt %s -split-input-file \
-// RUN:   -loom-zo="offload=true ranks=2 directions=rank" 2>&1 \
+// RUN: loom-opt %s -split-input-file \
+// RUN:   -loom-zo="offload=true ranks=2 directions=rank" \
 // RUN:   | FileCheck %s --check-prefix=MULTI
 // RUN: not loom-opt %s -split-input-file \
 // RUN:   -loom-zo="offload=true prefetch-bytes=-1" 2>&1 \
@@ -70,7 +70,19 @@
 // PAIR-NOT: loom.perturb %{{.+}}, %{{.+}}, %{{.+}}, %[[SCALE]] {seed
 // PAIR: comm.all_reduce %{{.+}} over @world ["dp", "pert"] sum
 // PAIR: loom.set_state "zo.pending"
-// MULTI: offload does not combine with directions=rank yet
+// With directions=rank the state carries each rank's g; the deferred
+// update applies the decay and then the directions in rank order, and the
+// forward passes move along this rank's direction (the offset).
+// MULTI: func.func @train_step
+// MULTI: loom.get_state "zo.pending" : tensor<3xf32>
+// MULTI: %[[U0:.+]] = loom.perturb %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : tensor<8xf32>
+// MULTI-NEXT: %[[U1:.+]] = loom.perturb %[[U0]], %{{.+}}, %{{.+}}, %{{.+}} {direction = 1 : i64} : tensor<8xf32>
+// MULTI: loom.perturb %[[U1]], %{{.+}}, %{{.+}}, %{{.+}} offset %{{.+}} : tensor<i64> : tensor<8xf32>
+// MULTI: comm.all_gather
+// MULTI: %[[GS:.+]] = tensor.from_elements %{{.+}}, %{{.+}}, %{{.+}} : tensor<3xf32>
+// MULTI-NEXT: loom.set_state "zo.pending", %[[GS]] : tensor<3xf32>
+// MULTI: func.func @zo_flush
+// MULTI: loom.get_state "zo.pending" : tensor<3xf32>
 // BYTES: prefetch-bytes must be non-negative, got -1
 module @tied {
   loom.param @w : tensor<8xf32> init normal scale 1.0
