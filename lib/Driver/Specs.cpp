@@ -447,8 +447,8 @@ std::string mlir::loom::driver::zoSpecHelp() {
       "its own direction r, and every rank applies all N; offload=1: the "
       "parameters stay in host memory, each uploaded once a step (at most "
       "prefetch MiB ahead, default one layer's) and written back, the "
-      "update applied at the next upload (ZO2; CPU target; loom-run "
-      "--offload-bandwidth models the link) (docs/zo.md)",
+      "update applied at the next upload (ZO2; runs on the CPU target, "
+      "where loom-run --offload-bandwidth models the link) (docs/zo.md)",
       d.eps, d.lr, d.weightDecay, d.seed, d.perturbationRanks);
 }
 

@@ -77,10 +77,6 @@ static LogicalResult parseZO(Compilation &c) {
     return c.error("--zo=mezo:directions=rank needs --dp=N with N > 1 and "
                    "pert=1: each data-parallel rank perturbs along its own "
                    "direction");
-  if (spec->offload && c.options.target == "cuda")
-    return c.error("--zo=mezo:offload=1 runs on the CPU target only for now "
-                   "(its link to the device is modelled there); the cuda "
-                   "step keeps the parameters on the GPU");
   c.zo = *spec;
   return success();
 }

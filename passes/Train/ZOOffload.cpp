@@ -39,6 +39,31 @@ Value elementOf(OpBuilder &b, Location loc, Value t, int64_t i) {
                                         ValueRange{v});
 }
 
+Value readParam(OpBuilder &b, Location loc, ParamOp p) {
+  return GetParamOp::create(b, loc, p.getType(),
+                            FlatSymbolRefAttr::get(p.getSymNameAttr()));
+}
+
+comm::TransferStartOp startTransfer(OpBuilder &b, Location loc, Value from,
+                                    Value into, StringRef direction) {
+  return comm::TransferStartOp::create(
+      b, loc, comm::TokenType::get(b.getContext()), from.getType(), from, into,
+      b.getStringAttr(direction));
+}
+
+/// A fresh device copy of `p`, in flight.
+comm::TransferStartOp startUpload(OpBuilder &b, Location loc, ParamOp p) {
+  RankedTensorType t = p.getTensorType();
+  Value empty =
+      tensor::EmptyOp::create(b, loc, t.getShape(), t.getElementType());
+  return startTransfer(b, loc, readParam(b, loc, p), empty, "upload");
+}
+
+Value waitFor(OpBuilder &b, Location loc, comm::TransferStartOp start) {
+  return comm::WaitOp::create(b, loc, start.getInflight().getType(),
+                              start.getToken(), start.getInflight());
+}
+
 /// Moves parameters between host and device and applies the deferred
 /// update, for one entry being built.
 struct Mover {
@@ -84,29 +109,6 @@ struct Mover {
     return a;
   }
 
-  Value read(ParamOp p) {
-    return GetParamOp::create(b, loc, p.getType(),
-                              FlatSymbolRefAttr::get(p.getSymNameAttr()));
-  }
-
-  comm::TransferStartOp upload(ParamOp p) {
-    RankedTensorType t = p.getTensorType();
-    Value empty =
-        tensor::EmptyOp::create(b, loc, t.getShape(), t.getElementType());
-    return transfer(read(p), empty, "upload");
-  }
-
-  comm::TransferStartOp transfer(Value from, Value into, StringRef direction) {
-    return comm::TransferStartOp::create(
-        b, loc, comm::TokenType::get(b.getContext()), from.getType(), from,
-        into, b.getStringAttr(direction));
-  }
-
-  static Value wait(OpBuilder &b, Location loc, comm::TransferStartOp start) {
-    return comm::WaitOp::create(b, loc, start.getInflight().getType(),
-                                start.getToken(), start.getInflight());
-  }
-
   /// The uploaded `x` with the pending update applied, and the transfer
   /// that writes it back.
   std::pair<Value, comm::TransferStartOp> update(ParamOp p, Value x) {
@@ -116,17 +118,17 @@ struct Mover {
       x = PerturbOp::create(b, loc, x, updateStep, r ? one : decayOf(p), coef,
                             ctx.seed, ctx.stream.lookup(p.getSymNameAttr()), r,
                             Value());
-    return {x, transfer(x, read(p), "offload")};
+    return {x, startTransfer(b, loc, x, readParam(b, loc, p), "offload")};
   }
 
   void writeBack(ParamOp p, comm::TransferStartOp offload) {
     SetParamOp::create(b, loc, FlatSymbolRefAttr::get(p.getSymNameAttr()),
-                       wait(b, loc, offload));
+                       waitFor(b, loc, offload));
   }
 
   /// Upload, update and write back at once (no compute to overlap).
   void moveWhole(ParamOp p) {
-    Value x = wait(b, loc, upload(p));
+    Value x = waitFor(b, loc, startUpload(b, loc, p));
     writeBack(p, update(p, x).second);
   }
 };
@@ -164,6 +166,49 @@ struct Uses {
   }
 };
 
+/// Uploads in the order of first use, at most `budget` bytes of them waiting
+/// for their first use at any time (always at least one).
+struct Prefetcher {
+  OpBuilder &b;
+  Location loc;
+  int64_t budget;
+  llvm::DenseMap<StringAttr, ParamOp> byName;
+  SmallVector<StringAttr> order;
+  llvm::DenseMap<StringAttr, comm::TransferStartOp> uploads;
+  size_t next = 0;
+  int64_t ahead = 0;
+
+  Prefetcher(OpBuilder &b, Location loc, const ZOOffloadContext &ctx,
+             const Uses &uses)
+      : b(b), loc(loc),
+        budget(ctx.prefetchBytes > 0 ? ctx.prefetchBytes
+                                     : defaultPrefetchBytes(ctx.params)) {
+    for (ParamOp p : ctx.params)
+      byName[p.getSymNameAttr()] = p;
+    for (auto &entry : uses.span)
+      order.push_back(entry.first);
+    issue();
+  }
+
+  void issue() {
+    while (next < order.size()) {
+      int64_t bytes = bytesOf(byName[order[next]]);
+      if (ahead > 0 && ahead + bytes > budget)
+        return;
+      uploads[order[next]] = startUpload(b, loc, byName[order[next]]);
+      ahead += bytes;
+      ++next;
+    }
+  }
+
+  /// The device copy of `name`, waited for; more uploads start behind it.
+  Value arrive(StringAttr name) {
+    Value x = waitFor(b, loc, uploads[name]);
+    ahead -= bytesOf(byName[name]);
+    return x;
+  }
+};
+
 } // namespace
 
 int64_t defaultPrefetchBytes(ArrayRef<ParamOp> params) {
@@ -194,46 +239,21 @@ SmallVector<Value> buildOffloadedForwards(OpBuilder &b,
   Mover mover(b, loc, ctx, previousStep(b, loc, step), et);
   LoomBuilder lb{b, loc};
   Uses uses(src);
-  llvm::DenseMap<StringAttr, ParamOp> byName;
-  for (ParamOp p : ctx.params)
-    byName[p.getSymNameAttr()] = p;
-
-  // Uploads in the order of first use, at most `budget` bytes of them
-  // waiting for their first use at any time (always at least one).
-  int64_t budget = ctx.prefetchBytes > 0 ? ctx.prefetchBytes
-                                         : defaultPrefetchBytes(ctx.params);
+  Prefetcher prefetch(b, loc, ctx, uses);
+  llvm::DenseMap<StringAttr, ParamOp> &byName = prefetch.byName;
   // Write-backs in flight: half as much again (measured on a 24-layer GPT,
   // bench/zo_offload.py: waiting for each one at its parameter's last use
   // made a step that moves as many bytes as it computes 1.5x slower).
-  int64_t offloadBudget = budget / 2;
-  SmallVector<StringAttr> order;
-  for (auto &entry : uses.span)
-    order.push_back(entry.first);
-  llvm::DenseMap<StringAttr, comm::TransferStartOp> uploads;
-  size_t next = 0;
-  int64_t ahead = 0;
-  auto issueUploads = [&] {
-    while (next < order.size()) {
-      int64_t bytes = bytesOf(byName[order[next]]);
-      if (ahead > 0 && ahead + bytes > budget)
-        return;
-      uploads[order[next]] = mover.upload(byName[order[next]]);
-      ahead += bytes;
-      ++next;
-    }
-  };
-  issueUploads();
+  int64_t offloadBudget = prefetch.budget / 2;
 
   // The parameter as the step's forward passes see it (updated), and the
   // transfer writing it back.
   llvm::DenseMap<StringAttr, Value> current;
   llvm::DenseMap<StringAttr, comm::TransferStartOp> offloads;
   auto arrive = [&](StringAttr name) {
-    ParamOp p = byName[name];
-    Value x = Mover::wait(b, loc, uploads[name]);
-    ahead -= bytesOf(p);
-    std::tie(current[name], offloads[name]) = mover.update(p, x);
-    issueUploads();
+    Value x = prefetch.arrive(name);
+    std::tie(current[name], offloads[name]) = mover.update(byName[name], x);
+    prefetch.issue();
   };
 
   std::deque<StringAttr> writing;
@@ -296,6 +316,37 @@ SmallVector<Value> buildOffloadedForwards(OpBuilder &b,
   Value result = src.getTerminator()->getOperand(0);
   return llvm::map_to_vector(
       maps, [&](IRMapping &map) { return map.lookup(result); });
+}
+
+void offloadLossEntry(OpBuilder &b, const ZOOffloadContext &ctx) {
+  OpBuilder::InsertionGuard guard(b);
+  Location loc = ctx.loss.getLoc();
+  Block &src = ctx.loss.getBody().front();
+  auto *body = new Block();
+  body->addArguments(src.getArgumentTypes(),
+                     SmallVector<Location>(src.getNumArguments(), loc));
+  b.setInsertionPointToStart(body);
+  Uses uses(src);
+  Prefetcher prefetch(b, loc, ctx, uses);
+  IRMapping map;
+  map.map(src.getArguments(), body->getArguments());
+  llvm::DenseMap<StringAttr, Value> device;
+  for (auto [i, op] : llvm::enumerate(src)) {
+    if (isa<GetParamOp>(op))
+      continue;
+    for (StringAttr name : uses.firstAt.lookup(i)) {
+      device[name] = prefetch.arrive(name);
+      prefetch.issue();
+    }
+    op.walk([&](Operation *inner) {
+      for (Value v : inner->getOperands())
+        if (auto get = v.getDefiningOp<GetParamOp>())
+          map.map(v, device.lookup(get.getParamAttr().getAttr()));
+    });
+    b.clone(op, map);
+  }
+  ctx.loss.getBody().front().erase();
+  ctx.loss.getBody().push_back(body);
 }
 
 void deferUpdate(OpBuilder &b, Location loc, ValueRange gs) {

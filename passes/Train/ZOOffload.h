@@ -60,6 +60,11 @@ SmallVector<Value> buildOffloadedForwards(OpBuilder &b,
                                           const ZOOffloadContext &ctx,
                                           Block *body, ValueRange scales);
 
+/// Rewrites @loss (the evaluation entry) to read each parameter from a
+/// device copy uploaded before its first use, as the step does; call it
+/// once the step is built (the step is a copy of @loss).
+void offloadLossEntry(OpBuilder &b, const ZOOffloadContext &ctx);
+
 /// Makes `gs` (scalar tensors, one per direction) the update the next step
 /// applies.
 void deferUpdate(OpBuilder &b, Location loc, ValueRange gs);

@@ -209,7 +209,8 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
       Value norm = SqrtOp::create(b, loc, lb.mul(g, g));
       deferUpdate(b, loc, ValueRange{g});
       func::ReturnOp::create(b, loc, ValueRange{mean, lb.scalar(et, lr), norm});
-      return buildFlushEntry(b, *offloaded);
+      buildFlushEntry(b, *offloaded);
+      return offloadLossEntry(b, *offloaded);
     }
     // theta <- (1 - lr wd) theta - lr g z, along the same z.
     Value coef = lb.scale(g, -lr);
@@ -287,7 +288,8 @@ struct ZerothOrderPass : impl::ZerothOrderPassBase<ZerothOrderPass> {
           lb.scale(SqrtOp::create(b, loc, squares).getResult(), 1.0 / ranks);
       deferUpdate(b, loc, gs);
       func::ReturnOp::create(b, loc, ValueRange{mean, lb.scalar(et, lr), norm});
-      return buildFlushEntry(b, *offloaded);
+      buildFlushEntry(b, *offloaded);
+      return offloadLossEntry(b, *offloaded);
     }
     for (ParamOp p : params) {
       double wd = p.getNoWeightDecay() ? 0.0 : double(weightDecay);

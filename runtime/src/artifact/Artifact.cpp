@@ -55,6 +55,12 @@ void checkTarget(const Manifest &manifest, const std::string &dir,
          "--target=%s` or run it with --device %s",
          dir.c_str(), targetName(compiled), targetName(*wanted),
          targetName(*wanted), targetName(compiled));
+  if (compiled == Target::CUDA && manifest.entries.count("zo_flush"))
+    fail("%s: zeroth-order training with offloaded parameters (loomc "
+         "--zo=mezo:offload=1) compiles for cuda but does not run there yet: "
+         "the runtime keeps every parameter on the GPU and has no copy stream "
+         "for its transfers; run it on the cpu target (docs/zo.md)",
+         manifest.source.c_str());
   if (compiled == Target::CUDA && manifest.co2.localSteps > 0)
     fail("%s: CO2 artifacts (loomc --co2) are not supported on cuda yet: "
          "their outer rounds copy host buffers between steps; compile with "

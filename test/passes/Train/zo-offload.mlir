@@ -23,8 +23,15 @@
 // for after its parameter's last use, oldest first, once more than half
 // that would be in flight. The update of this step is deferred; @zo_flush
 // applies a pending update to every parameter and clears it.
+// The evaluation entry @loss reads the parameters from uploaded copies too.
 // CHECK-LABEL: module @tied
 // CHECK-SAME: offload = true
+// CHECK: func.func @loss(%[[LX:.+]]: tensor<4x8xf32> {loom.input = "x"})
+// CHECK: %[[LT:.+]], %[[LF:.+]] = comm.transfer_start %{{.+}} into %{{.+}} "upload" : tensor<8xf32>
+// CHECK-NEXT: %[[LW:.+]] = comm.wait %[[LT]], %[[LF]]
+// CHECK: loom.mul %[[LX]], %[[LW]]
+// CHECK-NOT: loom.set_param
+// CHECK: return
 // CHECK: func.func @train_step(%[[STEP:.+]]: tensor<i64> {loom.input = "step"}, %[[X:.+]]: tensor<4x8xf32>
 // CHECK: %[[PREV:.+]] = arith.subi
 // CHECK-NEXT: %[[PSTEP:.+]] = tensor.from_elements %[[PREV]] : tensor<i64>
