@@ -18,6 +18,7 @@
 #define LOOM_PASSES_TRAIN_ZOOFFLOAD_H
 
 #include "dialects/Loom/IR/LoomOps.h"
+#include "loom/runtime/abi.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
@@ -27,10 +28,10 @@ namespace mlir::loom {
 /// The state that carries a step's (g, 1) (with directions=rank,
 /// (g_0, .., g_N-1, 1)) to the next step's deferred update (zeros: nothing
 /// pending).
-constexpr StringLiteral kZOPendingState = "zo.pending";
+constexpr StringLiteral kZOPendingState = LOOM_ZO_PENDING_STATE;
 /// The entry that applies a pending update to every parameter (the
 /// runtime calls it before a save, an evaluation and at the end).
-constexpr StringLiteral kZOFlushEntry = "zo_flush";
+constexpr StringLiteral kZOFlushEntry = LOOM_ZO_FLUSH_ENTRY;
 
 /// What the schedule needs of the step being built.
 struct ZOOffloadContext {

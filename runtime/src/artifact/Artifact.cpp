@@ -55,7 +55,7 @@ void checkTarget(const Manifest &manifest, const std::string &dir,
          "--target=%s` or run it with --device %s",
          dir.c_str(), targetName(compiled), targetName(*wanted),
          targetName(*wanted), targetName(compiled));
-  if (compiled == Target::CUDA && manifest.entries.count("zo_flush"))
+  if (compiled == Target::CUDA && manifest.entries.count(LOOM_ZO_FLUSH_ENTRY))
     fail("%s: zeroth-order training with offloaded parameters (loomc "
          "--zo=mezo:offload=1) compiles for cuda but does not run there yet: "
          "the runtime keeps every parameter on the GPU and has no copy stream "

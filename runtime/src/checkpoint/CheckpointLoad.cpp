@@ -139,8 +139,10 @@ void checkKnownTensors(const SafeTensorsFile &file, Artifact &artifact,
                        ArgRole role, const std::string &source,
                        const char *what) {
   for (const SafeTensorView &view : file.tensors())
-    if (!artifact.findTensor(view.name) ||
-        artifact.findTensor(view.name)->role() != role)
+    if (view.name == LOOM_ZO_PENDING_STATE) // zeros when saved (abi.h)
+      continue;
+    else if (!artifact.findTensor(view.name) ||
+             artifact.findTensor(view.name)->role() != role)
       fail("%s has tensor '%s', which the artifact%s does not have (%s)",
            source.c_str(), view.name.c_str(), what,
            role == ArgRole::Param
@@ -215,12 +217,20 @@ constexpr int64_t kMaxCount = int64_t(1) << 62;
 /// there with its shape, after checking all of them. `artifact`'s
 /// ZeRO-sharded tensors take rank `rank`'s slice of the file's whole ones
 /// (ZeroShards.h). Returns where each tensor lies in the file's.
-std::vector<SliceOf> loadTensors(const std::vector<Tensor *> &tensors,
+std::vector<SliceOf> loadTensors(const std::vector<Tensor *> &wanted,
                                  const std::string &path, ArgRole role,
                                  Artifact *artifact, const char *what,
                                  int rank = 0) {
   SafeTensorsFile file = SafeTensorsFile::read(path);
   std::vector<SliceOf> slices;
+  // A pending zeroth-order update is zero when saved (abi.h): a checkpoint
+  // of the same model trained without offloading lacks it.
+  std::vector<Tensor *> tensors;
+  for (Tensor *tensor : wanted)
+    if (tensor->name() != LOOM_ZO_PENDING_STATE || file.find(tensor->name()))
+      tensors.push_back(tensor);
+    else
+      std::memset(tensor->data(), 0, tensor->byteSize());
   for (Tensor *tensor : tensors) {
     slices.push_back(artifact ? sliceOf(artifact->manifest(), *tensor, rank)
                               : SliceOf{tensor->shape(), 0});

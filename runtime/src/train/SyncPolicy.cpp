@@ -10,6 +10,7 @@
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
+#include "loom/runtime/abi.h"
 #include "train/CO2Sync.h"
 
 namespace loom::rt {
@@ -62,9 +63,10 @@ std::unique_ptr<SyncPolicy> makeSyncPolicy(Artifact &artifact,
                                            Communicator &comm) {
   if (artifact.manifest().co2.localSteps > 0)
     return makeCO2Sync(artifact, comm);
-  return std::make_unique<PerStepSync>(comm, artifact.hasEntry("zo_flush")
-                                                 ? &artifact.entry("zo_flush")
-                                                 : nullptr);
+  return std::make_unique<PerStepSync>(
+      comm, artifact.hasEntry(LOOM_ZO_FLUSH_ENTRY)
+                ? &artifact.entry(LOOM_ZO_FLUSH_ENTRY)
+                : nullptr);
 }
 
 } // namespace loom::rt

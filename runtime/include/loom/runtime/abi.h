@@ -186,6 +186,16 @@ enum loom_transfer_direction {
 int64_t loom_rt_transfer_start(void *dst, const void *src, int64_t bytes,
                                int32_t direction);
 
+/// Zeroth-order training with offloaded parameters (docs/zo.md) defers a
+/// step's update to the next step: the state LOOM_ZO_PENDING_STATE carries
+/// it, and the entry LOOM_ZO_FLUSH_ENTRY (one input, the step just taken)
+/// applies it to every parameter and clears it. The runtime calls that entry
+/// before anything reads the parameters between steps, so the state is zero
+/// in every checkpoint: a checkpoint may lack it (it loads as zeros), and
+/// an artifact without it may load a checkpoint that has it.
+#define LOOM_ZO_PENDING_STATE "zo.pending"
+#define LOOM_ZO_FLUSH_ENTRY "zo_flush"
+
 /// Gradient compression (loomc --compress, docs/compression.md). In place:
 /// buf (`count` f32 elements: gradient `slot` of the manifest's compression
 /// object) = the mean over the ranks of their compressed accumulated
