@@ -76,10 +76,12 @@ record() {
   echo "numerics: $(wc -l < "$out/numerics.tsv") lines in $out/numerics.tsv" >&2
 }
 
-# A run's log without what depends on the machine's speed.
+# A run's log without what depends on the machine's speed, nor the
+# process's resident peak (the allocator's and MPI's pages vary by run).
 untimed() {
   sed -E 's#[0-9.]+k? (tok|rows|steps)/s#N/s#g; s#[0-9.]+ ms/step#N ms/step#g;
-          s#ETA [0-9:]+#ETA#; s#in [0-9.]+ s#in N s#g; s#[0-9]+% hidden#N% hidden#' "$1"
+          s#ETA [0-9:]+#ETA#; s#in [0-9.]+ s#in N s#g; s#[0-9]+% hidden#N% hidden#
+          s#process peak [0-9.]+ MiB resident#process peak N MiB resident#' "$1"
 }
 
 compare() {

@@ -107,7 +107,13 @@ void buildMlp(ModuleOp module, const MlpSpec &s, Type et) {
 void buildGpt(ModuleOp module, const GptSpec &s, Type et) {
   OpBuilder b(module.getContext());
   auto ids = RankedTensorType::get({s.batch, s.seq}, b.getI32Type());
-  func::FuncOp fn = createLoss(module, {ids, ids}, {"tokens", "targets"}, et);
+  SmallVector<Type> inputs{ids, ids};
+  SmallVector<StringRef> names{"tokens", "targets"};
+  if (s.docs) {
+    inputs.append({ids, ids});
+    names.append({"segments", "positions"});
+  }
+  func::FuncOp fn = createLoss(module, inputs, names, et);
   ModelBuilder mb(module, fn, et);
   LoomBuilder &lb = mb.lb;
   OpBuilder &ob = mb.body;
@@ -117,8 +123,13 @@ void buildGpt(ModuleOp module, const GptSpec &s, Type et) {
 
   Value wte = mb.weight("transformer.wte.weight", {s.vocab, D}, std);
   Value wpe = mb.weight("transformer.wpe.weight", {T, D}, std);
-  Value x =
-      lb.add(EmbeddingOp::create(ob, lb.loc, wte, fn.getArgument(0)), wpe);
+  Value tokens = EmbeddingOp::create(ob, lb.loc, wte, fn.getArgument(0));
+  // Packed documents: each token's position restarts at its document's
+  // start, and attention stays inside the document (its segment).
+  Value segments = s.docs ? fn.getArgument(2) : Value();
+  Value x = s.docs ? lb.add(tokens, EmbeddingOp::create(ob, lb.loc, wpe,
+                                                        fn.getArgument(3)))
+                   : lb.add(tokens, wpe);
   auto heads = [&](Value t) { // [B,T,D] -> [B,H,T,Dh]
     return TransposeOp::create(ob, lb.loc, lb.reshape(t, {B, T, H, Dh}),
                                ArrayRef<int64_t>{0, 2, 1, 3});
@@ -132,7 +143,7 @@ void buildGpt(ModuleOp module, const GptSpec &s, Type et) {
         ob, lb.loc, TypeRange{pieceType, pieceType, pieceType}, qkv, 2);
     Value att = AttentionOp::create(
         ob, lb.loc, heads(split.getResult(0)), heads(split.getResult(1)),
-        heads(split.getResult(2)), true, FloatAttr());
+        heads(split.getResult(2)), segments, true, FloatAttr());
     Value merged = lb.reshape(
         TransposeOp::create(ob, lb.loc, att, ArrayRef<int64_t>{0, 2, 1, 3}),
         {B, T, D});
@@ -147,12 +158,14 @@ void buildGpt(ModuleOp module, const GptSpec &s, Type et) {
   Value logits = LinearOp::create(ob, lb.loc, x, wte, Value());
   Value loss = CrossEntropyOp::create(ob, lb.loc, logits, fn.getArgument(1));
   func::ReturnOp::create(ob, lb.loc, loss);
-  module->setAttr("loom.task",
-                  b.getDictionaryAttr(
-                      {b.getNamedAttr("kind", b.getStringAttr("lm")),
-                       b.getNamedAttr("vocab", b.getI64IntegerAttr(s.vocab)),
-                       b.getNamedAttr("seq", b.getI64IntegerAttr(T)),
-                       b.getNamedAttr("batch", b.getI64IntegerAttr(B))}));
+  SmallVector<NamedAttribute> task{
+      b.getNamedAttr("kind", b.getStringAttr("lm")),
+      b.getNamedAttr("vocab", b.getI64IntegerAttr(s.vocab)),
+      b.getNamedAttr("seq", b.getI64IntegerAttr(T)),
+      b.getNamedAttr("batch", b.getI64IntegerAttr(B))};
+  if (s.docs)
+    task.push_back(b.getNamedAttr("documents", b.getBoolAttr(true)));
+  module->setAttr("loom.task", b.getDictionaryAttr(task));
 }
 
 } // namespace

@@ -196,8 +196,12 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef given) {
             "--model", kind, body,
             {intField("vocab", g.vocab), intField("seq", g.seq),
              intField("dim", g.dim), intField("heads", g.heads),
-             intField("layers", g.layers), intField("batch", g.batch)}))
+             intField("layers", g.layers), intField("batch", g.batch),
+             countField("docs", g.docs, "0 or 1")}))
       return std::move(err);
+    if (g.docs > 1)
+      return fail("--model",
+                  "field 'docs' must be 0 or 1, got " + llvm::Twine(g.docs));
     if (g.vocab < 2 || g.vocab > INT32_MAX)
       return fail("--model", "field 'vocab' must be between 2 and " +
                                  llvm::Twine(INT32_MAX) +
@@ -474,9 +478,11 @@ std::string mlir::loom::driver::modelSpecHelp() {
       "default):\n"
       "  mlp:in=I,hidden=H,out=O,layers=L,batch=B\n"
       "    (default mlp:in={0},hidden={1},out={2},layers={3},batch={4})\n"
-      "  gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B\n"
+      "  gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B[,docs=1]\n"
       "    (default gpt:vocab={5},seq={6},dim={7},heads={8},layers={9},"
       "batch={10})\n"
+      "    docs=1: rows packed with documents, attention and positions per\n"
+      "    document (for --data docs:PATH, docs/sequences.md)\n"
       "  {11}[:FIELD=VALUE,...]\n"
       "    (GPT-2 124M: {12}; the fields given replace its own)",
       m.in, m.hidden, m.out, m.layers, m.batch, g.vocab, g.seq, g.dim, g.heads,

@@ -132,6 +132,15 @@ LogicalResult mlir::loom::driver::verifyTask(ModuleOp module) {
   else
     expected = {{"tokens", {sizes[0], sizes[1]}, false},
                 {"targets", {sizes[0], sizes[1]}, false}};
+  // Packed documents (docs/sequences.md): each token's document and its
+  // position in it, filled by the runtime from the document boundaries.
+  auto documents = task.get("documents");
+  if (documents && (classify || !isa<BoolAttr>(documents)))
+    return emitError(module.getLoc())
+           << "loom.task: 'documents' must be a bool on a task of kind lm";
+  if (documents && cast<BoolAttr>(documents).getValue())
+    expected.append({{"segments", {sizes[0], sizes[1]}, false},
+                     {"positions", {sizes[0], sizes[1]}, false}});
   if (failed(verifyInputs(module, loss, kind.getValue(), expected)))
     return failure();
 

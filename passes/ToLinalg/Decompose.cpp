@@ -76,12 +76,9 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   LogicalResult matchAndRewrite(AttentionOp op,
                                 PatternRewriter &rewriter) const override {
     LoomBuilder lb{rewriter, op.getLoc()};
-    Value s = lb.scale(lb.matmul(op.getQuery(), op.getKey(), false, true),
-                       op.getEffectiveScale());
-    if (op.getCausal())
-      s = CausalMaskOp::create(rewriter, op.getLoc(), s,
-                               rewriter.getF64FloatAttr(-INFINITY));
-    Value p = lb.softmax(s);
+    Value p = lb.softmax(lb.attentionScores(op.getQuery(), op.getKey(),
+                                            op.getEffectiveScale(),
+                                            op.getCausal(), op.getSegments()));
     rewriter.replaceOp(op, lb.matmul(p, op.getValue(), false, false));
     return success();
   }

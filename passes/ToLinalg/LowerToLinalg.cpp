@@ -182,6 +182,43 @@ struct CausalMaskLowering : OpRewritePattern<CausalMaskOp> {
   }
 };
 
+/// x[b, ..., i, j] = segments[b, i] == segments[b, j] ? x : fill; the
+/// segments are read twice, along the rows and along the columns.
+struct SegmentMaskLowering : OpRewritePattern<SegmentMaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SegmentMaskOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    double fillValue = op.getFill().convertToDouble();
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    auto segmentMap = [&](int64_t d) {
+      return AffineMap::get(rank, 0, {dim(0), dim(d)}, ctx);
+    };
+    SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(rank),
+                                segmentMap(rank - 2), segmentMap(rank - 1),
+                                rewriter.getMultiDimIdentityMap(rank)};
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    Value seg = op.getSegments();
+    Location loc = op.getLoc();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type}, ValueRange{op.getInput(), seg, seg},
+        ValueRange{emptyTensor(rewriter, loc, type)}, maps, iters,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value same =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], a[2]);
+          linalg::YieldOp::create(
+              b, l,
+              arith::SelectOp::create(
+                  b, l, same, a[0], floatConst(b, l, a[0].getType(), fillValue))
+                  .getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
@@ -596,10 +633,10 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
                  ReduceLowering<SumOp, ReduceKind::Sum>,
                  ReduceLowering<MeanOp, ReduceKind::Mean>,
                  ReduceLowering<ReduceMaxOp, ReduceKind::Max>, MatmulLowering,
-                 CausalMaskLowering, ReshapeLowering, TransposeLowering,
-                 BroadcastToLowering, SplitLowering, ConcatLowering,
-                 EmbeddingLowering, OneHotLowering, LrScheduleLowering,
-                 PerturbLowering>(ctx);
+                 CausalMaskLowering, SegmentMaskLowering, ReshapeLowering,
+                 TransposeLowering, BroadcastToLowering, SplitLowering,
+                 ConcatLowering, EmbeddingLowering, OneHotLowering,
+                 LrScheduleLowering, PerturbLowering>(ctx);
     auto unary = [&](auto tag, Value (*fn)(OpBuilder &, Location, Value)) {
       using OpT = typename decltype(tag)::type;
       patterns.add<UnaryLowering<OpT>>(ctx, fn);

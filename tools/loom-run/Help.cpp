@@ -30,8 +30,14 @@ options:
                                     a random teacher network; lm: random tokens)
                       text:PATH     the file's bytes are tokens (vocab >= 256)
                       tokens:PATH   little-endian uint16 tokens (nanoGPT .bin)
+                      docs:PATH     documents: the files of a directory, or
+                                    the "text" fields of a JSONL file, packed
+                                    into rows (a model compiled with
+                                    gpt:...,docs=1; docs/sequences.md)
+                      synthetic-docs[:median=N,sigma=S,count=N]
+                                    documents of lognormal lengths
   --shuffle         draw token windows at random (seeded) instead of reading
-                    the file in order (text: and tokens: data; synthetic
+                    the file in order (text:, tokens: and docs: data; synthetic
                     rows are random already: a warning says so)
   --seed S          seed for parameter init, synthetic data and shuffling
                     (default: 0; on resume, the checkpoint's seed)

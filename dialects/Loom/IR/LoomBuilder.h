@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/IR/Builders.h"
 
+#include <cmath>
 #include <numeric>
 
 namespace mlir::loom {
@@ -99,6 +100,19 @@ struct LoomBuilder {
   /// Softmax over the last axis, written so that the decomposition pass sees
   /// the same op the forward pass uses.
   Value softmax(Value x) { return SoftmaxOp::create(b, loc, x); }
+  /// Attention's scores Q K^T * scale with the causal and segment masks
+  /// (-inf where a query may not look): the forward decomposition and the
+  /// backward pass's recomputation build the same ops.
+  Value attentionScores(Value q, Value k, double s, bool causal,
+                        Value segments) {
+    Value scores = scale(matmul(q, k, false, true), s);
+    FloatAttr minusInf = b.getF64FloatAttr(-INFINITY);
+    if (causal)
+      scores = CausalMaskOp::create(b, loc, scores, minusInf);
+    if (segments)
+      scores = SegmentMaskOp::create(b, loc, scores, segments, minusInf);
+    return scores;
+  }
   Value getParam(ParamOp p) {
     return GetParamOp::create(b, loc, p.getTensorType(), p.getSymName());
   }

@@ -176,6 +176,21 @@ LogicalResult CausalMaskOp::verify() {
   return success();
 }
 
+LogicalResult SegmentMaskOp::verify() {
+  auto type = tensorOf(getInput());
+  auto seg = tensorOf(getSegments());
+  int64_t r = type.getRank();
+  if (r < 3 || type.getDimSize(r - 1) != type.getDimSize(r - 2))
+    return emitOpError("expects rank >= 3 with equal last two dimensions, got ")
+           << type;
+  if (seg.getRank() != 2 || seg.getDimSize(0) != type.getDimSize(0) ||
+      seg.getDimSize(1) != type.getDimSize(r - 1))
+    return emitOpError("expects segments of shape [")
+           << type.getDimSize(0) << ", " << type.getDimSize(r - 1)
+           << "] (the input's first and last dimensions), got " << seg;
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Linear algebra and NN layers
 //===----------------------------------------------------------------------===//
@@ -314,6 +329,19 @@ LogicalResult AttentionOp::inferReturnTypes(MLIRContext *,
   if (auto scale = adaptor.getScaleAttr())
     if (!(scale.getValueAsDouble() > 0))
       return error("scale must be positive");
+  if (Value segments = adaptor.getSegments()) {
+    auto seg = tensorOf(segments);
+    if (r < 3 || q.getDimSize(r - 2) != k.getDimSize(r - 2))
+      return error("segments need rank >= 3 and equal query and key row "
+                   "counts, got query ",
+                   formatShape(q.getShape()), " and key ",
+                   formatShape(k.getShape()));
+    SmallVector<int64_t> want{q.getDimSize(0), q.getDimSize(r - 2)};
+    if (seg.getShape() != ArrayRef<int64_t>(want))
+      return error("segments must have shape ", formatShape(want),
+                   " (the query's first dimension and its rows), got ",
+                   formatShape(seg.getShape()));
+  }
   SmallVector<int64_t> shape(q.getShape().drop_back());
   shape.push_back(v.getShape().back());
   results.push_back(RankedTensorType::get(shape, q.getElementType()));

@@ -138,6 +138,14 @@ LogicalResult GeluOp::buildVJP(OpBuilder &b, ValueRange rg,
   return success();
 }
 
+LogicalResult SegmentMaskOp::buildVJP(OpBuilder &b, ValueRange rg,
+                                      SmallVectorImpl<Value> &grads) {
+  grads.assign({SegmentMaskOp::create(b, getLoc(), rg[0], getSegments(),
+                                      b.getF64FloatAttr(0.0)),
+                Value()});
+  return success();
+}
+
 LogicalResult CausalMaskOp::buildVJP(OpBuilder &b, ValueRange rg,
                                      SmallVectorImpl<Value> &grads) {
   grads.assign(
@@ -231,10 +239,8 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange rg,
   Value q = getQuery(), k = getKey(), v = getValue(), dy = rg[0];
   double scale = getEffectiveScale();
   // Recompute the attention probabilities P (not kept from the forward).
-  Value s = g.scale(g.matmul(q, k, false, true), scale);
-  if (getCausal())
-    s = CausalMaskOp::create(b, getLoc(), s, b.getF64FloatAttr(-INFINITY));
-  Value p = g.softmax(s);
+  Value p =
+      g.softmax(g.attentionScores(q, k, scale, getCausal(), getSegments()));
   Value dv = g.matmul(p, dy, true, false);
   Value dp = g.matmul(dy, v, false, true);
   // Masked entries have P = 0, so dS is 0 there without another mask.
@@ -245,6 +251,8 @@ LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange rg,
   Value dq = g.matmul(ds, k, false, false);
   Value dk = g.matmul(ds, q, true, false);
   grads.assign({dq, dk, dv});
+  if (getSegments())
+    grads.push_back(Value());
   return success();
 }
 

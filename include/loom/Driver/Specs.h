@@ -25,6 +25,10 @@ struct MlpSpec {
 /// `gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B`: nanoGPT.
 struct GptSpec {
   int64_t vocab = 256, seq = 64, dim = 64, heads = 4, layers = 2, batch = 4;
+  /// docs=1: rows packed with documents (docs/sequences.md); the model
+  /// reads each token's document and position in it, and attention stays
+  /// inside a document.
+  int64_t docs = 0;
 };
 
 struct ModelSpec {

@@ -18,6 +18,10 @@ BatchBuffers BatchBuffers::forArtifact(Artifact &artifact) {
   if (task.kind == TaskSpec::Kind::LM) {
     buffers.tokens = artifact.tensor("tokens").dataAs<int32_t>();
     buffers.targets = artifact.tensor("targets").dataAs<int32_t>();
+    if (task.documents) {
+      buffers.segments = artifact.tensor("segments").dataAs<int32_t>();
+      buffers.positions = artifact.tensor("positions").dataAs<int32_t>();
+    }
   } else if (task.kind == TaskSpec::Kind::Classify) {
     Tensor &x = artifact.tensor("x");
     buffers.x = x.data();

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Data.h"
+#include "data/Documents.h"
 #include "data/SyntheticData.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/Error.h"
@@ -44,22 +45,19 @@ public:
   void fill(int64_t k, const BatchBuffers &out) override {
     const int64_t batch = task.batch, seq = task.seq;
     const int64_t firstRow = globalRow(options, k, batch, 0);
-    const CounterRng shuffle =
-        CounterRng::forName(options.seed, "data.shuffle");
     for (int64_t i = 0; i < batch; ++i) {
-      int64_t start;
-      if (options.shuffle) {
-        CounterRng rng = shuffle.substream(static_cast<uint64_t>(firstRow + i));
-        start = static_cast<int64_t>(rng.below(count - seq));
-      } else {
-        start = (firstRow + i) % windows * seq;
-      }
+      const int64_t start = windowStart(options, firstRow + i, count, seq);
       int32_t *tokens = out.tokens + i * seq;
       int32_t *targets = out.targets + i * seq;
       for (int64_t t = 0; t < seq; ++t) {
         tokens[t] = tokenAt(start + t);
         targets[t] = tokenAt(start + t + 1);
       }
+      // A model with document inputs reading a plain file: the file is
+      // one document.
+      if (out.segments)
+        fillDocumentRow({0}, start, seq, out.segments + i * seq,
+                        out.positions + i * seq);
     }
   }
 
@@ -136,13 +134,19 @@ private:
 
 std::string dataSpecProblem(const std::string &spec) {
   std::string kind = spec.substr(0, spec.find(':'));
-  bool isFile = kind == "text" || kind == "tokens";
+  if (kind == "synthetic-docs")
+    return syntheticDocsProblem(spec);
+  bool isFile = kind == "text" || kind == "tokens" || kind == "docs";
   if (spec != "synthetic" && !isFile)
     return "unknown data source '" + spec +
-           "' (expected synthetic, text:PATH or tokens:PATH)";
+           "' (expected synthetic, text:PATH, tokens:PATH, docs:PATH or "
+           "synthetic-docs[:median=N,sigma=S,count=N])";
   if (isFile && spec.size() == kind.size() + 1)
-    return spec + " needs a file path, e.g. --data " + kind + ":corpus." +
-           (kind == "text" ? "txt" : "bin");
+    return spec + " needs a " + (kind == "docs" ? "directory or JSONL " : "") +
+           "file path, e.g. --data " + kind + ":corpus." +
+           (kind == "text"   ? "txt"
+            : kind == "docs" ? "jsonl"
+                             : "bin");
   if (isFile && spec.find(':') == std::string::npos)
     return spec + " needs a file path, e.g. --data " + kind + ":PATH";
   return "";
@@ -165,12 +169,15 @@ std::unique_ptr<DataSource> makeDataSource(const DataOptions &options,
   case TaskSpec::Kind::Classify:
     if (spec != "synthetic")
       fail("--data %s: task classify can only use --data synthetic "
-           "(text: and tokens: supply tokens for lm models)",
+           "(text:, tokens:, docs: and synthetic-docs supply tokens for lm "
+           "models)",
            spec.c_str());
     return makeSyntheticClassifySource(options, task);
   case TaskSpec::Kind::LM:
     if (spec == "synthetic")
       return makeSyntheticLMSource(options, task);
+    if (kind == "docs" || kind == "synthetic-docs")
+      return makeDocumentSource(options, task);
     return std::make_unique<TokenFileSource>(spec, spec.substr(kind.size() + 1),
                                              kind == "text", options, task);
   }

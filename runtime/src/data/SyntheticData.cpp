@@ -112,14 +112,36 @@ public:
         targets[t] = next;
         previous = next;
       }
+      if (out.segments)
+        fillDocuments(firstRow + i, out.segments + i * seq,
+                      out.positions + i * seq);
     }
   }
 
   std::string describe() const override {
-    return "synthetic (uniform random tokens)";
+    return task.documents ? "synthetic (uniform random tokens, documents of "
+                            "geometric lengths, mean 8)"
+                          : "synthetic (uniform random tokens)";
   }
 
 private:
+  /// A model with document inputs: each token after the first starts a
+  /// new document with probability 1/8 (its own stream, so the tokens are
+  /// those of a model without documents).
+  void fillDocuments(int64_t row, int32_t *segments, int32_t *positions) {
+    CounterRng rng = CounterRng::forName(options.seed, "synthetic.docs")
+                         .substream(static_cast<uint64_t>(row));
+    int32_t doc = 0, start = 0;
+    for (int32_t t = 0; t < task.seq; ++t) {
+      if (t > 0 && rng.below(8) == 0) {
+        ++doc;
+        start = t;
+      }
+      segments[t] = doc;
+      positions[t] = t - start;
+    }
+  }
+
   DataOptions options;
   TaskSpec task;
 };

@@ -93,6 +93,8 @@ TaskSpec ManifestParser::task(const json &value, const std::string &path) {
     task.batch = positive(key::task::batch);
     task.seq = positive(key::task::seq);
     task.vocab = labels(key::task::vocab);
+    if (const json *docs = optional(value, key::task::documents))
+      task.documents = boolean(*docs, join(path, key::task::documents));
   } else if (kind == "classify") {
     task.kind = TaskSpec::Kind::Classify;
     task.batch = positive(key::task::batch);
@@ -169,6 +171,9 @@ void checkTaskInputs(ManifestParser &parser, const Manifest &manifest) {
   if (task.kind == TaskSpec::Kind::LM) {
     expected = {{"tokens", {task.batch, task.seq}, {DType::I32}},
                 {"targets", {task.batch, task.seq}, {DType::I32}}};
+    if (task.documents)
+      for (const char *name : {"segments", "positions"})
+        expected.push_back({name, {task.batch, task.seq}, {DType::I32}});
   } else if (task.kind == TaskSpec::Kind::Classify) {
     expected = {{"x", {task.batch, task.features}, {DType::F32, DType::F64}},
                 {"y", {task.batch}, {DType::I32}}};

@@ -285,6 +285,55 @@ func.func @causal_mask_wrong_result(%a: tensor<4x4xf32>) {
 // -----
 
 //===----------------------------------------------------------------------===//
+// loom.segment_mask
+//===----------------------------------------------------------------------===//
+
+// Tests that segment_mask needs rank >= 3.
+func.func @segment_mask_rank2(%a: tensor<4x4xf32>, %s: tensor<4x4xi32>) {
+  // expected-error@+1 {{'loom.segment_mask' op expects rank >= 3 with equal last two dimensions, got 'tensor<4x4xf32>'}}
+  %0 = loom.segment_mask %a, %s fill 0.0 : tensor<4x4xf32>, tensor<4x4xi32>
+  return
+}
+
+// -----
+
+// Tests that segment_mask needs equal last two dimensions.
+func.func @segment_mask_not_square(%a: tensor<2x4x5xf32>, %s: tensor<2x5xi32>) {
+  // expected-error@+1 {{'loom.segment_mask' op expects rank >= 3 with equal last two dimensions, got 'tensor<2x4x5xf32>'}}
+  %0 = loom.segment_mask %a, %s fill 0.0 : tensor<2x4x5xf32>, tensor<2x5xi32>
+  return
+}
+
+// -----
+
+// Tests that segments have the input's first and last dimensions.
+func.func @segment_mask_segments_shape(%a: tensor<2x3x4x4xf32>, %s: tensor<3x4xi32>) {
+  // expected-error@+1 {{'loom.segment_mask' op expects segments of shape [2, 4] (the input's first and last dimensions), got 'tensor<3x4xi32>'}}
+  %0 = loom.segment_mask %a, %s fill 0.0 : tensor<2x3x4x4xf32>, tensor<3x4xi32>
+  return
+}
+
+// -----
+
+// Tests that segments are integers.
+func.func @segment_mask_float_segments(%a: tensor<2x4x4xf32>, %s: tensor<2x4xf32>) {
+  // expected-error@+1 {{operand #1 must be non-empty statically shaped integer tensor of 32-bit signless integer or 64-bit signless integer values}}
+  %0 = "loom.segment_mask"(%a, %s) {fill = 0.0 : f64} : (tensor<2x4x4xf32>, tensor<2x4xf32>) -> tensor<2x4x4xf32>
+  return
+}
+
+// -----
+
+// Tests that the segment_mask result type equals its input type.
+func.func @segment_mask_wrong_result(%a: tensor<2x4x4xf32>, %s: tensor<2x4xi32>) {
+  // expected-error@+1 {{'loom.segment_mask' op failed to verify that result type equals the input type}}
+  %0 = "loom.segment_mask"(%a, %s) {fill = 0.0 : f64} : (tensor<2x4x4xf32>, tensor<2x4xi32>) -> tensor<2x4x4xf64>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // loom.matmul
 //===----------------------------------------------------------------------===//
 
@@ -643,6 +692,33 @@ func.func @attention_negative_scale(%q: tensor<4x8xf32>) {
 func.func @attention_wrong_result(%q: tensor<4x8xf32>, %v: tensor<4x2xf32>) {
   // expected-error@+1 {{'loom.attention' op inferred type(s) 'tensor<4x2xf32>' are incompatible with return type(s) of operation 'tensor<4x8xf32>'}}
   %0 = loom.attention %q, %q, %v : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x2xf32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that attention with segments needs rank >= 3.
+func.func @attention_segments_rank2(%q: tensor<4x8xf32>, %s: tensor<1x4xi32>) {
+  // expected-error@+1 {{'loom.attention' op segments need rank >= 3 and equal query and key row counts, got query [4, 8] and key [4, 8]}}
+  %0 = loom.attention %q, %q, %q segments %s : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>, tensor<1x4xi32>) -> tensor<4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that attention with segments needs as many keys as queries.
+func.func @attention_segments_cross(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %s: tensor<2x4xi32>) {
+  // expected-error@+1 {{'loom.attention' op segments need rank >= 3 and equal query and key row counts, got query [2, 4, 8] and key [2, 6, 8]}}
+  %0 = loom.attention %q, %k, %k segments %s : (tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<2x6x8xf32>, tensor<2x4xi32>) -> tensor<2x4x8xf32>
+  return
+}
+
+// -----
+
+// Tests that attention's segments have shape [first dimension, rows].
+func.func @attention_segments_shape(%q: tensor<2x3x4x8xf32>, %s: tensor<3x4xi32>) {
+  // expected-error@+1 {{'loom.attention' op segments must have shape [2, 4] (the query's first dimension and its rows), got [3, 4]}}
+  %0 = loom.attention %q, %q, %q segments %s causal : (tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>, tensor<3x4xi32>) -> tensor<2x3x4x8xf32>
   return
 }
 

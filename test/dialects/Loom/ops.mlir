@@ -86,6 +86,16 @@ func.func @causal_mask(%s: tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> {
   return %1 : tensor<2x4x16x16xf32>
 }
 
+// Tests that segment_mask keeps its fill value and segment type.
+// CHECK-LABEL: func.func @segment_mask
+// CHECK: %[[M:.+]] = loom.segment_mask %{{.+}}, %{{.+}} fill 0xFFF0000000000000 : tensor<2x4x16x16xf32>, tensor<2x16xi32>
+// CHECK: loom.segment_mask %[[M]], %{{.+}} fill 0.000000e+00 : tensor<2x4x16x16xf32>, tensor<2x16xi64>
+func.func @segment_mask(%s: tensor<2x4x16x16xf32>, %d: tensor<2x16xi32>, %e: tensor<2x16xi64>) -> tensor<2x4x16x16xf32> {
+  %0 = loom.segment_mask %s, %d fill 0xFFF0000000000000 : tensor<2x4x16x16xf32>, tensor<2x16xi32>
+  %1 = loom.segment_mask %0, %e fill 0.0 : tensor<2x4x16x16xf32>, tensor<2x16xi64>
+  return %1 : tensor<2x4x16x16xf32>
+}
+
 // Tests that matmul round-trips plain, with each transpose, batched and with
 // a shared rank-2 rhs.
 // CHECK-LABEL: func.func @matmul
@@ -146,11 +156,13 @@ func.func @softmax(%s: tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> {
 // CHECK: loom.attention %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
 // CHECK: loom.attention %{{.+}}, %{{.+}}, %{{.+}} causal {scale = 1.250000e-01 : f64} : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
 // CHECK: loom.attention %{{.+}}, %{{.+}}, %{{.+}} : (tensor<3x8xf32>, tensor<5x8xf32>, tensor<5x2xf32>) -> tensor<3x2xf32>
-func.func @attention(%q: tensor<2x4x16x8xf32>, %q2: tensor<3x8xf32>, %k2: tensor<5x8xf32>, %v2: tensor<5x2xf32>) {
+// CHECK: loom.attention %{{.+}}, %{{.+}}, %{{.+}} segments %{{.+}} causal : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x16xi32>) -> tensor<2x4x16x8xf32>
+func.func @attention(%q: tensor<2x4x16x8xf32>, %q2: tensor<3x8xf32>, %k2: tensor<5x8xf32>, %v2: tensor<5x2xf32>, %docs: tensor<2x16xi32>) {
   %0 = loom.attention %q, %q, %q causal : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
   %1 = loom.attention %q, %q, %q : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
   %2 = loom.attention %q, %q, %q causal {scale = 0.125} : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
   %3 = loom.attention %q2, %k2, %v2 : (tensor<3x8xf32>, tensor<5x8xf32>, tensor<5x2xf32>) -> tensor<3x2xf32>
+  %4 = loom.attention %q, %q, %q segments %docs causal : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x16xi32>) -> tensor<2x4x16x8xf32>
   return
 }
 

@@ -1,6 +1,8 @@
 """Checks Loom's GPT against PyTorch 1.13 from the same weights and batch.
 
   make:    writes random nanoGPT weights (safetensors) and a uint16 token file
+           (with --docs DIR also a directory of documents of random lengths,
+           for a model compiled with docs=1)
   compare: reads Loom's step-1 metrics and checkpoint, repeats the step in
            PyTorch (float32) and requires the loss and every parameter after
            one AdamW step (or every update of one plain SGD step) to agree
@@ -9,6 +11,7 @@
 """
 import argparse
 import json
+import os
 import sys
 
 import numpy as np
@@ -31,6 +34,10 @@ def main():
     ap.add_argument("--after")
     ap.add_argument("--rtol", type=float, default=1e-4,
                     help="relative tolerance of the loss and parameters")
+    ap.add_argument("--docs",
+                    help="a directory of documents (docs:DIR): the rows are "
+                         "windows of their concatenation, attention stays in "
+                         "a document and positions restart at its start")
     ap.add_argument("--bf16", action="store_true",
                     help="the reference runs every GEMM on bf16-rounded "
                          "operands, as loomc --precision=bf16")
@@ -51,12 +58,39 @@ def main():
         rng = np.random.default_rng(0)
         n = s["batch"] * s["seq"] + 1
         rng.integers(0, s["vocab"], n, dtype=np.uint16).tofile(args.tokens)
+        if args.docs:
+            # Lengths from 1 to past a row, so rows hold several documents
+            # and some documents span two rows.
+            os.makedirs(args.docs, exist_ok=True)
+            total, i = 0, 0
+            while total < n + s["seq"]:
+                length = int(rng.integers(1, 2 * s["seq"]))
+                doc = rng.integers(0, min(s["vocab"], 256), length, dtype=np.uint8)
+                doc.tofile(os.path.join(args.docs, f"doc{i:04d}.txt"))
+                total, i = total + length, i + 1
         return 0
 
     state = load_safetensors(args.weights)
     model.load_state_dict(state, strict=False)
-    data = np.fromfile(args.tokens, dtype=np.uint16).astype(np.int64)
     b, t = s["batch"], s["seq"]
+    segments = positions = None
+    if args.docs:
+        docs = [np.fromfile(os.path.join(args.docs, f), dtype=np.uint8)
+                for f in sorted(os.listdir(args.docs))]
+        data = np.concatenate(docs).astype(np.int64)
+        doc_of = np.concatenate([np.full(len(d), i) for i, d in enumerate(docs)])
+        seg, pos = [], []
+        for r in range(b):
+            ids = doc_of[r * t:(r + 1) * t]
+            seg.append(ids)
+            # Position in the document, restarting where the row cuts one.
+            p = np.zeros(t, dtype=np.int64)
+            for j in range(1, t):
+                p[j] = p[j - 1] + 1 if ids[j] == ids[j - 1] else 0
+            pos.append(p)
+        segments, positions = torch.tensor(np.stack(seg)), torch.tensor(np.stack(pos))
+    else:
+        data = np.fromfile(args.tokens, dtype=np.uint16).astype(np.int64)
     x = torch.tensor(np.stack([data[i * t:(i + 1) * t] for i in range(b)]))
     y = torch.tensor(np.stack([data[i * t + 1:(i + 1) * t + 1] for i in range(b)]))
 
@@ -76,7 +110,7 @@ def main():
              {"params": no_decay, "weight_decay": 0.0}],
             lr=opt["lr"], betas=(opt["beta1"], opt["beta2"]), eps=opt["eps"])
     before = {n: p.detach().clone() for n, p in model.state_dict().items()}
-    loss = model(x, y)
+    loss = model(x, y, segments, positions)
     optimizer.zero_grad()
     loss.backward()
     optimizer.step()

@@ -83,7 +83,9 @@ class Block(nn.Module):
         self.mlp.c_fc = nn.Linear(d, 4 * d)
         self.mlp.c_proj = nn.Linear(4 * d, d)
 
-    def forward(self, x):
+    def forward(self, x, segments=None):
+        """segments: [b, t] document ids; a query sees only earlier keys of
+        its own document."""
         b, t, d = x.shape
         lp = self.bf16
         q, k, v = linear(self.attn.c_attn, self.ln_1(x), lp).split(d, dim=2)
@@ -94,6 +96,8 @@ class Block(nn.Module):
         else:
             att = matmul(q, k.transpose(-2, -1), lp) * (1.0 / math.sqrt(k.size(-1)))
             mask = torch.tril(torch.ones(t, t, dtype=torch.bool, device=x.device))
+            if segments is not None:
+                mask = mask & (segments[:, None, :, None] == segments[:, None, None, :])
             att = att.masked_fill(~mask, float("-inf")).softmax(dim=-1)
             y = matmul(att, v, lp)
         y = y.transpose(1, 2).contiguous().view(b, t, d)
@@ -119,12 +123,16 @@ class GPT(nn.Module):
         self.lm_head = nn.Linear(dim, vocab, bias=False)
         self.lm_head.weight = self.transformer.wte.weight  # weight tying
 
-    def forward(self, idx, targets):
+    def forward(self, idx, targets, segments=None, positions=None):
+        """segments, positions: [b, t] document ids and positions in them
+        (rows packed with documents, Loom's gpt:...,docs=1)."""
         t = idx.shape[1]
+        if positions is None:
+            positions = torch.arange(t, device=idx.device)
         x = (embedding(self.transformer.wte, idx, self.bf16) +
-             self.transformer.wpe(torch.arange(t, device=idx.device)))
+             self.transformer.wpe(positions))
         for block in self.transformer.h:
-            x = block(x)
+            x = block(x, segments)
         logits = linear(self.lm_head, self.transformer.ln_f(x), self.bf16)
         return F.cross_entropy(logits.view(-1, logits.size(-1)), targets.view(-1))
 

@@ -91,6 +91,20 @@ func.func @attention_causal(%q: tensor<2x4x8xf32>, %k: tensor<2x4x8xf32>, %v: te
 
 // -----
 
+// Tests that attention with segments masks the scores with -inf across
+// documents after the causal mask, before the softmax.
+// CHECK-LABEL: func.func @attention_segments
+// CHECK-SAME: %[[D:[^:]+]]: tensor<2x4xi32>
+// CHECK: %[[C:.+]] = loom.causal_mask %{{.+}} fill 0xFFF0000000000000 : tensor<2x3x4x4xf32>
+// CHECK: %[[M:.+]] = loom.segment_mask %[[C]], %[[D]] fill 0xFFF0000000000000 : tensor<2x3x4x4xf32>, tensor<2x4xi32>
+// CHECK: loom.reduce_max %[[M]]
+func.func @attention_segments(%q: tensor<2x3x4x8xf32>, %docs: tensor<2x4xi32>) -> tensor<2x3x4x8xf32> {
+  %0 = loom.attention %q, %q, %q segments %docs causal : (tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>, tensor<2x3x4x8xf32>, tensor<2x4xi32>) -> tensor<2x3x4x8xf32>
+  return %0 : tensor<2x3x4x8xf32>
+}
+
+// -----
+
 // Tests that non-causal attention has no mask and uses an explicit scale.
 // CHECK-LABEL: func.func @attention_scaled
 // CHECK: %[[SCALE:.+]] = arith.constant dense<5.000000e-01> : tensor<f32>

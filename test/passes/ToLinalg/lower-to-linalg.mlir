@@ -206,6 +206,25 @@ func.func @causal_mask(%x: tensor<2x4x4xf32>) -> tensor<2x4x4xf32> {
 
 // -----
 
+// Tests that segment_mask reads the segments along the rows and along the
+// columns and keeps an entry only where they are equal.
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2)>
+// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-LABEL: func.func @segment_mask
+// CHECK-SAME: (%[[X:.+]]: tensor<2x3x4x4xf32>, %[[D:.+]]: tensor<2x4xi32>)
+// CHECK: linalg.generic {{.+}}#[[ROW]], #[[COL]]
+// CHECK-SAME: ins(%[[X]], %[[D]], %[[D]] :
+// CHECK: ^bb0(%[[V:.+]]: f32, %[[A:.+]]: i32, %[[B:.+]]: i32, %{{.+}}: f32):
+// CHECK: %[[SAME:.+]] = arith.cmpi eq, %[[A]], %[[B]] : i32
+// CHECK: %[[FILL:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: arith.select %[[SAME]], %[[V]], %[[FILL]] : f32
+func.func @segment_mask(%x: tensor<2x3x4x4xf32>, %docs: tensor<2x4xi32>) -> tensor<2x3x4x4xf32> {
+  %0 = loom.segment_mask %x, %docs fill 0xFFF0000000000000 : tensor<2x3x4x4xf32>, tensor<2x4xi32>
+  return %0 : tensor<2x3x4x4xf32>
+}
+
+// -----
+
 // Tests that shape ops become tensor reshapes, linalg.transpose, slices and
 // a broadcasting generic.
 // CHECK-DAG: #[[BC:.+]] = affine_map<(d0, d1, d2) -> (0, d2)>

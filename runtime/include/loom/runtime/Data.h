@@ -12,6 +12,11 @@
 //   text:PATH     the file's bytes are the tokens (needs vocab >= 256 unless
 //                 the file's bytes are all below vocab).
 //   tokens:PATH   little-endian uint16 tokens (nanoGPT's train.bin).
+//   docs:PATH     documents (a directory's files or a JSONL's "text"
+//                 fields) packed into one stream read like text:, with each
+//                 token's document and position (docs/sequences.md).
+//   synthetic-docs[:median=N,sigma=S,count=N]
+//                 documents of lognormal lengths and uniform tokens.
 // Task `none` takes only `synthetic`: whatever inputs such a model declares
 // (e.g. the operand of a single-op gradient check) get seeded N(0,1) values
 // if floating point and zeros if integer.
@@ -45,7 +50,8 @@ class Artifact;
 class Tensor;
 
 struct DataOptions {
-  /// "synthetic", "text:PATH" or "tokens:PATH".
+  /// "synthetic", "text:PATH", "tokens:PATH", "docs:PATH" or
+  /// "synthetic-docs[:...]".
   std::string spec = "synthetic";
   uint64_t seed = 0;
   bool shuffle = false;
@@ -61,7 +67,9 @@ struct BatchBuffers {
   int32_t *targets = nullptr; // lm: [batch, seq]
   void *x = nullptr;          // classify: [batch, features]
   bool xIsF64 = false;
-  int32_t *y = nullptr; // classify: [batch]
+  int32_t *y = nullptr;         // classify: [batch]
+  int32_t *segments = nullptr;  // lm with documents: [batch, seq]
+  int32_t *positions = nullptr; // lm with documents: [batch, seq]
   /// Task none: every declared input.
   std::vector<Tensor *> others;
 

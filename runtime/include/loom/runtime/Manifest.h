@@ -76,6 +76,9 @@ struct TaskSpec {
   /// LM only.
   int64_t seq = 0;
   int64_t vocab = 0;
+  /// Rows packed with documents (docs/sequences.md): the inputs "segments"
+  /// (each token's document) and "positions" (its place in it) come too.
+  bool documents = false;
   /// Classify only.
   int64_t features = 0;
   int64_t classes = 0;
