@@ -22,6 +22,8 @@
 
 namespace loom::rt {
 
+struct BatchBuffers;
+struct TaskSpec;
 class Communicator;
 class GradientCompression;
 class SyncPolicy;
@@ -61,6 +63,13 @@ std::unique_ptr<StepObserver>
 makeCompressionObserver(GradientCompression &compression, Communicator &comm,
                         MetricsWriter &metrics, std::ostream &log,
                         int64_t firstStep, bool rounds = false);
+/// A model with document inputs (docs/sequences.md): each rank's attention
+/// work per step from the segments fed, and at the end its max/mean over
+/// ranks, printed by rank 0 and written to `metrics`; nullptr otherwise.
+std::unique_ptr<StepObserver>
+makeDocumentLoadObserver(const BatchBuffers &batch, const TaskSpec &task,
+                         Communicator &comm, MetricsWriter &metrics,
+                         std::ostream &log);
 /// Writes each step's record and the summary to `metrics` (if open).
 std::unique_ptr<StepObserver> makeMetricsObserver(MetricsWriter &metrics);
 /// Stops the job at a non-finite loss, on every rank.

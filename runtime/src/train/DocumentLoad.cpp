@@ -1,0 +1,114 @@
+//===- DocumentLoad.cpp - How evenly packed documents load the ranks ------===//
+//
+// A model compiled with docs=1 attends within documents, so a row's
+// attention work is the number of (query, key) pairs a causal mask inside
+// each document leaves, sum of L(L+1)/2 over the row's documents, not the
+// row's T(T+1)/2: rows of many short documents do less of it than rows of
+// one long one, and packed data parallelism (each rank fills its rows in
+// stream order) loads the ranks unevenly. This observer measures that from
+// the segments each step fed: per rank and step the pairs, then at the end
+// one all-reduce (max and sum per step; the same call on every rank) gives
+// the max/mean over ranks, which rank 0 prints and writes to the metrics
+// ("documents" record). docs/sequences.md.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/runtime/Communicator.h"
+#include "loom/runtime/Data.h"
+#include "loom/runtime/Error.h"
+#include "train/StepObserver.h"
+
+#include <algorithm>
+#include <ostream>
+#include <vector>
+
+namespace loom::rt {
+
+namespace {
+
+class DocumentLoad final : public StepObserver {
+public:
+  DocumentLoad(const BatchBuffers &batch, const TaskSpec &task,
+               Communicator &comm, MetricsWriter &metrics, std::ostream &log)
+      : batch(batch), task(task), comm(comm), metrics(metrics), log(log) {}
+
+  void afterCompute(int64_t, double &) override {
+    double pairs = 0;
+    int64_t documents = 0;
+    for (int64_t row = 0; row < task.batch; ++row) {
+      const int32_t *seg = batch.segments + row * task.seq;
+      for (int64_t t = 0; t < task.seq;) {
+        int64_t end = t + 1;
+        while (end < task.seq && seg[end] == seg[t])
+          ++end;
+        const double length = static_cast<double>(end - t);
+        pairs += length * (length + 1) / 2;
+        ++documents;
+        t = end;
+      }
+    }
+    load.push_back(pairs);
+    pieces += documents;
+  }
+
+  void onEnd() override {
+    const int64_t steps = static_cast<int64_t>(load.size());
+    if (steps == 0)
+      return;
+    // [max per step..., sum per step..., documents]: two all-reduces of
+    // the same length on every rank (every rank ran the same steps).
+    std::vector<double> most(load), sum(load);
+    sum.push_back(static_cast<double>(pieces));
+    comm.allReduce(most.data(), steps, DType::F64, ReduceOp::Max);
+    comm.allReduceSum(sum.data(), steps + 1);
+    const double ranks = comm.size();
+    double meanRatio = 0, worst = 0, pairs = 0;
+    for (int64_t s = 0; s < steps; ++s) {
+      const double ratio = sum[s] > 0 ? most[s] / (sum[s] / ranks) : 1;
+      meanRatio += ratio / static_cast<double>(steps);
+      worst = std::max(worst, ratio);
+      pairs += sum[s];
+    }
+    const double rows = ranks * static_cast<double>(task.batch * steps);
+    const double dense = rows * static_cast<double>(task.seq) *
+                         static_cast<double>(task.seq + 1) / 2;
+    const double perRow = sum[steps] / rows;
+    if (comm.isRoot())
+      log << formatString(
+                 "documents: %.1f per row; attention pairs %.0f%% of the "
+                 "rows' without the mask; per rank max/mean %.3f (mean over "
+                 "steps; worst %.3f)",
+                 perRow, 100 * pairs / dense, meanRatio, worst)
+          << std::endl;
+    if (comm.isRoot() && metrics.isOpen())
+      metrics.writeRecord(
+          "documents",
+          formatString("{\"per_row\": %.6g, \"pairs_fraction\": %.6g, "
+                       "\"load_max_over_mean\": %.6g, "
+                       "\"load_max_over_mean_worst\": %.6g, \"steps\": %lld}",
+                       perRow, pairs / dense, meanRatio, worst,
+                       static_cast<long long>(steps)));
+  }
+
+private:
+  const BatchBuffers &batch;
+  TaskSpec task;
+  Communicator &comm;
+  MetricsWriter &metrics;
+  std::ostream &log;
+  std::vector<double> load;
+  int64_t pieces = 0;
+};
+
+} // namespace
+
+std::unique_ptr<StepObserver>
+makeDocumentLoadObserver(const BatchBuffers &batch, const TaskSpec &task,
+                         Communicator &comm, MetricsWriter &metrics,
+                         std::ostream &log) {
+  if (!task.documents || !batch.segments)
+    return nullptr;
+  return std::make_unique<DocumentLoad>(batch, task, comm, metrics, log);
+}
+
+} // namespace loom::rt
