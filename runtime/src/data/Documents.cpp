@@ -232,6 +232,37 @@ public:
 
   int64_t rowsPerPass() const override { return options.shuffle ? 0 : windows; }
 
+  std::vector<int64_t> stepDocuments(int64_t k) const override {
+    DataOptions global = options;
+    global.rank = 0;
+    global.worldSize = 1;
+    const int64_t rows = task.batch * options.worldSize, seq = task.seq;
+    std::vector<int64_t> lengths;
+    int64_t begin = -1, end = -1;
+    auto flush = [&] {
+      // The documents meeting stream range [begin, end).
+      auto doc =
+          std::upper_bound(docs.starts.begin(), docs.starts.end(), begin) - 1;
+      for (int64_t at = begin; at < end; ++doc) {
+        int64_t docEnd = doc + 1 != docs.starts.end() ? *(doc + 1) : count;
+        lengths.push_back(std::min(docEnd, end) - at);
+        at = std::min(docEnd, end);
+      }
+    };
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t start =
+          windowStart(global, globalRow(global, k, rows, i), count, seq);
+      if (start != end) {
+        if (begin >= 0)
+          flush();
+        begin = start;
+      }
+      end = start + seq;
+    }
+    flush();
+    return lengths;
+  }
+
   void check() const {
     if (docs.starts.empty())
       fail("%s: no documents found", spec.c_str());

@@ -9,13 +9,17 @@
 // the segments each step fed: per rank and step the pairs, then at the end
 // one all-reduce (max and sum per step; the same call on every rank) gives
 // the max/mean over ranks, which rank 0 prints and writes to the metrics
-// ("documents" record). docs/sequences.md.
+// ("documents" record). Beside it, the balance the per-step planner
+// (SequencePlan.h) would give the same documents: every rank plans the
+// global batch from the data source alone, so that needs no collective.
+// docs/sequences.md.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Data.h"
 #include "loom/runtime/Error.h"
+#include "loom/runtime/SequencePlan.h"
 #include "train/StepObserver.h"
 
 #include <algorithm>
@@ -29,10 +33,20 @@ namespace {
 class DocumentLoad final : public StepObserver {
 public:
   DocumentLoad(const BatchBuffers &batch, const TaskSpec &task,
+               const DataSource &data, const int64_t &position,
                Communicator &comm, MetricsWriter &metrics, std::ostream &log)
-      : batch(batch), task(task), comm(comm), metrics(metrics), log(log) {}
+      : batch(batch), task(task), data(data), position(position), comm(comm),
+        metrics(metrics), log(log) {}
 
   void afterCompute(int64_t, double &) override {
+    std::vector<int64_t> lengths = data.stepDocuments(position);
+    if (!lengths.empty()) {
+      SequencePlanOptions options;
+      options.ranks = comm.size();
+      options.ranksPerNode = comm.size();
+      const double ratio = planSequences(lengths, options).maxOverMean();
+      planned.push_back(ratio);
+    }
     double pairs = 0;
     int64_t documents = 0;
     for (int64_t row = 0; row < task.batch; ++row) {
@@ -73,30 +87,52 @@ public:
     const double dense = rows * static_cast<double>(task.seq) *
                          static_cast<double>(task.seq + 1) / 2;
     const double perRow = sum[steps] / rows;
-    if (comm.isRoot())
-      log << formatString(
-                 "documents: %.1f per row; attention pairs %.0f%% of the "
-                 "rows' without the mask; per rank max/mean %.3f (mean over "
-                 "steps; worst %.3f)",
-                 perRow, 100 * pairs / dense, meanRatio, worst)
-          << std::endl;
-    if (comm.isRoot() && metrics.isOpen())
+    double plannedMean = 0, plannedWorst = 0;
+    for (double r : planned) {
+      plannedMean += r / static_cast<double>(planned.size());
+      plannedWorst = std::max(plannedWorst, r);
+    }
+    if (!comm.isRoot())
+      return;
+    std::string line = formatString(
+        "documents: %.1f per row; attention pairs %.0f%% of the rows' "
+        "without the mask",
+        perRow, 100 * pairs / dense);
+    if (comm.size() > 1) {
+      line += formatString("; per rank max/mean %.3f (mean over steps; "
+                           "worst %.3f)",
+                           meanRatio, worst);
+      if (!planned.empty())
+        line += formatString(", planned %.3f (worst %.3f; the plan is not "
+                             "executed yet)",
+                             plannedMean, plannedWorst);
+    }
+    log << line << std::endl;
+    if (metrics.isOpen())
       metrics.writeRecord(
           "documents",
           formatString("{\"per_row\": %.6g, \"pairs_fraction\": %.6g, "
                        "\"load_max_over_mean\": %.6g, "
-                       "\"load_max_over_mean_worst\": %.6g, \"steps\": %lld}",
+                       "\"load_max_over_mean_worst\": %.6g, "
+                       "\"planned_max_over_mean\": %.6g, "
+                       "\"planned_max_over_mean_worst\": %.6g, "
+                       "\"steps\": %lld}",
                        perRow, pairs / dense, meanRatio, worst,
+                       planned.empty() ? 1.0 : plannedMean,
+                       planned.empty() ? 1.0 : plannedWorst,
                        static_cast<long long>(steps)));
   }
 
 private:
   const BatchBuffers &batch;
   TaskSpec task;
+  const DataSource &data;
+  /// The trainer's data position: the batch a step fed.
+  const int64_t &position;
   Communicator &comm;
   MetricsWriter &metrics;
   std::ostream &log;
-  std::vector<double> load;
+  std::vector<double> load, planned;
   int64_t pieces = 0;
 };
 
@@ -104,11 +140,13 @@ private:
 
 std::unique_ptr<StepObserver>
 makeDocumentLoadObserver(const BatchBuffers &batch, const TaskSpec &task,
+                         const DataSource &data, const int64_t &position,
                          Communicator &comm, MetricsWriter &metrics,
                          std::ostream &log) {
   if (!task.documents || !batch.segments)
     return nullptr;
-  return std::make_unique<DocumentLoad>(batch, task, comm, metrics, log);
+  return std::make_unique<DocumentLoad>(batch, task, data, position, comm,
+                                        metrics, log);
 }
 
 } // namespace loom::rt

@@ -23,6 +23,7 @@
 namespace loom::rt {
 
 struct BatchBuffers;
+class DataSource;
 struct TaskSpec;
 class Communicator;
 class GradientCompression;
@@ -65,9 +66,12 @@ makeCompressionObserver(GradientCompression &compression, Communicator &comm,
                         int64_t firstStep, bool rounds = false);
 /// A model with document inputs (docs/sequences.md): each rank's attention
 /// work per step from the segments fed, and at the end its max/mean over
-/// ranks, printed by rank 0 and written to `metrics`; nullptr otherwise.
+/// ranks, and the per-step planner's for the same documents (`data`'s
+/// batch `position`, the trainer's data position), printed by rank 0 and
+/// written to `metrics`; nullptr otherwise.
 std::unique_ptr<StepObserver>
 makeDocumentLoadObserver(const BatchBuffers &batch, const TaskSpec &task,
+                         const DataSource &data, const int64_t &position,
                          Communicator &comm, MetricsWriter &metrics,
                          std::ostream &log);
 /// Writes each step's record and the summary to `metrics` (if open).

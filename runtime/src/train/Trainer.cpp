@@ -393,8 +393,9 @@ Trainer::makeObservers(Setup &setup, std::unique_ptr<StepObserver> trace,
     observers.push_back(makeCompressionObserver(
         *setup.compression, comm, setup.metrics, log, firstStep,
         /*rounds=*/artifact.manifest().co2.localSteps > 0));
-  if (auto load =
-          makeDocumentLoadObserver(setup.batch, task, comm, setup.metrics, log))
+  if (auto load = makeDocumentLoadObserver(setup.batch, task, *setup.data,
+                                           setup.state.dataPosition, comm,
+                                           setup.metrics, log))
     observers.push_back(std::move(load));
   observers.push_back(makeProgressObserver(
       log, comm.isRoot(), firstStep, lastStep, options.logEvery,

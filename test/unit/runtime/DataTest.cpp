@@ -350,3 +350,54 @@ TEST(Data, RankSlicesAreRowsOfTheGlobalBatch) {
               std::vector<int32_t>(y.begin() + r * B, y.begin() + (r + 1) * B));
   }
 }
+
+// Documents (docs/sequences.md): every rank's rows of a step, in order,
+// are the step's documents (stepDocuments) cut at the rows; each token's
+// segment changes exactly where a document (or a row) starts and its
+// position counts from there.
+TEST(Data, StepDocumentsAreTheRowsOfEveryRank) {
+  TaskSpec task = lmTask(3, 16, 256);
+  task.documents = true;
+  const int ranks = 2;
+  for (int64_t k : {0, 5}) {
+    std::vector<int64_t> rowsStream; // the rows' pieces, all ranks in order
+    std::vector<int64_t> step;
+    for (int r = 0; r < ranks; ++r) {
+      DataOptions options;
+      options.spec = "synthetic-docs:median=9,sigma=1,count=400";
+      options.seed = 3;
+      options.rank = r;
+      options.worldSize = ranks;
+      auto source = makeDataSource(options, task);
+      if (r == 0)
+        step = source->stepDocuments(k);
+      LMBatch batch(task);
+      std::vector<int32_t> segments(task.batch * task.seq),
+          positions(task.batch * task.seq);
+      batch.buffers.segments = segments.data();
+      batch.buffers.positions = positions.data();
+      source->fill(k, batch.buffers);
+      for (int64_t i = 0; i < task.batch; ++i)
+        for (int64_t t = 0; t < task.seq; ++t) {
+          const int64_t at = i * task.seq + t;
+          const bool starts = t == 0 || segments[at] != segments[at - 1];
+          EXPECT_EQ(positions[at], starts ? 0 : positions[at - 1] + 1);
+          if (starts)
+            rowsStream.push_back(1);
+          else
+            ++rowsStream.back();
+        }
+    }
+    // The step's documents, cut at every row boundary, are the rows'.
+    std::vector<int64_t> cut;
+    int64_t at = 0;
+    for (int64_t length : step)
+      for (int64_t end = at + length; at < end;) {
+        const int64_t next = std::min(end, (at / task.seq + 1) * task.seq);
+        cut.push_back(next - at);
+        at = next;
+      }
+    EXPECT_EQ(at, ranks * task.batch * task.seq);
+    EXPECT_EQ(cut, rowsStream) << "step " << k;
+  }
+}

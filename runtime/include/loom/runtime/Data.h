@@ -88,6 +88,14 @@ public:
   /// Rows in one pass over the data read in order (token windows); 0 when
   /// the source has no end (synthetic data, shuffled windows).
   virtual int64_t rowsPerPass() const { return 0; }
+  /// Documents: the lengths of the documents global batch `k` (every
+  /// rank's rows) holds, in order, each cut only where the step's rows are
+  /// not consecutive in the stream; empty for sources without documents.
+  /// What the per-step planner (SequencePlan.h) places.
+  virtual std::vector<int64_t> stepDocuments(int64_t k) const {
+    (void)k;
+    return {};
+  }
 };
 
 /// Global row index of row `row` of batch `k` of this rank (see above);
