@@ -1,29 +1,44 @@
 #!/usr/bin/env bash
-# An emulated cluster on one machine: N hosts as network namespaces, each
-# joined to a switch namespace by a veth link shaped with `tc tbf` to RATE,
-# and an MPI job run across them. The namespaces are always torn down, also
+# An emulated cluster on one machine: N hosts (nodes) as network
+# namespaces, each joined to a switch namespace by NICS veth links (rails:
+# NIC m of every host on the switch's bridge m, its own subnet), each shaped
+# with `tc tbf` to RATE, and an MPI job run across them with
+# RANKS_PER_NODE ranks per host (they talk to each other over the host's
+# loopback, the fast local link). The namespaces are always torn down, also
 # when the job fails or the script is interrupted.
 #
-#   bench/cluster.sh [--hosts N] [--rate 1gbit] -- COMMAND [ARGS...]
+#   bench/cluster.sh [--hosts N] [--rate 1gbit] [--ranks-per-node K]
+#                    [--nics M] -- COMMAND [ARGS...]
 #
-# COMMAND runs under `mpirun` with one rank per host (OpenMPI; the rsh agent
-# enters the host's namespace; LOOM_CLUSTER_MASTER is the first host's
-# address, for peers that rendezvous over TCP such as PyTorch), e.g.
+# COMMAND runs under `mpirun` (OpenMPI; the rsh agent enters the host's
+# namespace; LOOM_CLUSTER_MASTER is the first host's address, for peers
+# that rendezvous over TCP such as PyTorch), e.g.
 #   bench/cluster.sh --hosts 2 --rate 100mbit -- build/bin/loom-run out/gpt --steps 50
-# Needs root and iproute2. Exits 77 when namespaces cannot be created (so
-# tests can skip), otherwise with the job's status.
+# With several NICs, OpenMPI's TCP transport opens a connection per rail
+# and splits large messages over them (multi-rail). Needs root and
+# iproute2. Exits 77 when namespaces cannot be created (so tests can skip),
+# otherwise with the job's status.
 set -euo pipefail
 hosts=2
 rate=1gbit
+per_node=1
+nics=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --hosts) hosts=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
+    --ranks-per-node) per_node=$2; shift 2 ;;
+    --nics) nics=$2; shift 2 ;;
     --) shift; break ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
     *) echo "cluster.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
+for v in "$hosts" "$per_node" "$nics"; do
+  [[ $v =~ ^[1-9][0-9]*$ ]] ||
+    { echo "cluster.sh: --hosts, --ranks-per-node and --nics take positive integers" >&2; exit 2; }
+done
+(( nics <= 8 )) || { echo "cluster.sh: at most 8 NICs per host" >&2; exit 2; }
 [[ $# -gt 0 ]] || { echo "cluster.sh: no command (see --help)" >&2; exit 2; }
 
 # The token bucket holds 2 ms of traffic (at least 8 KiB, > one MTU frame):
@@ -60,28 +75,35 @@ if ! ip netns add "$sw" 2>/dev/null; then
   echo "cluster.sh: cannot create network namespaces here (needs root and iproute2)" >&2
   exit 77
 fi
-ip -n "$sw" link add br0 type bridge
-ip -n "$sw" link set br0 up
-subnet="10.$((RANDOM % 200 + 20)).$((RANDOM % 250)).0"
-prefix=${subnet%.0}
+base="10.$((RANDOM % 200 + 20)).$((RANDOM % 30 * 8))"
+rail_prefix() { echo "${base%.*}.$(( ${base##*.} + $1 ))"; }
+prefix=$(rail_prefix 0)
+subnets=()
+for m in $(seq 0 $((nics - 1))); do
+  ip -n "$sw" link add "br$m" type bridge
+  ip -n "$sw" link set "br$m" up
+  subnets+=("$(rail_prefix "$m").0/24")
+done
 hostfile="$work/hosts"
 for i in $(seq 1 "$hosts"); do
   n="${tag}h$i"
   names+=("$n")
   ip netns add "$n"
-  ip link add "${tag}a$i" type veth peer name "${tag}b$i"
-  ip link set "${tag}a$i" netns "$n"
-  ip link set "${tag}b$i" netns "$sw"
-  ip -n "$n" link set "${tag}a$i" name eth0
-  ip -n "$n" addr add "$prefix.$i/24" dev eth0
   ip -n "$n" link set lo up
-  ip -n "$n" link set eth0 up
-  ip -n "$sw" link set "${tag}b$i" master br0
-  ip -n "$sw" link set "${tag}b$i" up
-  # Shape both directions: egress of the host and of its switch port.
-  ip netns exec "$n" tc qdisc add dev eth0 root tbf rate "$rate" burst "$burst" latency 50ms
-  ip netns exec "$sw" tc qdisc add dev "${tag}b$i" root tbf rate "$rate" burst "$burst" latency 50ms
-  echo "$n slots=1" >> "$hostfile"
+  for m in $(seq 0 $((nics - 1))); do
+    ip link add "${tag}a${i}n$m" type veth peer name "${tag}b${i}n$m"
+    ip link set "${tag}a${i}n$m" netns "$n"
+    ip link set "${tag}b${i}n$m" netns "$sw"
+    ip -n "$n" link set "${tag}a${i}n$m" name "eth$m"
+    ip -n "$n" addr add "$(rail_prefix "$m").$i/24" dev "eth$m"
+    ip -n "$n" link set "eth$m" up
+    ip -n "$sw" link set "${tag}b${i}n$m" master "br$m"
+    ip -n "$sw" link set "${tag}b${i}n$m" up
+    # Shape both directions: egress of the host and of its switch port.
+    ip netns exec "$n" tc qdisc add dev "eth$m" root tbf rate "$rate" burst "$burst" latency 50ms
+    ip netns exec "$sw" tc qdisc add dev "${tag}b${i}n$m" root tbf rate "$rate" burst "$burst" latency 50ms
+  done
+  echo "$n slots=$per_node" >> "$hostfile"
 done
 
 # The rsh agent OpenMPI uses to start a daemon "on" a host.
@@ -95,11 +117,14 @@ chmod +x "$agent"
 for i in $(seq 1 "$hosts"); do echo "$prefix.$i ${tag}h$i"; done > "$work/hosts.map"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-echo "cluster.sh: $hosts hosts on $prefix.0/24 at $rate" >&2
+echo "cluster.sh: $hosts hosts x $per_node ranks, $nics NIC(s) each at $rate ($(IFS=,; echo "${subnets[*]}"))" >&2
+# Ranks of one host reach each other at their host's own addresses, which
+# the kernel delivers over loopback (not through the shaped NICs); other
+# hosts over every rail.
 status=0
 ip netns exec "${names[0]}" unshare --uts sh -c "hostname ${names[0]}; \
-  mpirun --hostfile $hostfile -np $hosts --mca plm_rsh_agent $agent \
-    --mca btl self,tcp --mca btl_tcp_if_include $prefix.0/24 \
+  mpirun --hostfile $hostfile -np $((hosts * per_node)) --mca plm_rsh_agent $agent \
+    --mca btl self,tcp --mca btl_tcp_if_include $(IFS=,; echo "${subnets[*]}") \
     --mca oob_tcp_if_include $prefix.0/24 --bind-to none \
     -x OMPI_MCA_mpi_yield_when_idle=1 -x LOOM_CLUSTER_MASTER=$prefix.1 \
     $(printf '%q ' "$@")" || status=$?
