@@ -7,6 +7,8 @@
 #   bash bench/nic_rails.sh [RATE]      # default 200mbit
 #
 # Prints one line per layout and NIC count, and the ratio 1 NIC / 2 NICs.
+# LOOM_MPI_HIERARCHICAL=1 in the environment: all-reduces by host (a reduce
+# inside each host, an all-reduce between hosts, a broadcast back).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rate=${1:-200mbit}

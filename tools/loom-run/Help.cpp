@@ -237,6 +237,13 @@ environment:
                     reduce-scatter is split into, one after the other
                     (default: 8388608; 0: whole messages); the same on every
                     rank (docs/overlap.md)
+  LOOM_MPI_HIERARCHICAL=1
+                    all-reduce by host when the job spans several hosts
+                    with several ranks on one: a reduce inside each host,
+                    an all-reduce between the hosts' first ranks (over all
+                    their NICs), a broadcast back (default: MPI's flat
+                    algorithms; other sums' order, so other bits); the same
+                    on every rank
   LOOM_ABORT_DEADLINE_S
                     seconds a rank that stops the job waits for the MPI
                     library's abort to end it before it exits by itself

@@ -173,7 +173,9 @@ public:
 
   int rank() const override { return myRank; }
   int size() const override { return mySize; }
-  const char *backend() const override { return "mpi"; }
+  const char *backend() const override {
+    return hierarchical ? "mpi; all-reduces by host" : "mpi";
+  }
 
   void allReduce(void *buf, int64_t count, DType dtype, ReduceOp op) override;
   void reduceScatter(const void *send, void *recv, int64_t count, DType dtype,
@@ -256,7 +258,21 @@ private:
   void allReduceInRankOrder(void *buf, int64_t count, DType dtype,
                             std::chrono::steady_clock::time_point started);
 
+  /// Whether all-reduces go in two levels (splitNodes): true only on the
+  /// main communicator of a job with several hosts, one of them with
+  /// several ranks; the same on every rank.
+  void splitNodes();
+  /// One piece of a two-level all-reduce, in place: a reduce to each
+  /// host's first rank, an all-reduce between those (over every NIC of
+  /// their hosts), a broadcast back inside each host.
+  void allReduceByNode(void *at, int piece, MPI_Datatype type, MPI_Op op,
+                       std::chrono::steady_clock::time_point started);
+
   MPI_Comm comm = MPI_COMM_NULL;
+  /// The ranks of this rank's host, and (on a host's first rank) the
+  /// hosts' first ranks; MPI_COMM_NULL unless hierarchical.
+  MPI_Comm nodeComm = MPI_COMM_NULL, leaderComm = MPI_COMM_NULL;
+  bool hierarchical = false;
   int myRank = 0, mySize = 1;
   /// All-reduces go in pieces of this many bytes (0: whole), and
   /// reduce-scatters in pieces of all ranks' blocks together this large.
@@ -325,7 +341,89 @@ MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
   check(MPI_Allgather(&self, sizeof(self), MPI_BYTE, peers.data(), sizeof(self),
                       MPI_BYTE, comm),
         "MPI_Allgather");
+  splitNodes();
   watch(options.collectiveTimeout, /*dumpOnSignal=*/true);
+}
+
+void MpiCommunicator::splitNodes() {
+  // LOOM_MPI_HIERARCHICAL=1 asks for two levels. Off by default: it moves
+  // a host's traffic onto one rank (its NICs then carry one flow, which
+  // MPI's multi-rail TCP splits over all of them), but changes the order
+  // of the sums from MPI's flat algorithms (so the bits of existing
+  // multi-host runs), and on the emulated cluster it was no faster with
+  // one NIC (bench/RESULTS.md, "Two NICs per emulated host").
+  const char *env = std::getenv("LOOM_MPI_HIERARCHICAL");
+  int want = env && std::strcmp(env, "1") == 0, any = 0, all = 0;
+  check(MPI_Allreduce(&want, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  check(MPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  if (any != all)
+    fail("LOOM_MPI_HIERARCHICAL differs between ranks: every rank must "
+         "all-reduce alike (1: by host, else flat)");
+  // Rank-ordered sums are Loom's own exchange; one host, or one rank per
+  // host, has nothing to gain.
+  if (!want || mySize < 2 || rankOrderedSums)
+    return;
+  MPI_Comm node = MPI_COMM_NULL;
+  check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, myRank, MPI_INFO_NULL,
+                            &node),
+        "MPI_Comm_split_type");
+  int nodeRank = 0, nodeSize = 1;
+  MPI_Comm_rank(node, &nodeRank);
+  MPI_Comm_size(node, &nodeSize);
+  // The hosts (their first ranks counted) and the most ranks on one, agreed
+  // by every rank, so that all take the same path.
+  int first = nodeRank == 0 ? 1 : 0, hosts = 0, most = 0;
+  check(MPI_Allreduce(&first, &hosts, 1, MPI_INT, MPI_SUM, comm),
+        "MPI_Allreduce");
+  check(MPI_Allreduce(&nodeSize, &most, 1, MPI_INT, MPI_MAX, comm),
+        "MPI_Allreduce");
+  hierarchical = hosts > 1 && most > 1;
+  if (!hierarchical) {
+    MPI_Comm_free(&node);
+    return;
+  }
+  nodeComm = node;
+  check(MPI_Comm_set_errhandler(nodeComm, MPI_ERRORS_RETURN),
+        "MPI_Comm_set_errhandler");
+  check(MPI_Comm_split(comm, nodeRank == 0 ? 0 : MPI_UNDEFINED, myRank,
+                       &leaderComm),
+        "MPI_Comm_split");
+  if (leaderComm != MPI_COMM_NULL)
+    check(MPI_Comm_set_errhandler(leaderComm, MPI_ERRORS_RETURN),
+          "MPI_Comm_set_errhandler");
+}
+
+void MpiCommunicator::allReduceByNode(
+    void *at, int piece, MPI_Datatype type, MPI_Op op,
+    std::chrono::steady_clock::time_point started) {
+  int nodeRank = 0;
+  MPI_Comm_rank(nodeComm, &nodeRank);
+  void *send = nodeRank == 0 ? MPI_IN_PLACE : at;
+  run(
+      "MPI_Reduce", "MPI_Ireduce",
+      [&] { return MPI_Reduce(send, at, piece, type, op, 0, nodeComm); },
+      [&](MPI_Request *request) {
+        return MPI_Ireduce(send, at, piece, type, op, 0, nodeComm, request);
+      },
+      started);
+  if (leaderComm != MPI_COMM_NULL)
+    run(
+        "MPI_Allreduce", "MPI_Iallreduce",
+        [&] {
+          return MPI_Allreduce(MPI_IN_PLACE, at, piece, type, op, leaderComm);
+        },
+        [&](MPI_Request *request) {
+          return MPI_Iallreduce(MPI_IN_PLACE, at, piece, type, op, leaderComm,
+                                request);
+        },
+        started);
+  run(
+      "MPI_Bcast", "MPI_Ibcast",
+      [&] { return MPI_Bcast(at, piece, type, 0, nodeComm); },
+      [&](MPI_Request *request) {
+        return MPI_Ibcast(at, piece, type, 0, nodeComm, request);
+      },
+      started);
 }
 
 MpiCommunicator::MpiCommunicator(const MpiCommunicator &parent, MPI_Comm dup)
@@ -362,8 +460,9 @@ std::unique_ptr<Communicator> MpiCommunicator::duplicate() {
 
 MpiCommunicator::~MpiCommunicator() {
   watchdog.reset();
-  if (comm != MPI_COMM_NULL)
-    MPI_Comm_free(&comm);
+  for (MPI_Comm *c : {&leaderComm, &nodeComm, &comm})
+    if (*c != MPI_COMM_NULL)
+      MPI_Comm_free(c);
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (initializedHere && !finalized)
@@ -456,6 +555,8 @@ void MpiCommunicator::allReduce(void *buf, int64_t count, DType dtype,
   forEachPiece(buf, count, dtype, pieceBytes, [&](void *at, int piece) {
     if (inRankOrder(dtype, op))
       return allReduceInRankOrder(at, piece, dtype, started);
+    if (hierarchical)
+      return allReduceByNode(at, piece, type, mpiOp(op), started);
     run(
         "MPI_Allreduce", "MPI_Iallreduce",
         [&] {
