@@ -183,6 +183,8 @@ const FlagSpec kFlags[] = {
        throw UsageError("--async-collectives " + v +
                         ": expected auto (the default), on or off");
      }},
+    {"--log-plan", Bare, TrainOnly,
+     [](Command &c, const std::string &) { c.options.logPlan = true; }},
     {"--reduce-order", WithValue, Training,
      [](Command &c, const std::string &v) {
        if (v != "mpi" && v != "rank")

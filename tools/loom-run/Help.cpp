@@ -112,6 +112,9 @@ options:
                     differs, naming what each rank issued (one extra small
                     all-gather per collective; host collectives only). Every
                     rank must be given it, or none
+  --log-plan        a model compiled with docs=1: rank 0 prints each step's
+                    plan of its documents on the ranks (docs/sequences.md;
+                    reported, not executed yet)
   --async-collectives auto|on|off
                     where an --overlap artifact's asynchronous collectives
                     run: on, on the communication thread, overlapping the

@@ -19,6 +19,7 @@
 #include "loom/runtime/Communicator.h"
 #include "loom/runtime/Data.h"
 #include "loom/runtime/Error.h"
+#include "loom/runtime/Progress.h"
 #include "loom/runtime/SequencePlan.h"
 #include "train/StepObserver.h"
 
@@ -33,19 +34,21 @@ namespace {
 class DocumentLoad final : public StepObserver {
 public:
   DocumentLoad(const BatchBuffers &batch, const TaskSpec &task,
-               const DataSource &data, const int64_t &position,
+               const DataSource &data, const int64_t &position, bool logPlan,
                Communicator &comm, MetricsWriter &metrics, std::ostream &log)
       : batch(batch), task(task), data(data), position(position), comm(comm),
-        metrics(metrics), log(log) {}
+        metrics(metrics), log(log), logPlan(logPlan) {}
 
-  void afterCompute(int64_t, double &) override {
+  void afterCompute(int64_t step, double &) override {
     std::vector<int64_t> lengths = data.stepDocuments(position);
     if (!lengths.empty()) {
       SequencePlanOptions options;
       options.ranks = comm.size();
       options.ranksPerNode = comm.size();
-      const double ratio = planSequences(lengths, options).maxOverMean();
-      planned.push_back(ratio);
+      const SequencePlan plan = planSequences(lengths, options);
+      planned.push_back(plan.maxOverMean());
+      if (logPlan && comm.isRoot())
+        printPlan(step, lengths, plan);
     }
     double pairs = 0;
     int64_t documents = 0;
@@ -124,6 +127,36 @@ public:
   }
 
 private:
+  /// --log-plan: per rank, its whole documents and the pieces of split
+  /// ones (document index in the step, token range), tokens and pairs.
+  void printPlan(int64_t step, const std::vector<int64_t> &lengths,
+                 const SequencePlan &plan) {
+    log << formatString("plan for step %lld (%zu documents, %lld split): "
+                        "max/mean %.3f",
+                        static_cast<long long>(step), lengths.size(),
+                        static_cast<long long>(plan.split), plan.maxOverMean())
+        << std::endl;
+    for (int r = 0; r < comm.size(); ++r) {
+      int64_t whole = 0;
+      std::string pieces;
+      for (const SequencePiece &p : plan.pieces) {
+        if (p.rank != r)
+          continue;
+        if (p.begin == 0 && p.end == lengths[p.doc])
+          ++whole;
+        else
+          pieces += formatString(
+              ", document %lld [%lld, %lld)", static_cast<long long>(p.doc),
+              static_cast<long long>(p.begin), static_cast<long long>(p.end));
+      }
+      log << formatString("  rank %d: %lld whole%s; %lld tokens, %s pairs", r,
+                          static_cast<long long>(whole), pieces.c_str(),
+                          static_cast<long long>(plan.tokens[r]),
+                          formatCount(plan.load[r]).c_str())
+          << std::endl;
+    }
+  }
+
   const BatchBuffers &batch;
   TaskSpec task;
   const DataSource &data;
@@ -132,6 +165,7 @@ private:
   Communicator &comm;
   MetricsWriter &metrics;
   std::ostream &log;
+  const bool logPlan;
   std::vector<double> load, planned;
   int64_t pieces = 0;
 };
@@ -141,12 +175,12 @@ private:
 std::unique_ptr<StepObserver>
 makeDocumentLoadObserver(const BatchBuffers &batch, const TaskSpec &task,
                          const DataSource &data, const int64_t &position,
-                         Communicator &comm, MetricsWriter &metrics,
-                         std::ostream &log) {
+                         bool logPlan, Communicator &comm,
+                         MetricsWriter &metrics, std::ostream &log) {
   if (!task.documents || !batch.segments)
     return nullptr;
-  return std::make_unique<DocumentLoad>(batch, task, data, position, comm,
-                                        metrics, log);
+  return std::make_unique<DocumentLoad>(batch, task, data, position, logPlan,
+                                        comm, metrics, log);
 }
 
 } // namespace loom::rt

@@ -68,12 +68,13 @@ makeCompressionObserver(GradientCompression &compression, Communicator &comm,
 /// work per step from the segments fed, and at the end its max/mean over
 /// ranks, and the per-step planner's for the same documents (`data`'s
 /// batch `position`, the trainer's data position), printed by rank 0 and
-/// written to `metrics`; nullptr otherwise.
+/// written to `metrics`, and with `logPlan` each step's plan; nullptr
+/// otherwise.
 std::unique_ptr<StepObserver>
 makeDocumentLoadObserver(const BatchBuffers &batch, const TaskSpec &task,
                          const DataSource &data, const int64_t &position,
-                         Communicator &comm, MetricsWriter &metrics,
-                         std::ostream &log);
+                         bool logPlan, Communicator &comm,
+                         MetricsWriter &metrics, std::ostream &log);
 /// Writes each step's record and the summary to `metrics` (if open).
 std::unique_ptr<StepObserver> makeMetricsObserver(MetricsWriter &metrics);
 /// Stops the job at a non-finite loss, on every rank.

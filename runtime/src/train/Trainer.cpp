@@ -393,9 +393,13 @@ Trainer::makeObservers(Setup &setup, std::unique_ptr<StepObserver> trace,
     observers.push_back(makeCompressionObserver(
         *setup.compression, comm, setup.metrics, log, firstStep,
         /*rounds=*/artifact.manifest().co2.localSteps > 0));
-  if (auto load = makeDocumentLoadObserver(setup.batch, task, *setup.data,
-                                           setup.state.dataPosition, comm,
-                                           setup.metrics, log))
+  if (options.logPlan && !task.documents && comm.isRoot())
+    log << "warning: --log-plan has no effect: the model has no documents "
+           "(compile it with --model=gpt:...,docs=1)"
+        << std::endl;
+  if (auto load = makeDocumentLoadObserver(
+          setup.batch, task, *setup.data, setup.state.dataPosition,
+          options.logPlan, comm, setup.metrics, log))
     observers.push_back(std::move(load));
   observers.push_back(makeProgressObserver(
       log, comm.isRoot(), firstStep, lastStep, options.logEvery,

@@ -72,6 +72,8 @@ struct TrainOptions {
   std::string evalData;
   int64_t evalEvery = 0;
   AsyncCollectives asyncCollectives = AsyncCollectives::Auto;
+  /// Documents: rank 0 prints each step's plan (SequencePlan.h).
+  bool logPlan = false;
 };
 
 struct EvalResult {
