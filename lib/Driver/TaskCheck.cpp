@@ -75,6 +75,31 @@ LogicalResult verifyInputs(ModuleOp module, func::FuncOp loss, StringRef kind,
              << " needs (an argument with {loom.input = \"" << e.name << "\"})";
   return success();
 }
+/// The batch inputs @loss must have for a task of sizes [batch, features]
+/// (classify) or [batch, seq] (lm): with `documents` (packed documents,
+/// docs/sequences.md), each token's document and its position in it too,
+/// which the runtime fills from the document boundaries.
+FailureOr<SmallVector<ExpectedInput>> expectedInputs(ModuleOp module,
+                                                     DictionaryAttr task,
+                                                     bool classify,
+                                                     ArrayRef<int64_t> sizes) {
+  SmallVector<ExpectedInput> expected;
+  if (classify)
+    expected = {{"x", {sizes[0], sizes[1]}, true}, {"y", {sizes[0]}, false}};
+  else
+    expected = {{"tokens", {sizes[0], sizes[1]}, false},
+                {"targets", {sizes[0], sizes[1]}, false}};
+  auto documents = task.get("documents");
+  if (documents && (classify || !isa<BoolAttr>(documents))) {
+    emitError(module.getLoc())
+        << "loom.task: 'documents' must be a bool on a task of kind lm";
+    return failure();
+  }
+  if (documents && cast<BoolAttr>(documents).getValue())
+    expected.append({{"segments", {sizes[0], sizes[1]}, false},
+                     {"positions", {sizes[0], sizes[1]}, false}});
+  return expected;
+}
 } // namespace
 
 LogicalResult mlir::loom::driver::verifyTask(ModuleOp module) {
@@ -123,25 +148,14 @@ LogicalResult mlir::loom::driver::verifyTask(ModuleOp module) {
            << "loom.task: '" << key << "' must be between 1 and " << INT32_MAX
            << " (labels are i32), got " << n;
 
+  FailureOr<SmallVector<ExpectedInput>> expected =
+      expectedInputs(module, task, classify, sizes);
+  if (failed(expected))
+    return failure();
   auto loss = module.lookupSymbol<func::FuncOp>("loss");
   if (!loss || loss.isExternal())
     return success();
-  SmallVector<ExpectedInput> expected;
-  if (classify)
-    expected = {{"x", {sizes[0], sizes[1]}, true}, {"y", {sizes[0]}, false}};
-  else
-    expected = {{"tokens", {sizes[0], sizes[1]}, false},
-                {"targets", {sizes[0], sizes[1]}, false}};
-  // Packed documents (docs/sequences.md): each token's document and its
-  // position in it, filled by the runtime from the document boundaries.
-  auto documents = task.get("documents");
-  if (documents && (classify || !isa<BoolAttr>(documents)))
-    return emitError(module.getLoc())
-           << "loom.task: 'documents' must be a bool on a task of kind lm";
-  if (documents && cast<BoolAttr>(documents).getValue())
-    expected.append({{"segments", {sizes[0], sizes[1]}, false},
-                     {"positions", {sizes[0], sizes[1]}, false}});
-  if (failed(verifyInputs(module, loss, kind.getValue(), expected)))
+  if (failed(verifyInputs(module, loss, kind.getValue(), *expected)))
     return failure();
 
   WalkResult walk = loss.walk([&](CrossEntropyOp op) {

@@ -21,6 +21,9 @@ DataSource::~DataSource() = default;
 
 namespace {
 
+/// The document starts of a file read as one document.
+const std::vector<int64_t> kOneDocument{0};
+
 /// text:PATH (one byte per token) or tokens:PATH (little-endian uint16).
 class TokenFileSource final : public DataSource {
 public:
@@ -32,14 +35,8 @@ public:
            "uint16 tokens",
            spec.c_str(), file.size());
     count = static_cast<int64_t>(bytes ? file.size() : file.size() / 2);
-    if (count < task.seq + 1)
-      fail("%s has %lld tokens, but one row of seq %lld needs at least %lld "
-           "(tokens plus the shifted target)",
-           spec.c_str(), static_cast<long long>(count),
-           static_cast<long long>(task.seq),
-           static_cast<long long>(task.seq + 1));
+    windows = streamWindows(spec, count, task.seq);
     checkVocab();
-    windows = (count - 1) / task.seq;
   }
 
   void fill(int64_t k, const BatchBuffers &out) override {
@@ -56,7 +53,7 @@ public:
       // A model with document inputs reading a plain file: the file is
       // one document.
       if (out.segments)
-        fillDocumentRow({0}, start, seq, out.segments + i * seq,
+        fillDocumentRow(kOneDocument, start, seq, out.segments + i * seq,
                         out.positions + i * seq);
     }
   }

@@ -28,6 +28,15 @@
 
 namespace loom::rt {
 
+int64_t streamWindows(const std::string &spec, int64_t count, int64_t seq) {
+  if (count < seq + 1)
+    fail("%s has %lld tokens, but one row of seq %lld needs at least %lld "
+         "(tokens plus the shifted target)",
+         spec.c_str(), static_cast<long long>(count),
+         static_cast<long long>(seq), static_cast<long long>(seq + 1));
+  return (count - 1) / seq;
+}
+
 int64_t windowStart(const DataOptions &options, int64_t row, int64_t count,
                     int64_t seq) {
   if (options.shuffle)
@@ -189,7 +198,6 @@ public:
       : spec(std::move(spec)), docs(std::move(docs)), options(options),
         task(task) {
     count = static_cast<int64_t>(this->docs.tokens.size());
-    windows = count > task.seq ? (count - 1) / task.seq : 0;
   }
 
   void fill(int64_t k, const BatchBuffers &out) override {
@@ -263,15 +271,11 @@ public:
     return lengths;
   }
 
-  void check() const {
+  /// Refuses what cannot be trained on; counts the windows.
+  void check() {
     if (docs.starts.empty())
       fail("%s: no documents found", spec.c_str());
-    if (count < task.seq + 1)
-      fail("%s has %lld tokens, but one row of seq %lld needs at least %lld "
-           "(tokens plus the shifted target)",
-           spec.c_str(), static_cast<long long>(count),
-           static_cast<long long>(task.seq),
-           static_cast<long long>(task.seq + 1));
+    windows = streamWindows(spec, count, task.seq);
     const int64_t budget = task.batch * task.seq * options.worldSize;
     for (size_t i = 0; i < docs.starts.size(); ++i)
       if (docs.length(i) > budget)

@@ -15,6 +15,11 @@
 
 namespace loom::rt {
 
+/// The windows of `seq` tokens (plus the shifted target) in a stream of
+/// `count` tokens, (count - 1) / seq; throws Error naming `spec` when not
+/// even one row fits.
+int64_t streamWindows(const std::string &spec, int64_t count, int64_t seq);
+
 /// Where global row `row`'s window of `seq` tokens starts in a stream of
 /// `count` tokens: row mod (count - 1) / seq windows in order, or with
 /// options.shuffle a start drawn from [0, count - seq - 1] keyed on

@@ -258,8 +258,8 @@ private:
   void allReduceInRankOrder(void *buf, int64_t count, DType dtype,
                             std::chrono::steady_clock::time_point started);
 
-  /// Whether all-reduces go in two levels (splitNodes): true only on the
-  /// main communicator of a job with several hosts, one of them with
+  /// Sets up all-reduces in two levels (LOOM_MPI_HIERARCHICAL=1): only on
+  /// the main communicator of a job with several hosts, one of them with
   /// several ranks; the same on every rank.
   void splitNodes();
   /// One piece of a two-level all-reduce, in place: a reduce to each
@@ -323,45 +323,46 @@ MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
   MPI_Comm_size(comm, &mySize);
   rankOrderedSums = options.rankOrderedSums;
   // The pieces are collectives of their own: every rank must cut alike.
+  // So is the choice of all-reducing by host (splitNodes): both settings
+  // travel in one all-gather.
   pieceBytes = pieceBytesFromEnvironment();
-  std::vector<int64_t> pieces(static_cast<size_t>(mySize));
-  check(MPI_Allgather(&pieceBytes, 1, MPI_INT64_T, pieces.data(), 1,
-                      MPI_INT64_T, comm),
+  const char *byHost = std::getenv("LOOM_MPI_HIERARCHICAL");
+  const int64_t mine[2] = {pieceBytes, byHost && std::strcmp(byHost, "1") == 0};
+  std::vector<int64_t> all(2 * static_cast<size_t>(mySize));
+  check(MPI_Allgather(mine, 2, MPI_INT64_T, all.data(), 2, MPI_INT64_T, comm),
         "MPI_Allgather");
-  for (int r = 1; r < mySize; ++r)
-    if (pieces[r] != pieces[0])
+  for (int r = 1; r < mySize; ++r) {
+    if (all[2 * r] != all[0])
       fail("LOOM_MPI_PIECE_BYTES differs between ranks: %lld bytes on rank "
            "0, %lld on rank %d; every rank must split large collectives "
            "alike (0: whole messages; unset: %lld)",
-           static_cast<long long>(pieces[0]), static_cast<long long>(pieces[r]),
+           static_cast<long long>(all[0]), static_cast<long long>(all[2 * r]),
            r, static_cast<long long>(kPieceBytes));
+    if (all[2 * r + 1] != all[1])
+      fail("LOOM_MPI_HIERARCHICAL differs between ranks: every rank must "
+           "all-reduce alike (1: by host, else flat)");
+  }
 
   peers.resize(mySize);
   ProcessIdentity self = currentProcessIdentity();
   check(MPI_Allgather(&self, sizeof(self), MPI_BYTE, peers.data(), sizeof(self),
                       MPI_BYTE, comm),
         "MPI_Allgather");
-  splitNodes();
+  if (mine[1])
+    splitNodes();
   watch(options.collectiveTimeout, /*dumpOnSignal=*/true);
 }
 
 void MpiCommunicator::splitNodes() {
-  // LOOM_MPI_HIERARCHICAL=1 asks for two levels. Off by default: it moves
-  // a host's traffic onto one rank (its NICs then carry one flow, which
-  // MPI's multi-rail TCP splits over all of them), but changes the order
-  // of the sums from MPI's flat algorithms (so the bits of existing
-  // multi-host runs), and on the emulated cluster it was no faster with
-  // one NIC (bench/RESULTS.md, "Two NICs per emulated host").
-  const char *env = std::getenv("LOOM_MPI_HIERARCHICAL");
-  int want = env && std::strcmp(env, "1") == 0, any = 0, all = 0;
-  check(MPI_Allreduce(&want, &any, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
-  check(MPI_Allreduce(&want, &all, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (any != all)
-    fail("LOOM_MPI_HIERARCHICAL differs between ranks: every rank must "
-         "all-reduce alike (1: by host, else flat)");
-  // Rank-ordered sums are Loom's own exchange; one host, or one rank per
-  // host, has nothing to gain.
-  if (!want || mySize < 2 || rankOrderedSums)
+  // LOOM_MPI_HIERARCHICAL=1 asks for two levels (the ranks agreed on it in
+  // the constructor). Off by default: it moves a host's traffic onto one
+  // rank (its NICs then carry one flow, which MPI's multi-rail TCP splits
+  // over all of them), but changes the order of the sums from MPI's flat
+  // algorithms (so the bits of existing multi-host runs), and on the
+  // emulated cluster it was no faster with one NIC (bench/RESULTS.md, "Two
+  // NICs per emulated host"). Rank-ordered sums are Loom's own exchange;
+  // one host, or one rank per host, has nothing to gain.
+  if (mySize < 2 || rankOrderedSums)
     return;
   MPI_Comm node = MPI_COMM_NULL;
   check(MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, myRank, MPI_INFO_NULL,

@@ -10,8 +10,9 @@
 // one all-reduce (max and sum per step; the same call on every rank) gives
 // the max/mean over ranks, which rank 0 prints and writes to the metrics
 // ("documents" record). Beside it, the balance the per-step planner
-// (SequencePlan.h) would give the same documents: every rank plans the
-// global batch from the data source alone, so that needs no collective.
+// (SequencePlan.h) would give the same documents: rank 0 plans the
+// global batch from the data source alone (no collective needed; the
+// other ranks would compute the same plan, which nothing there uses).
 // docs/sequences.md.
 //
 //===----------------------------------------------------------------------===//
@@ -40,14 +41,17 @@ public:
         metrics(metrics), log(log), logPlan(logPlan) {}
 
   void afterCompute(int64_t step, double &) override {
-    std::vector<int64_t> lengths = data.stepDocuments(position);
+    // The plan (reported, not executed) only matters where it is printed.
+    std::vector<int64_t> lengths;
+    if (comm.isRoot())
+      lengths = data.stepDocuments(position);
     if (!lengths.empty()) {
       SequencePlanOptions options;
       options.ranks = comm.size();
       options.ranksPerNode = comm.size();
       const SequencePlan plan = planSequences(lengths, options);
       planned.push_back(plan.maxOverMean());
-      if (logPlan && comm.isRoot())
+      if (logPlan)
         printPlan(step, lengths, plan);
     }
     double pairs = 0;
