@@ -1,0 +1,107 @@
+//===- LoomAttentionOps.td - Attention and its masks --------*- tablegen -*-===//
+//
+// Included by LoomOps.td: scaled dot-product attention and the masks its
+// decomposition applies to the scores (causal, and by segment for rows
+// packed with documents, docs/sequences.md).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_ATTENTION_OPS_TD
+#define LOOM_ATTENTION_OPS_TD
+
+def Loom_CausalMaskOp : Loom_Op<"causal_mask", [Pure, SameOperandsAndResultType,
+    DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
+  let summary = "Replaces entries above the diagonal of the last two dims.";
+  let description = [{
+    Sets `x[..., i, j]` to `fill` wherever `j > i` (a query may not attend to
+    later keys). With `fill = -inf` it masks attention scores; its gradient
+    is the same op with `fill = 0` applied to the incoming gradient.
+
+    Example:
+    ```mlir
+    %m = loom.causal_mask %s fill 0xFFF0000000000000 : tensor<2x4x16x16xf32>
+    ```
+
+    **Constraints:**
+    - The operand has rank at least 2 and its last two dimensions are equal.
+  }];
+  let arguments = (ins Loom_FloatTensor:$input, F64Attr:$fill);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = "$input `fill` $fill attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Loom_SegmentMaskOp : Loom_Op<"segment_mask", [Pure,
+    TypesMatchWith<"result type equals the input type", "input", "result", "$_self">,
+    DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
+  let summary = "Replaces entries whose row and column lie in different segments.";
+  let description = [{
+    Sets `x[b, ..., i, j]` to `fill` wherever `segments[b, i] !=
+    segments[b, j]`: with `fill = -inf` on attention scores, a query sees
+    only the keys of its own segment (document) in a row packed with
+    several. The mask is shared by the dimensions between the first and
+    the last two (attention heads). Its gradient is the same op with
+    `fill = 0` applied to the incoming gradient.
+
+    Example:
+    ```mlir
+    %m = loom.segment_mask %s, %docs fill 0xFFF0000000000000 : tensor<2x4x16x16xf32>, tensor<2x16xi32>
+    ```
+
+    **Constraints:**
+    - The input has rank at least 3 and its last two dimensions are equal.
+    - `segments` has shape `[B, T]`: the input's first dimension and its
+      last one.
+  }];
+  let arguments = (ins Loom_FloatTensor:$input, Loom_IndexTensor:$segments,
+                       F64Attr:$fill);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $segments `fill` $fill attr-dict `:` type($input) `,` type($segments)
+  }];
+  let hasVerifier = 1;
+}
+
+def Loom_AttentionOp : Loom_InferTypeOp<"attention", [
+    DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
+  let summary = "Scaled dot-product attention, optionally causal and document-masked.";
+  let description = [{
+    `softmax(mask(Q K^T * scale)) V` over the last two dimensions, for every
+    batch and head in the leading dimensions (shape `[batch, heads, T, Dh]`
+    for multi-head attention). `scale` defaults to `1/sqrt(Dh)`; `causal`
+    hides later keys from each query. With `segments` (shape `[batch, T]`,
+    one id per token, e.g. the document it belongs to in a packed row), a
+    query sees only the keys of its own segment (`loom.segment_mask`).
+
+    Example:
+    ```mlir
+    %y = loom.attention %q, %k, %v causal : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>) -> tensor<2x4x16x8xf32>
+    %d = loom.attention %q, %k, %v segments %docs causal : (tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x4x16x8xf32>, tensor<2x16xi32>) -> tensor<2x4x16x8xf32>
+    ```
+
+    **Constraints:**
+    - `query`, `key`, `value` have the same rank (at least 2), element type
+      and leading dimensions.
+    - `key` and `query` have the same last dimension; `key` and `value` the
+      same number of rows.
+    - With `causal`, queries and keys have the same number of rows.
+    - `scale`, when given, is positive.
+    - With `segments`: the operands have rank at least 3, queries and keys
+      the same number of rows `T`, and `segments` has shape `[B, T]` where
+      `B` is the first dimension of `query`.
+  }];
+  let arguments = (ins Loom_FloatTensor:$query, Loom_FloatTensor:$key,
+                       Loom_FloatTensor:$value,
+                       Optional<Loom_IndexTensor>:$segments, UnitAttr:$causal,
+                       OptionalAttr<F64Attr>:$scale);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value (`segments` $segments^)? (`causal` $causal^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// The scale actually applied to Q K^T.
+    double getEffectiveScale();
+  }];
+}
+
+#endif // LOOM_ATTENTION_OPS_TD
