@@ -122,7 +122,7 @@ void buildGpt(ModuleOp module, const GptSpec &s, Type et) {
   const double std = 0.02, projStd = 0.02 / std::sqrt(2.0 * s.layers);
 
   Value wte = mb.weight("transformer.wte.weight", {s.vocab, D}, std);
-  Value wpe = mb.weight("transformer.wpe.weight", {T, D}, std);
+  Value wpe = mb.weight("transformer.wpe.weight", {s.positions(), D}, std);
   Value tokens = EmbeddingOp::create(ob, lb.loc, wte, fn.getArgument(0));
   // Packed documents: each token's position restarts at its document's
   // start, and attention stays inside the document (its segment).
@@ -163,8 +163,11 @@ void buildGpt(ModuleOp module, const GptSpec &s, Type et) {
       b.getNamedAttr("vocab", b.getI64IntegerAttr(s.vocab)),
       b.getNamedAttr("seq", b.getI64IntegerAttr(T)),
       b.getNamedAttr("batch", b.getI64IntegerAttr(B))};
-  if (s.docs)
+  if (s.docs) {
     task.push_back(b.getNamedAttr("documents", b.getBoolAttr(true)));
+    task.push_back(
+        b.getNamedAttr("context", b.getI64IntegerAttr(s.positions())));
+  }
   module->setAttr("loom.task", b.getDictionaryAttr(task));
 }
 

@@ -197,11 +197,19 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef given) {
             {intField("vocab", g.vocab), intField("seq", g.seq),
              intField("dim", g.dim), intField("heads", g.heads),
              intField("layers", g.layers), intField("batch", g.batch),
-             countField("docs", g.docs, "0 or 1")}))
+             countField("docs", g.docs, "0 or 1"),
+             countField("context", g.context, "a count of tokens")}))
       return std::move(err);
     if (g.docs > 1)
       return fail("--model",
                   "field 'docs' must be 0 or 1, got " + llvm::Twine(g.docs));
+    if (g.context > 0 && !g.docs)
+      return fail("--model", "field 'context' applies to docs=1 only (the "
+                             "longest document attended whole)");
+    if (g.context > 0 && g.context < g.seq)
+      return fail("--model", "field 'context' (" + llvm::Twine(g.context) +
+                                 ") must be at least 'seq' (" +
+                                 llvm::Twine(g.seq) + ")");
     if (g.vocab < 2 || g.vocab > INT32_MAX)
       return fail("--model", "field 'vocab' must be between 2 and " +
                                  llvm::Twine(INT32_MAX) +
@@ -217,7 +225,7 @@ llvm::Expected<ModelSpec> mlir::loom::driver::parseModelSpec(StringRef given) {
     // wrap.
     if (auto err = checkTensors(
             {{"embedding", {g.vocab, g.dim}},
-             {"positions", {g.seq, g.dim}},
+             {"positions", {g.positions(), g.dim}},
              {"weights of all layers", {g.layers, 12 * g.dim, g.dim}},
              {"attention scores", {g.batch, g.heads, g.seq, g.seq}},
              {"MLP activations", {g.batch, g.seq, 4 * g.dim}},
@@ -478,11 +486,14 @@ std::string mlir::loom::driver::modelSpecHelp() {
       "default):\n"
       "  mlp:in=I,hidden=H,out=O,layers=L,batch=B\n"
       "    (default mlp:in={0},hidden={1},out={2},layers={3},batch={4})\n"
-      "  gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B[,docs=1]\n"
+      "  "
+      "gpt:vocab=V,seq=T,dim=D,heads=NH,layers=L,batch=B[,docs=1[,context=N]]\n"
       "    (default gpt:vocab={5},seq={6},dim={7},heads={8},layers={9},"
       "batch={10})\n"
       "    docs=1: rows packed with documents, attention and positions per\n"
-      "    document (for --data docs:PATH, docs/sequences.md)\n"
+      "    document (for --data docs:PATH, docs/sequences.md); context=N:\n"
+      "    documents up to N tokens (>= seq, default seq) attended whole, N\n"
+      "    positions (with --partition-sequences, across rows and ranks)\n"
       "  {11}[:FIELD=VALUE,...]\n"
       "    (GPT-2 124M: {12}; the fields given replace its own)",
       m.in, m.hidden, m.out, m.layers, m.batch, g.vocab, g.seq, g.dim, g.heads,

@@ -56,6 +56,7 @@ static TrainOptions trainOptions(const Compilation &c) {
   train.dp = options.dp;
   train.overlap = options.overlap;
   train.zero = options.zero;
+  train.partitionSequences = options.partitionSequences;
   train.bucketMiB = options.bucketMiB > 0
                         ? options.bucketMiB
                         : chooseBucketBytes(machine) / (1024 * 1024);

@@ -95,9 +95,19 @@ FailureOr<SmallVector<ExpectedInput>> expectedInputs(ModuleOp module,
         << "loom.task: 'documents' must be a bool on a task of kind lm";
     return failure();
   }
-  if (documents && cast<BoolAttr>(documents).getValue())
+  const bool withDocuments = documents && cast<BoolAttr>(documents).getValue();
+  if (withDocuments)
     expected.append({{"segments", {sizes[0], sizes[1]}, false},
                      {"positions", {sizes[0], sizes[1]}, false}});
+  // Set by --loom-partition-sequences: the runtime fills the rows by plan.
+  auto partitioned = task.get("partitioned");
+  if (partitioned &&
+      (!isa<BoolAttr>(partitioned) ||
+       (cast<BoolAttr>(partitioned).getValue() && !withDocuments))) {
+    emitError(module.getLoc()) << "loom.task: 'partitioned' must be a bool, "
+                                  "true only with documents = true";
+    return failure();
+  }
   return expected;
 }
 } // namespace

@@ -167,6 +167,18 @@ static LogicalResult checkModelFlags(const Compilation &c) {
   if (options.zero > 0 && options.dp < 2)
     return c.error("--zero needs --dp=N with N > 1: it shards the "
                    "optimizer state over the data-parallel ranks");
+  if (options.partitionSequences) {
+    // Each combination needs its own tests first.
+    static constexpr std::pair<const char *, const char *> kNotYet[] = {
+        {"zo", "its forward-only steps have no gathers to differentiate"},
+        {"co2", "its local steps would still read the other ranks' keys"},
+        {"zero", "not tested together yet"},
+        {"compress", "not tested together yet"}};
+    for (auto [flag, why] : kNotYet)
+      if (c.given(flag))
+        return c.error(llvm::Twine("--partition-sequences and --") + flag +
+                       " do not combine yet: " + why);
+  }
   if (c.given("bucket-mib") && !options.overlap)
     return c.error("--bucket-mib applies to --overlap only (the size of the "
                    "all-reduce buckets it overlaps)");

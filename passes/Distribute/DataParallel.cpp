@@ -1,4 +1,5 @@
 //===- DataParallel.cpp - Gradient averaging over data-parallel ranks -----===//
+#include "passes/Distribute/Mesh.h"
 #include "passes/Distribute/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -24,7 +25,8 @@ struct DataParallelPass : impl::DataParallelPassBase<DataParallelPass> {
       module.emitError("no @loss_and_grad: run --loom-autodiff first");
       return signalPassFailure();
     }
-    FailureOr<comm::MeshOp> mesh = getOrCreateMesh(module);
+    FailureOr<comm::MeshOp> mesh =
+        getOrCreateMesh(module, meshName, axis, ranks);
     if (failed(mesh))
       return signalPassFailure();
 
@@ -58,25 +60,6 @@ struct DataParallelPass : impl::DataParallelPassBase<DataParallelPass> {
       ++numAllReduces;
     }
     ret->setOperands(averaged);
-  }
-
-  FailureOr<comm::MeshOp> getOrCreateMesh(ModuleOp module) {
-    if (auto mesh = module.lookupSymbol<comm::MeshOp>(meshName)) {
-      OpBuilder b(module.getContext());
-      if (!llvm::is_contained(mesh.getAxes(), b.getStringAttr(axis))) {
-        mesh.emitError("mesh @") << meshName << " has no axis '" << axis << "'";
-        return failure();
-      }
-      return mesh;
-    }
-    if (ranks < 1) {
-      module.emitError("ranks must be positive, got ") << int64_t(ranks);
-      return failure();
-    }
-    OpBuilder b(module.getBodyRegion());
-    return comm::MeshOp::create(b, module.getLoc(), meshName,
-                                ArrayRef<int64_t>{ranks},
-                                b.getStrArrayAttr({axis}));
   }
 };
 

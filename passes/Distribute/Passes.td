@@ -31,6 +31,59 @@ def DataParallelPass : Pass<"loom-data-parallel", "mlir::ModuleOp"> {
   ];
 }
 
+def PartitionSequencesPass : Pass<"loom-partition-sequences", "mlir::ModuleOp"> {
+  let summary = "Attention over documents placed on the ranks by a per-step "
+                "planner: each rank's queries against the keys of all ranks.";
+  let description = [{
+    Runs on a model with documents (`@loss` inputs `segments` and
+    `positions`, e.g. `gpt:...,docs=1`) before `--loom-autodiff`, and makes
+    its attention independent of where the tokens lie (docs/sequences.md):
+    the runtime's per-step planner then places each step's documents on the
+    ranks, short ones whole and long ones in contiguous pieces on several
+    ranks, and a rank's `batch x seq` tokens are one flat list of pieces.
+    `segments` then holds each token's document in the step (unique over
+    the ranks) and `positions` its position in the document (not in the
+    piece).
+
+    Every `loom.attention ... segments %s causal` becomes: the rank's
+    queries `[B, H, T, Dh]` as one sequence `[1, H, B·T, Dh]`; the keys and
+    values of all ranks (`comm.all_gather` along the batch, rank order) as
+    one sequence `[1, H, R·B·T, Dh]`; the scores masked by
+    `loom.document_mask` (a query sees the keys of its document at its
+    position or before, on any rank); softmax and the product with the
+    values; the result back to `[B, H, T, Dh]`. The documents and positions
+    of the keys are gathered once per step. `--loom-autodiff` takes the
+    gradient of each gather to be a `comm.reduce_scatter ... sum`: every
+    rank's keys receive the gradients of the queries of all ranks.
+
+    With one rank nothing is gathered: the rank's rows are still one
+    sequence of documents, so a document may continue from one row into
+    the next (the reference a run on R ranks is compared against).
+
+    The module's `loom.task` gets `partitioned = true`, which the manifest
+    carries to the runtime (`task.partitioned`). Every rank issues the same
+    gathers in the same order: they depend on the IR alone.
+
+    The attention is dense over the gathered keys (`B·T x R·B·T` scores per
+    head), masked: the planner balances the work a blocked attention that
+    skips masked blocks would do, not what this one does.
+  }];
+  let dependentDialects = ["::mlir::loom::comm::CommDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"2",
+           "Data-parallel ranks the documents are placed on.">,
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"world\"",
+           "Name of the mesh symbol.">,
+    Option<"axis", "axis", "std::string", /*default=*/"\"dp\"",
+           "Mesh axis of the ranks.">,
+  ];
+  let statistics = [
+    Statistic<"numAttentions", "num-attentions",
+              "Attentions made to read the keys of all ranks">,
+  ];
+}
+
 def ShardStatePass : Pass<"loom-shard-state", "mlir::ModuleOp"> {
   let summary = "ZeRO: each rank keeps and updates 1/N of the optimizer "
                 "state (stage 1), receives 1/N of the gradients (stage 2) "

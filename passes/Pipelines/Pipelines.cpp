@@ -33,6 +33,7 @@ TrainOptions TrainPipelineOptions::bind() const {
   o.dp = dp;
   o.overlap = overlap;
   o.zero = zero;
+  o.partitionSequences = partitionSequences;
   o.bucketMiB = bucketMiB;
   if (co2) {
     o.co2.emplace();
@@ -61,6 +62,12 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
     pm.addPass(createZerothOrderPass(*o.zo, o.dp));
     addUpstream(pm, "canonicalize,cse");
     return;
+  }
+  if (o.partitionSequences) {
+    // Before autodiff, which differentiates its gathers.
+    PartitionSequencesPassOptions partition;
+    partition.ranks = o.dp;
+    pm.addPass(createPartitionSequencesPass(partition));
   }
   pm.addPass(createAutodiffPass());
   // Bad option values are the passes' to diagnose (an error at the module,

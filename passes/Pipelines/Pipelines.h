@@ -37,6 +37,7 @@ struct TrainOptions {
   int64_t dp = 1;       ///< data-parallel ranks (1: no averaging)
   bool overlap = false; ///< bucketed, asynchronous, scheduled all-reduces
   int64_t zero = 0;     ///< ZeRO stage (0: none; 1, 2: --loom-shard-state)
+  bool partitionSequences = false; ///< --loom-partition-sequences
   double bucketMiB = 1.0;
   std::optional<CO2Options> co2;           ///< none: no CO2
   std::optional<CompressOptions> compress; ///< none: plain fp32 averaging
@@ -67,6 +68,11 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                                       "optimizer state), 2 (and gradients) "
                                       "or 3 (and parameters)"),
                        llvm::cl::init(TrainOptions().zero)};
+  Option<bool> partitionSequences{
+      *this, "partition-sequences",
+      llvm::cl::desc("Documents placed on the dp ranks by the runtime's "
+                     "planner (--loom-partition-sequences)"),
+      llvm::cl::init(false)};
   Option<double> bucketMiB{*this, "bucket-mib",
                            llvm::cl::desc("Largest all-reduce bucket (MiB)"),
                            llvm::cl::init(TrainOptions().bucketMiB)};

@@ -219,6 +219,50 @@ struct SegmentMaskLowering : OpRewritePattern<SegmentMaskOp> {
   }
 };
 
+/// x[b, ..., i, j] = kdoc[b, j] == qdoc[b, i] && kpos[b, j] <= qpos[b, i]
+/// ? x : fill; the query operands are read along the rows, the key ones
+/// along the columns.
+struct DocumentMaskLowering : OpRewritePattern<DocumentMaskOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(DocumentMaskOp op,
+                                PatternRewriter &rewriter) const override {
+    MLIRContext *ctx = rewriter.getContext();
+    RankedTensorType type = op.getType();
+    int64_t rank = type.getRank();
+    double fillValue = op.getFill().convertToDouble();
+    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
+    auto along = [&](int64_t d) {
+      return AffineMap::get(rank, 0, {dim(0), dim(d)}, ctx);
+    };
+    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
+    SmallVector<AffineMap> maps{
+        id, along(rank - 2), along(rank - 2), along(rank - 1), along(rank - 1),
+        id};
+    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
+    Location loc = op.getLoc();
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{type},
+        ValueRange{op.getInput(), op.getQueryDocuments(),
+                   op.getQueryPositions(), op.getKeyDocuments(),
+                   op.getKeyPositions()},
+        ValueRange{emptyTensor(rewriter, loc, type)}, maps, iters,
+        [&](OpBuilder &b, Location l, ValueRange a) {
+          Value same =
+              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], a[3]);
+          Value before = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle,
+                                               a[4], a[2]);
+          Value seen = arith::AndIOp::create(b, l, same, before);
+          linalg::YieldOp::create(
+              b, l,
+              arith::SelectOp::create(
+                  b, l, seen, a[0], floatConst(b, l, a[0].getType(), fillValue))
+                  .getResult());
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // Reductions
 //===----------------------------------------------------------------------===//
@@ -633,10 +677,10 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
                  ReduceLowering<SumOp, ReduceKind::Sum>,
                  ReduceLowering<MeanOp, ReduceKind::Mean>,
                  ReduceLowering<ReduceMaxOp, ReduceKind::Max>, MatmulLowering,
-                 CausalMaskLowering, SegmentMaskLowering, ReshapeLowering,
-                 TransposeLowering, BroadcastToLowering, SplitLowering,
-                 ConcatLowering, EmbeddingLowering, OneHotLowering,
-                 LrScheduleLowering, PerturbLowering>(ctx);
+                 CausalMaskLowering, SegmentMaskLowering, DocumentMaskLowering,
+                 ReshapeLowering, TransposeLowering, BroadcastToLowering,
+                 SplitLowering, ConcatLowering, EmbeddingLowering,
+                 OneHotLowering, LrScheduleLowering, PerturbLowering>(ctx);
     auto unary = [&](auto tag, Value (*fn)(OpBuilder &, Location, Value)) {
       using OpT = typename decltype(tag)::type;
       patterns.add<UnaryLowering<OpT>>(ctx, fn);

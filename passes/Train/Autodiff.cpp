@@ -78,6 +78,19 @@ struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
         accumulate(paramGrads[get.getParamAttr().getAttr()], resultGrads[0]);
         continue;
       }
+      if (auto gather = dyn_cast<comm::AllGatherOp>(op)) {
+        // Every rank read this rank's slice: its gradient is the sum over
+        // the ranks of their gradients of that slice.
+        b.setInsertionPoint(ret);
+        Value input = gather.getInput();
+        if (isDifferentiable(input))
+          accumulate(grads[input],
+                     comm::ReduceScatterOp::create(
+                         b, gather.getLoc(), input.getType(), resultGrads[0],
+                         gather.getMesh(), gather.getAxes(),
+                         comm::ReduceKind::sum, gather.getDim()));
+        continue;
+      }
       // Constants (and other operand-free ops) end the backward walk.
       if (op->getNumOperands() == 0)
         continue;

@@ -13,7 +13,10 @@ def AutodiffPass : Pass<"loom-autodiff", "mlir::ModuleOp"> {
     gradients of values with several uses. `@loss_and_grad` returns the loss
     followed by one gradient per `loom.param`, in declaration order; each
     gradient result carries `loom.grad_of = @param`. Parameters that do not
-    influence the loss get a zero gradient.
+    influence the loss get a zero gradient. A `comm.all_gather` in `@loss`
+    (`--loom-partition-sequences` gathers keys and values) has the
+    `comm.reduce_scatter ... sum` of its result's gradient as its input's:
+    every rank's slice was read by every rank.
 
     Assumes: `@loss` has one block, returns one scalar float tensor, and
     calls no functions (the train pipeline inlines first).

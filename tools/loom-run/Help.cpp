@@ -114,7 +114,8 @@ options:
                     rank must be given it, or none
   --log-plan        a model compiled with docs=1: rank 0 prints each step's
                     plan of its documents on the ranks (docs/sequences.md;
-                    reported, not executed yet)
+                    executed when compiled with --partition-sequences,
+                    reported otherwise)
   --async-collectives auto|on|off
                     where an --overlap artifact's asynchronous collectives
                     run: on, on the communication thread, overlapping the

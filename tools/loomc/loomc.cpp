@@ -75,6 +75,14 @@ static cl::opt<int64_t>
                   "rank stores its slice, all-gathered before each use). "
                   "Default 0: off (docs/zero.md)"),
          cl::init(0), cl::cat(cat));
+static cl::opt<bool> partitionSequences(
+    "partition-sequences",
+    cl::desc("A model with documents (gpt:...,docs=1): loom-run places each "
+             "step's documents on the --dp ranks with a planner that "
+             "balances attention work, short ones whole, long ones in "
+             "pieces on several ranks whose queries read the keys of all "
+             "ranks (docs/sequences.md)"),
+    cl::init(false), cl::cat(cat));
 static cl::opt<double> bucketMiB(
     "bucket-mib",
     cl::desc("With --overlap: largest bucket in MiB (default 0: chosen from "
@@ -233,6 +241,7 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.overlap = overlap;
   options.bucketMiB = bucketMiB;
   options.zero = zero;
+  options.partitionSequences = partitionSequences;
   options.calibrationFile = calibration;
   options.co2 = co2;
   options.zo = zo;

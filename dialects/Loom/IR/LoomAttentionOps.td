@@ -61,6 +61,52 @@ def Loom_SegmentMaskOp : Loom_Op<"segment_mask", [Pure,
   let hasVerifier = 1;
 }
 
+def Loom_DocumentMaskOp : Loom_Op<"document_mask", [Pure,
+    TypesMatchWith<"result type equals the input type", "input", "result", "$_self">,
+    AllTypesMatch<["query_documents", "query_positions"]>,
+    AllTypesMatch<["key_documents", "key_positions"]>,
+    DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
+  let summary = "Replaces entries whose key is not an earlier token of the query's document.";
+  let description = [{
+    Sets `x[b, ..., i, j]` to `fill` unless `key_documents[b, j] ==
+    query_documents[b, i]` and `key_positions[b, j] <= query_positions[b,
+    i]`: with `fill = -inf` on attention scores, query `i` sees exactly the
+    keys of its own document up to its own position, wherever in the key
+    axis they lie. It is the causal document mask of scores whose queries
+    and keys are different token sets (the queries of one rank against the
+    keys of all ranks, `--loom-partition-sequences`), where the causal and
+    segment masks, which compare indices, do not apply. The mask is shared
+    by the dimensions between the first and the last two (attention
+    heads). Its gradient is the same op with `fill = 0` applied to the
+    incoming gradient.
+
+    Example:
+    ```mlir
+    %m = loom.document_mask %s, %qd, %qp, %kd, %kp fill 0xFFF0000000000000 : tensor<1x4x16x32xf32>, tensor<1x16xi32>, tensor<1x32xi32>
+    ```
+
+    **Constraints:**
+    - The input has rank at least 3.
+    - `query_documents` and `query_positions` have shape `[B, Tq]` and
+      `key_documents` and `key_positions` shape `[B, Tk]`, where `B` is the
+      input's first dimension and `Tq`, `Tk` its last two.
+    - The positions have the type of the documents they go with, and the
+      four index operands one element type.
+  }];
+  let arguments = (ins Loom_FloatTensor:$input,
+                       Loom_IndexTensor:$query_documents,
+                       Loom_IndexTensor:$query_positions,
+                       Loom_IndexTensor:$key_documents,
+                       Loom_IndexTensor:$key_positions, F64Attr:$fill);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $query_documents `,` $query_positions `,` $key_documents `,`
+    $key_positions `fill` $fill attr-dict `:` type($input) `,`
+    type($query_documents) `,` type($key_documents)
+  }];
+  let hasVerifier = 1;
+}
+
 def Loom_AttentionOp : Loom_InferTypeOp<"attention", [
     DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
   let summary = "Scaled dot-product attention, optionally causal and document-masked.";

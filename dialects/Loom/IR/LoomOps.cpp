@@ -191,6 +191,32 @@ LogicalResult SegmentMaskOp::verify() {
   return success();
 }
 
+LogicalResult DocumentMaskOp::verify() {
+  auto type = tensorOf(getInput());
+  int64_t r = type.getRank();
+  if (r < 3)
+    return emitOpError("expects rank >= 3, got ") << type;
+  auto check = [&](Value v, StringRef what, int64_t t) -> LogicalResult {
+    auto idx = tensorOf(v);
+    if (idx.getRank() == 2 && idx.getDimSize(0) == type.getDimSize(0) &&
+        idx.getDimSize(1) == t)
+      return success();
+    return emitOpError("expects ")
+           << what << " of shape [" << type.getDimSize(0) << ", " << t
+           << "] (the input's first dimension and its "
+           << (what.starts_with("query") ? "rows" : "columns") << "), got "
+           << idx;
+  };
+  if (failed(check(getQueryDocuments(), "query documents",
+                   type.getDimSize(r - 2))) ||
+      failed(check(getKeyDocuments(), "key documents", type.getDimSize(r - 1))))
+    return failure();
+  if (tensorOf(getQueryDocuments()).getElementType() !=
+      tensorOf(getKeyDocuments()).getElementType())
+    return emitOpError("expects query and key documents of one element type");
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Linear algebra and NN layers
 //===----------------------------------------------------------------------===//

@@ -146,6 +146,16 @@ LogicalResult SegmentMaskOp::buildVJP(OpBuilder &b, ValueRange rg,
   return success();
 }
 
+LogicalResult DocumentMaskOp::buildVJP(OpBuilder &b, ValueRange rg,
+                                       SmallVectorImpl<Value> &grads) {
+  grads.assign(
+      {DocumentMaskOp::create(b, getLoc(), rg[0], getQueryDocuments(),
+                              getQueryPositions(), getKeyDocuments(),
+                              getKeyPositions(), b.getF64FloatAttr(0.0)),
+       Value(), Value(), Value(), Value()});
+  return success();
+}
+
 LogicalResult CausalMaskOp::buildVJP(OpBuilder &b, ValueRange rg,
                                      SmallVectorImpl<Value> &grads) {
   grads.assign(

@@ -72,9 +72,12 @@ struct CompileOptions {
   bool overlap = false;   ///< async, bucketed, overlapped gradient all-reduce
   double bucketMiB = 0.0; ///< largest bucket with overlap (0: from the model)
   int64_t zero = 0;       ///< ZeRO stage (0: none; 1, 2: sharded state)
-  std::string co2;        ///< --co2 spec ("": plain data parallelism)
-  std::string compress;   ///< --compress spec ("": none)
-  std::string zo;         ///< --zo spec ("": first-order training)
+  /// Documents placed on the ranks by the runtime's planner
+  /// (--loom-partition-sequences).
+  bool partitionSequences = false;
+  std::string co2;      ///< --co2 spec ("": plain data parallelism)
+  std::string compress; ///< --compress spec ("": none)
+  std::string zo;       ///< --zo spec ("": first-order training)
   /// The cost model's inputs: a calibration file (loom-run --calibrate),
   /// then a --link spec over it (loom/Driver/MachineSpec.h).
   std::string calibrationFile, linkSpec;

@@ -29,6 +29,14 @@ struct GptSpec {
   /// reads each token's document and position in it, and attention stays
   /// inside a document.
   int64_t docs = 0;
+  /// With docs=1: the longest document (in tokens) the model attends whole,
+  /// the rows of its position table (nanoGPT's block_size); 0 means seq. A
+  /// model compiled with --partition-sequences attends a document across
+  /// rows and ranks up to this length.
+  int64_t context = 0;
+
+  /// The rows of the position table.
+  int64_t positions() const { return context > 0 ? context : seq; }
 };
 
 struct ModelSpec {

@@ -171,6 +171,11 @@ std::unique_ptr<DataSource> makeDataSource(const DataOptions &options,
            spec.c_str());
     return makeSyntheticClassifySource(options, task);
   case TaskSpec::Kind::LM:
+    if (task.partitioned && kind != "docs" && kind != "synthetic-docs")
+      fail("--data %s: this model places documents on the ranks "
+           "(--partition-sequences) and reads them from docs:PATH or "
+           "synthetic-docs[:...] only",
+           spec.c_str());
     if (spec == "synthetic")
       return makeSyntheticLMSource(options, task);
     if (kind == "docs" || kind == "synthetic-docs")

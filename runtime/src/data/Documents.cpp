@@ -17,6 +17,7 @@
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Progress.h"
 #include "loom/runtime/Random.h"
+#include "loom/runtime/SequencePlan.h"
 #include "support/FileUtil.h"
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 namespace loom::rt {
 
@@ -201,6 +203,8 @@ public:
   }
 
   void fill(int64_t k, const BatchBuffers &out) override {
+    if (task.partitioned)
+      return fillPlanned(k, out);
     const int64_t batch = task.batch, seq = task.seq;
     const int64_t firstRow = globalRow(options, k, batch, 0);
     for (int64_t i = 0; i < batch; ++i) {
@@ -221,9 +225,12 @@ public:
       return std::to_string(lengths[static_cast<size_t>(
           q * static_cast<double>(lengths.size() - 1))]);
     };
+    // Packed rows cut documents at the rows; a partitioned model at its
+    // context, from each document's start.
+    const int64_t longest = task.partitioned ? task.contextLength() : task.seq;
     const int64_t cut =
         lengths.end() -
-        std::upper_bound(lengths.begin(), lengths.end(), task.seq);
+        std::upper_bound(lengths.begin(), lengths.end(), longest);
     std::string text =
         spec + " (" + std::to_string(lengths.size()) + " documents, " +
         formatCount(static_cast<double>(count)) + " tokens, " +
@@ -231,43 +238,25 @@ public:
                          : std::to_string(windows) + " sequential windows") +
         "; lengths min " + at(0) + ", median " + at(0.5) + ", p90 " + at(0.9) +
         ", max " + at(1);
-    if (cut > 0)
+    if (cut > 0 && !task.partitioned)
       text += "; " + std::to_string(cut) + " longer than a row of " +
               std::to_string(task.seq) +
               " tokens are attended in row-sized pieces";
+    else if (cut > 0)
+      text += "; " + std::to_string(cut) +
+              " longer than the model's context "
+              "of " +
+              std::to_string(longest) +
+              " tokens are attended in pieces of that length";
     return text + ")";
   }
 
   int64_t rowsPerPass() const override { return options.shuffle ? 0 : windows; }
 
   std::vector<int64_t> stepDocuments(int64_t k) const override {
-    DataOptions global = options;
-    global.rank = 0;
-    global.worldSize = 1;
-    const int64_t rows = task.batch * options.worldSize, seq = task.seq;
     std::vector<int64_t> lengths;
-    int64_t begin = -1, end = -1;
-    auto flush = [&] {
-      // The documents meeting stream range [begin, end).
-      auto doc =
-          std::upper_bound(docs.starts.begin(), docs.starts.end(), begin) - 1;
-      for (int64_t at = begin; at < end; ++doc) {
-        int64_t docEnd = doc + 1 != docs.starts.end() ? *(doc + 1) : count;
-        lengths.push_back(std::min(docEnd, end) - at);
-        at = std::min(docEnd, end);
-      }
-    };
-    for (int64_t i = 0; i < rows; ++i) {
-      const int64_t start =
-          windowStart(global, globalRow(global, k, rows, i), count, seq);
-      if (start != end) {
-        if (begin >= 0)
-          flush();
-        begin = start;
-      }
-      end = start + seq;
-    }
-    flush();
+    for (const Span &span : stepSpans(k))
+      lengths.push_back(span.end - span.begin);
     return lengths;
   }
 
@@ -303,6 +292,84 @@ public:
   }
 
 private:
+  /// A document of a step: stream offsets [begin, end).
+  struct Span {
+    int64_t begin, end;
+  };
+
+  /// The documents global batch `k` holds, in stream order: the stream
+  /// ranges its rows cover, cut where consecutive rows are not consecutive
+  /// in the stream and at document starts; for a partitioned model also
+  /// every `context` tokens from a document's start (its positions must
+  /// stay below the model's position table's rows).
+  std::vector<Span> stepSpans(int64_t k) const {
+    DataOptions global = options;
+    global.rank = 0;
+    global.worldSize = 1;
+    const int64_t rows = task.batch * options.worldSize, seq = task.seq;
+    const int64_t longest = task.partitioned
+                                ? task.contextLength()
+                                : std::numeric_limits<int64_t>::max();
+    std::vector<Span> spans;
+    int64_t begin = -1, end = -1;
+    auto flush = [&] {
+      // The documents meeting stream range [begin, end).
+      auto doc =
+          std::upper_bound(docs.starts.begin(), docs.starts.end(), begin) - 1;
+      for (int64_t at = begin; at < end; ++doc) {
+        int64_t docEnd = doc + 1 != docs.starts.end() ? *(doc + 1) : count;
+        const int64_t stop = std::min(docEnd, end);
+        for (; at < stop; at += std::min(longest, stop - at))
+          spans.push_back({at, at + std::min(longest, stop - at)});
+      }
+    };
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t start =
+          windowStart(global, globalRow(global, k, rows, i), count, seq);
+      if (start != end) {
+        if (begin >= 0)
+          flush();
+        begin = start;
+      }
+      end = start + seq;
+    }
+    flush();
+    return spans;
+  }
+
+  /// A partitioned model's batch `k` on this rank: the step's documents
+  /// placed by the planner (every rank computes the same plan), this
+  /// rank's pieces one after another over its rows. `segments` numbers the
+  /// step's documents, `positions` counts from a document's start, so the
+  /// pieces of one document on several ranks attend to each other.
+  void fillPlanned(int64_t k, const BatchBuffers &out) {
+    const std::vector<Span> spans = stepSpans(k);
+    std::vector<int64_t> lengths;
+    for (const Span &span : spans)
+      lengths.push_back(span.end - span.begin);
+    const SequencePlanOptions plan =
+        stepPlanOptions(options.worldSize, true, task.batch * task.seq);
+    int64_t at = 0;
+    for (const SequencePiece &p : planSequences(lengths, plan).pieces) {
+      if (p.rank != options.rank)
+        continue;
+      const int64_t from = spans[p.doc].begin + p.begin, n = p.end - p.begin;
+      std::copy_n(docs.tokens.begin() + from, n, out.tokens + at);
+      std::copy_n(docs.tokens.begin() + from + 1, n, out.targets + at);
+      for (int64_t t = 0; t < n; ++t) {
+        out.segments[at + t] = static_cast<int32_t>(p.doc);
+        out.positions[at + t] = static_cast<int32_t>(p.begin + t);
+      }
+      at += n;
+    }
+    // The step holds ranks x batch x seq tokens and no rank takes more
+    // than its batch x seq, so each takes exactly that.
+    if (at != plan.tokenCapacity)
+      fail("sequence plan of batch %lld gave rank %d %lld tokens, not %lld",
+           static_cast<long long>(k), options.rank, static_cast<long long>(at),
+           static_cast<long long>(plan.tokenCapacity));
+  }
+
   std::string spec;
   DocumentStream docs;
   DataOptions options;

@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 #include <numeric>
+#include <set>
 
 namespace loom::rt {
 
@@ -112,7 +114,12 @@ public:
   }
 
   void place(int64_t doc, int64_t begin, int64_t end, int rank) {
-    plan.pieces.push_back({doc, begin, end, rank});
+    // A piece that continues the last one on the same rank extends it.
+    SequencePiece *last = plan.pieces.empty() ? nullptr : &plan.pieces.back();
+    if (last && last->doc == doc && last->rank == rank && last->end == begin)
+      last->end = end;
+    else
+      plan.pieces.push_back({doc, begin, end, rank});
     plan.load[rank] += causalPairs(begin, end);
     plan.tokens[rank] += end - begin;
   }
@@ -134,6 +141,123 @@ private:
   SequencePlan &plan;
   const double share;
 };
+
+/// plan.split: the documents with pieces on more than one rank.
+void countSplit(SequencePlan &plan) {
+  std::map<int64_t, int> firstRank;
+  std::set<int64_t> split;
+  for (const SequencePiece &p : plan.pieces) {
+    auto [it, fresh] = firstRank.insert({p.doc, p.rank});
+    if (!fresh && it->second != p.rank)
+      split.insert(p.doc);
+  }
+  plan.split = static_cast<int64_t>(split.size());
+}
+
+/// Ranges of one document that go to one rank together.
+struct Unit {
+  int64_t doc = 0;
+  std::vector<std::pair<int64_t, int64_t>> ranges;
+  int64_t tokens = 0;
+  double pairs = 0;
+
+  void add(int64_t begin, int64_t end) {
+    if (begin >= end)
+      return;
+    ranges.push_back({begin, end});
+    tokens += end - begin;
+    pairs += causalPairs(begin, end);
+  }
+};
+
+/// Units of the equal-token planner hold at most this fraction of a
+/// rank's tokens: coarser units split fewer documents but leave ranks that
+/// fill up early with no room to even out their pairs (max/mean over 40
+/// lognormal steps, 4 ranks: 1.06-1.10 with halves, 1.015-1.02 with
+/// quarters, 1.002-1.005 with eighths; SequencePlanTest).
+constexpr int64_t kUnitDivisor = 8;
+
+/// A document as units: whole when it is at most 1/kUnitDivisor of a
+/// rank's tokens; otherwise cut into 2m chunks of equal tokens, m units of
+/// chunks j and 2m-1-j (the zigzag of load-balanced context parallelism):
+/// the units' tokens and pairs are equal, so no rank holds only a cheap
+/// first chunk.
+std::vector<Unit> documentUnits(int64_t doc, int64_t length, int64_t capacity,
+                                int ranks) {
+  const int64_t half = std::max<int64_t>(1, capacity / kUnitDivisor);
+  int64_t m = std::min<int64_t>(
+      {(length + half - 1) / half, ranks, std::max<int64_t>(1, length / 2)});
+  std::vector<Unit> units(m);
+  auto edge = [&](int64_t k) { return k * length / (2 * m); };
+  for (int64_t j = 0; j < m; ++j) {
+    units[j].doc = doc;
+    units[j].add(edge(j), edge(j + 1));
+    units[j].add(edge(2 * m - 1 - j), edge(2 * m - j));
+  }
+  return units;
+}
+
+/// The plan when every rank holds exactly its share of the tokens (a
+/// partitioned model's static rows): units costliest first, each on the
+/// rank with room whose pairs then need the least correction per token of
+/// its remaining room to reach its tokens' share of the pairs (rho, the
+/// step's pairs per token, times its tokens); a unit no rank has room for
+/// fills the roomiest rank and its rest goes on.
+void planEqualTokens(const std::vector<int64_t> &lengths,
+                     const SequencePlanOptions &options, double rho,
+                     Planner &planner, SequencePlan &plan) {
+  std::vector<Unit> units;
+  for (size_t d = 0; d < lengths.size(); ++d)
+    for (Unit &u : documentUnits(static_cast<int64_t>(d), lengths[d],
+                                 options.tokenCapacity, options.ranks))
+      units.push_back(std::move(u));
+  std::stable_sort(
+      units.begin(), units.end(),
+      [](const Unit &a, const Unit &b) { return a.pairs > b.pairs; });
+  auto excess = [&](int r) { return plan.load[r] - rho * plan.tokens[r]; };
+  // The correction per token the rest of rank r's tokens would have to
+  // bring after taking a unit: a rank with little room left cannot make up
+  // for much.
+  auto score = [&](int r, double delta, int64_t tokens) {
+    const double room = static_cast<double>(planner.tokenRoom(r) - tokens);
+    return std::abs(excess(r) + delta) / std::max(room, 1.0);
+  };
+  for (size_t i = 0; i < units.size(); ++i) {
+    Unit unit = units[i];
+    while (unit.tokens > 0) {
+      const double delta = unit.pairs - rho * unit.tokens;
+      int best = -1, roomiest = -1;
+      for (int r = 0; r < options.ranks; ++r) {
+        const int64_t room = planner.tokenRoom(r);
+        if (room > 0 && (roomiest < 0 || room > planner.tokenRoom(roomiest)))
+          roomiest = r;
+        if (room >= unit.tokens &&
+            (best < 0 ||
+             score(r, delta, unit.tokens) < score(best, delta, unit.tokens)))
+          best = r;
+      }
+      if (best >= 0) {
+        for (auto [b, e] : unit.ranges)
+          planner.place(unit.doc, b, e, best);
+        break;
+      }
+      if (roomiest < 0)
+        planner.noRoom(unit.doc, lengths[unit.doc]);
+      // Fill the roomiest rank with the unit's first tokens.
+      int64_t room = planner.tokenRoom(roomiest);
+      Unit rest;
+      rest.doc = unit.doc;
+      for (auto [b, e] : unit.ranges) {
+        const int64_t take = std::min(room, e - b);
+        if (take > 0)
+          planner.place(unit.doc, b, b + take, roomiest);
+        room -= take;
+        rest.add(b + take, e);
+      }
+      unit = rest;
+    }
+  }
+}
 
 } // namespace
 
@@ -164,6 +288,12 @@ SequencePlan planSequences(const std::vector<int64_t> &lengths,
   });
   SequencePlan plan;
   Planner planner(options, plan, share);
+  if (options.tokenCapacity > 0) {
+    planEqualTokens(lengths, options, total / static_cast<double>(tokens),
+                    planner, plan);
+    countSplit(plan);
+    return plan;
+  }
   for (int64_t doc : order) {
     const int64_t length = lengths[doc];
     // A short document (under a kSplitFraction of a share) goes whole to

@@ -95,6 +95,15 @@ TaskSpec ManifestParser::task(const json &value, const std::string &path) {
     task.vocab = labels(key::task::vocab);
     if (const json *docs = optional(value, key::task::documents))
       task.documents = boolean(*docs, join(path, key::task::documents));
+    if (const json *part = optional(value, key::task::partitioned))
+      task.partitioned = boolean(*part, join(path, key::task::partitioned));
+    task.context = task.seq;
+    if (const json *context = optional(value, key::task::context))
+      task.context =
+          integer(*context, join(path, key::task::context), task.seq);
+    if (task.partitioned && !task.documents)
+      error(join(path, key::task::partitioned),
+            "needs task.documents = true (documents to place on the ranks)");
   } else if (kind == "classify") {
     task.kind = TaskSpec::Kind::Classify;
     task.batch = positive(key::task::batch);

@@ -12,8 +12,10 @@
 // ("documents" record). Beside it, the balance the per-step planner
 // (SequencePlan.h) would give the same documents: rank 0 plans the
 // global batch from the data source alone (no collective needed; the
-// other ranks would compute the same plan, which nothing there uses).
-// docs/sequences.md.
+// other ranks would compute the same plan, which nothing there uses). For
+// a model compiled with --partition-sequences the fed load is the plan's:
+// a rank's tokens are one list of pieces whose queries each see their
+// document's keys from its start, position + 1 pairs. docs/sequences.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,21 +43,33 @@ public:
         metrics(metrics), log(log), logPlan(logPlan) {}
 
   void afterCompute(int64_t step, double &) override {
-    // The plan (reported, not executed) only matters where it is printed.
+    // The plan, reported beside the fed load, only matters where it is
+    // printed (a partitioned model's data source executes its own copy).
     std::vector<int64_t> lengths;
     if (comm.isRoot())
       lengths = data.stepDocuments(position);
     if (!lengths.empty()) {
-      SequencePlanOptions options;
-      options.ranks = comm.size();
-      options.ranksPerNode = comm.size();
-      const SequencePlan plan = planSequences(lengths, options);
+      const SequencePlan plan =
+          planSequences(lengths, stepPlanOptions(comm.size(), task.partitioned,
+                                                 task.batch * task.seq));
       planned.push_back(plan.maxOverMean());
       if (logPlan)
         printPlan(step, lengths, plan);
     }
     double pairs = 0;
     int64_t documents = 0;
+    if (task.partitioned) {
+      // One list of pieces; a piece's queries see the keys of its
+      // document from its start, wherever they lie.
+      const int64_t n = task.batch * task.seq;
+      for (int64_t t = 0; t < n; ++t) {
+        pairs += static_cast<double>(batch.positions[t]) + 1;
+        documents += t == 0 || batch.segments[t] != batch.segments[t - 1];
+      }
+      load.push_back(pairs);
+      pieces += documents;
+      return;
+    }
     for (int64_t row = 0; row < task.batch; ++row) {
       const int32_t *seg = batch.segments + row * task.seq;
       for (int64_t t = 0; t < task.seq;) {
@@ -109,9 +123,11 @@ public:
       line += formatString("; per rank max/mean %.3f (mean over steps; "
                            "worst %.3f)",
                            meanRatio, worst);
-      if (!planned.empty())
-        line += formatString(", planned %.3f (worst %.3f; the plan is not "
-                             "executed yet)",
+      if (task.partitioned)
+        line += " as planned (--partition-sequences)";
+      else if (!planned.empty())
+        line += formatString(", planned %.3f (worst %.3f; the plan is "
+                             "executed by --partition-sequences)",
                              plannedMean, plannedWorst);
     }
     log << line << std::endl;

@@ -334,6 +334,55 @@ func.func @segment_mask_wrong_result(%a: tensor<2x4x4xf32>, %s: tensor<2x4xi32>)
 // -----
 
 //===----------------------------------------------------------------------===//
+// loom.document_mask
+//===----------------------------------------------------------------------===//
+
+// Tests that document_mask needs rank >= 3.
+func.func @document_mask_rank2(%a: tensor<4x6xf32>, %q: tensor<4x4xi32>, %k: tensor<4x6xi32>) {
+  // expected-error@+1 {{'loom.document_mask' op expects rank >= 3, got 'tensor<4x6xf32>'}}
+  %0 = loom.document_mask %a, %q, %q, %k, %k fill 0.0 : tensor<4x6xf32>, tensor<4x4xi32>, tensor<4x6xi32>
+  return
+}
+
+// -----
+
+// Tests that the query documents have the input's first dimension and rows.
+func.func @document_mask_query_shape(%a: tensor<1x2x4x6xf32>, %q: tensor<1x6xi32>, %k: tensor<1x6xi32>) {
+  // expected-error@+1 {{'loom.document_mask' op expects query documents of shape [1, 4] (the input's first dimension and its rows), got 'tensor<1x6xi32>'}}
+  %0 = loom.document_mask %a, %q, %q, %k, %k fill 0.0 : tensor<1x2x4x6xf32>, tensor<1x6xi32>, tensor<1x6xi32>
+  return
+}
+
+// -----
+
+// Tests that the key documents have the input's first dimension and columns.
+func.func @document_mask_key_shape(%a: tensor<1x2x4x6xf32>, %q: tensor<1x4xi32>, %k: tensor<2x6xi32>) {
+  // expected-error@+1 {{'loom.document_mask' op expects key documents of shape [1, 6] (the input's first dimension and its columns), got 'tensor<2x6xi32>'}}
+  %0 = loom.document_mask %a, %q, %q, %k, %k fill 0.0 : tensor<1x2x4x6xf32>, tensor<1x4xi32>, tensor<2x6xi32>
+  return
+}
+
+// -----
+
+// Tests that positions have the type of their documents.
+func.func @document_mask_positions_type(%a: tensor<1x2x4x6xf32>, %q: tensor<1x4xi32>, %p: tensor<1x4xi64>, %k: tensor<1x6xi32>) {
+  // expected-error@+1 {{'loom.document_mask' op failed to verify that all of {query_documents, query_positions} have same type}}
+  %0 = "loom.document_mask"(%a, %q, %p, %k, %k) {fill = 0.0 : f64} : (tensor<1x2x4x6xf32>, tensor<1x4xi32>, tensor<1x4xi64>, tensor<1x6xi32>, tensor<1x6xi32>) -> tensor<1x2x4x6xf32>
+  return
+}
+
+// -----
+
+// Tests that query and key documents have one element type.
+func.func @document_mask_mixed_types(%a: tensor<1x2x4x6xf32>, %q: tensor<1x4xi32>, %k: tensor<1x6xi64>) {
+  // expected-error@+1 {{'loom.document_mask' op expects query and key documents of one element type}}
+  %0 = loom.document_mask %a, %q, %q, %k, %k fill 0.0 : tensor<1x2x4x6xf32>, tensor<1x4xi32>, tensor<1x6xi64>
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // loom.matmul
 //===----------------------------------------------------------------------===//
 

@@ -86,6 +86,14 @@ func.func @causal_mask(%s: tensor<2x4x16x16xf32>) -> tensor<2x4x16x16xf32> {
   return %1 : tensor<2x4x16x16xf32>
 }
 
+// Tests that document_mask keeps its fill value and its query and key types.
+// CHECK-LABEL: func.func @document_mask
+// CHECK: loom.document_mask %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} fill 0xFFF0000000000000 : tensor<1x4x16x32xf32>, tensor<1x16xi32>, tensor<1x32xi32>
+func.func @document_mask(%s: tensor<1x4x16x32xf32>, %qd: tensor<1x16xi32>, %qp: tensor<1x16xi32>, %kd: tensor<1x32xi32>, %kp: tensor<1x32xi32>) -> tensor<1x4x16x32xf32> {
+  %0 = loom.document_mask %s, %qd, %qp, %kd, %kp fill 0xFFF0000000000000 : tensor<1x4x16x32xf32>, tensor<1x16xi32>, tensor<1x32xi32>
+  return %0 : tensor<1x4x16x32xf32>
+}
+
 // Tests that segment_mask keeps its fill value and segment type.
 // CHECK-LABEL: func.func @segment_mask
 // CHECK: %[[M:.+]] = loom.segment_mask %{{.+}}, %{{.+}} fill 0xFFF0000000000000 : tensor<2x4x16x16xf32>, tensor<2x16xi32>

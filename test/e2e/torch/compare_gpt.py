@@ -38,6 +38,16 @@ def main():
                     help="a directory of documents (docs:DIR): the rows are "
                          "windows of their concatenation, attention stays in "
                          "a document and positions restart at its start")
+    ap.add_argument("--flat", action="store_true",
+                    help="with --docs, a model compiled with "
+                         "--partition-sequences: the step is one sequence "
+                         "of every rank's tokens, a document cut only every "
+                         "context (default seq) tokens from its start")
+    ap.add_argument("--data-seed", type=int, default=0,
+                    help="make: the seed of the tokens and documents")
+    ap.add_argument("--ranks", type=int, default=1,
+                    help="data-parallel ranks: the step reads ranks x batch "
+                         "rows")
     ap.add_argument("--bf16", action="store_true",
                     help="the reference runs every GEMM on bf16-rounded "
                          "operands, as loomc --precision=bf16")
@@ -45,7 +55,9 @@ def main():
     manifest = json.load(open(args.manifest))
     s = spec_of(manifest)
     torch.manual_seed(0)
-    model = GPT(s["vocab"], s["seq"], s["dim"], s["heads"], s["layers"],
+    # docs=1,context=N: N positions, documents attended whole up to N.
+    context = s.get("context", s["seq"])
+    model = GPT(s["vocab"], context, s["dim"], s["heads"], s["layers"],
                 bf16=args.bf16)
 
     if args.mode == "make":
@@ -55,16 +67,17 @@ def main():
             if ".ln_" in k:
                 v.add_(0.1 * torch.randn_like(v))
         save_safetensors(args.weights, state)
-        rng = np.random.default_rng(0)
-        n = s["batch"] * s["seq"] + 1
+        rng = np.random.default_rng(args.data_seed)
+        n = args.ranks * s["batch"] * s["seq"] + 1
         rng.integers(0, s["vocab"], n, dtype=np.uint16).tofile(args.tokens)
         if args.docs:
-            # Lengths from 1 to past a row, so rows hold several documents
-            # and some documents span two rows.
+            # Lengths from 1 to past a row (or the context), so rows hold
+            # several documents and some documents span two rows.
             os.makedirs(args.docs, exist_ok=True)
             total, i = 0, 0
             while total < n + s["seq"]:
-                length = int(rng.integers(1, 2 * s["seq"]))
+                # No longer than a step's tokens (loom-run refuses those).
+                length = int(rng.integers(1, min(2 * context, n)))
                 doc = rng.integers(0, min(s["vocab"], 256), length, dtype=np.uint8)
                 doc.tofile(os.path.join(args.docs, f"doc{i:04d}.txt"))
                 total, i = total + length, i + 1
@@ -72,9 +85,28 @@ def main():
 
     state = load_safetensors(args.weights)
     model.load_state_dict(state, strict=False)
-    b, t = s["batch"], s["seq"]
+    b, t = args.ranks * s["batch"], s["seq"]
     segments = positions = None
-    if args.docs:
+    if args.docs and args.flat:
+        # One row of b*t tokens; each document's pieces of `context` tokens
+        # from its start are segments of their own, positions count within
+        # them.
+        docs = [np.fromfile(os.path.join(args.docs, f), dtype=np.uint8)
+                for f in sorted(os.listdir(args.docs))]
+        data = np.concatenate(docs).astype(np.int64)
+        seg, pos, piece = [], [], 0
+        for d in docs:
+            for j in range(len(d)):
+                if j % context == 0:
+                    piece += 1
+                seg.append(piece)
+                pos.append(j % context)
+        n = b * t
+        x = torch.tensor(data[:n]).view(1, n)
+        y = torch.tensor(data[1:n + 1]).view(1, n)
+        segments = torch.tensor(np.array(seg[:n])).view(1, n)
+        positions = torch.tensor(np.array(pos[:n])).view(1, n)
+    elif args.docs:
         docs = [np.fromfile(os.path.join(args.docs, f), dtype=np.uint8)
                 for f in sorted(os.listdir(args.docs))]
         data = np.concatenate(docs).astype(np.int64)
@@ -91,8 +123,9 @@ def main():
         segments, positions = torch.tensor(np.stack(seg)), torch.tensor(np.stack(pos))
     else:
         data = np.fromfile(args.tokens, dtype=np.uint16).astype(np.int64)
-    x = torch.tensor(np.stack([data[i * t:(i + 1) * t] for i in range(b)]))
-    y = torch.tensor(np.stack([data[i * t + 1:(i + 1) * t + 1] for i in range(b)]))
+    if not (args.docs and args.flat):
+        x = torch.tensor(np.stack([data[i * t:(i + 1) * t] for i in range(b)]))
+        y = torch.tensor(np.stack([data[i * t + 1:(i + 1) * t + 1] for i in range(b)]))
 
     opt = manifest["optimizer"]
     if opt["kind"] == "sgd":

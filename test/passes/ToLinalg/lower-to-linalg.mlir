@@ -225,6 +225,28 @@ func.func @segment_mask(%x: tensor<2x3x4x4xf32>, %docs: tensor<2x4xi32>) -> tens
 
 // -----
 
+// Tests that document_mask reads the query documents and positions along
+// the rows, the key ones along the columns, and keeps an entry only where
+// the documents are equal and the key's position is not after the query's.
+// CHECK-DAG: #[[ROW:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d2)>
+// CHECK-DAG: #[[COL:.+]] = affine_map<(d0, d1, d2, d3) -> (d0, d3)>
+// CHECK-LABEL: func.func @document_mask
+// CHECK-SAME: (%[[X:.+]]: tensor<1x2x3x5xf32>, %[[QD:.+]]: tensor<1x3xi32>, %[[QP:.+]]: tensor<1x3xi32>, %[[KD:.+]]: tensor<1x5xi32>, %[[KP:.+]]: tensor<1x5xi32>)
+// CHECK: linalg.generic {{.+}}#[[ROW]], #[[ROW]], #[[COL]], #[[COL]]
+// CHECK-SAME: ins(%[[X]], %[[QD]], %[[QP]], %[[KD]], %[[KP]] :
+// CHECK: ^bb0(%[[V:.+]]: f32, %[[A:.+]]: i32, %[[AP:.+]]: i32, %[[B:.+]]: i32, %[[BP:.+]]: i32, %{{.+}}: f32):
+// CHECK: %[[SAME:.+]] = arith.cmpi eq, %[[A]], %[[B]] : i32
+// CHECK: %[[BEFORE:.+]] = arith.cmpi sle, %[[BP]], %[[AP]] : i32
+// CHECK: %[[SEEN:.+]] = arith.andi %[[SAME]], %[[BEFORE]] : i1
+// CHECK: %[[FILL:.+]] = arith.constant 0xFF800000 : f32
+// CHECK: arith.select %[[SEEN]], %[[V]], %[[FILL]] : f32
+func.func @document_mask(%x: tensor<1x2x3x5xf32>, %qd: tensor<1x3xi32>, %qp: tensor<1x3xi32>, %kd: tensor<1x5xi32>, %kp: tensor<1x5xi32>) -> tensor<1x2x3x5xf32> {
+  %0 = loom.document_mask %x, %qd, %qp, %kd, %kp fill 0xFFF0000000000000 : tensor<1x2x3x5xf32>, tensor<1x3xi32>, tensor<1x5xi32>
+  return %0 : tensor<1x2x3x5xf32>
+}
+
+// -----
+
 // Tests that shape ops become tensor reshapes, linalg.transpose, slices and
 // a broadcasting generic.
 // CHECK-DAG: #[[BC:.+]] = affine_map<(d0, d1, d2) -> (0, d2)>

@@ -12,6 +12,7 @@
 #include "loom/runtime/Artifact.h"
 
 #include <cmath>
+#include <map>
 #include <set>
 
 using namespace loom::rt;
@@ -399,5 +400,72 @@ TEST(Data, StepDocumentsAreTheRowsOfEveryRank) {
       }
     EXPECT_EQ(at, ranks * task.batch * task.seq);
     EXPECT_EQ(cut, rowsStream) << "step " << k;
+  }
+}
+
+// A partitioned model (--partition-sequences): the ranks' pieces, put back
+// in order of (document, position), are the step's tokens and targets as
+// one rank reading all its rows reads them; every document of the step
+// (cut every seq tokens from its start) is placed whole, once, with
+// positions 0..L-1, and every rank holds exactly its batch x seq tokens.
+TEST(Data, PartitionedRanksHoldEveryTokenOfTheStepOnce) {
+  const int ranks = 3;
+  TaskSpec task = lmTask(2, 16, 256);
+  task.documents = true;
+  task.partitioned = true;
+  TaskSpec whole = lmTask(ranks * 2, 16, 256);
+  whole.documents = true;
+  auto options = [&](int rank, int worldSize) {
+    DataOptions o;
+    o.spec = "synthetic-docs:median=12,sigma=1.2,count=400";
+    o.seed = 5;
+    o.rank = rank;
+    o.worldSize = worldSize;
+    return o;
+  };
+  for (int64_t k : {0, 3}) {
+    std::map<std::pair<int32_t, int32_t>, std::pair<int32_t, int32_t>> placed;
+    std::vector<int64_t> step;
+    for (int r = 0; r < ranks; ++r) {
+      auto source = makeDataSource(options(r, ranks), task);
+      if (r == 0)
+        step = source->stepDocuments(k);
+      LMBatch batch(task);
+      std::vector<int32_t> segments(task.batch * task.seq, -1),
+          positions(task.batch * task.seq, -1);
+      batch.buffers.segments = segments.data();
+      batch.buffers.positions = positions.data();
+      source->fill(k, batch.buffers);
+      for (size_t t = 0; t < segments.size(); ++t) {
+        ASSERT_GE(segments[t], 0) << "rank " << r << " token " << t;
+        auto [it, fresh] = placed.insert(
+            {{segments[t], positions[t]}, {batch.tokens[t], batch.targets[t]}});
+        EXPECT_TRUE(fresh) << "document " << segments[t] << " position "
+                           << positions[t] << " twice";
+      }
+    }
+    // One rank reading all the rows of the step, packed.
+    auto packed = makeDataSource(options(0, 1), whole);
+    LMBatch all(whole);
+    std::vector<int32_t> segments(whole.batch * whole.seq),
+        positions(whole.batch * whole.seq);
+    all.buffers.segments = segments.data();
+    all.buffers.positions = positions.data();
+    packed->fill(k, all.buffers);
+    ASSERT_EQ(placed.size(), all.tokens.size());
+    size_t t = 0;
+    int32_t doc = -1;
+    for (const auto &[key, value] : placed) {
+      if (key.first != doc) {
+        ASSERT_EQ(key.second, 0) << "document " << key.first;
+        doc = key.first;
+        ASSERT_LT(static_cast<size_t>(doc), step.size());
+        EXPECT_LE(step[doc], task.seq);
+      }
+      EXPECT_EQ(value.first, all.tokens[t]) << "step " << k << " token " << t;
+      EXPECT_EQ(value.second, all.targets[t]) << "step " << k << " token " << t;
+      ++t;
+    }
+    EXPECT_EQ(static_cast<size_t>(doc) + 1, step.size());
   }
 }

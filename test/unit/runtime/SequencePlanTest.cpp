@@ -125,6 +125,49 @@ TEST(SequencePlan, BalancesLognormalDocumentsOnFourRanks) {
   }
 }
 
+// A partitioned model's rows: every rank holds exactly its batch x seq
+// tokens, and documents may be longer than that (context > seq). The
+// pairs stay balanced under the constraint.
+TEST(SequencePlan, BalancesUnderEqualTokensOnFourRanks) {
+  SequencePlanOptions options;
+  options.ranks = 4;
+  options.ranksPerNode = 4;
+  options.tokenCapacity = 4 * 256;
+  for (double sigma : {1.0, 1.5}) {
+    for (double median : {128.0, 512.0}) {
+      auto steps = lognormalSteps(median, sigma, 4 * options.tokenCapacity, 40);
+      double planned = 0, worst = 0, split = 0;
+      for (auto lengths : steps) {
+        SequencePlan plan = planSequences(lengths, options);
+        split += static_cast<double>(plan.split) / steps.size();
+        expectCovers(lengths, plan);
+        for (int64_t t : plan.tokens)
+          EXPECT_EQ(t, options.tokenCapacity);
+        planned += plan.maxOverMean() / steps.size();
+        worst = std::max(worst, plan.maxOverMean());
+      }
+      EXPECT_LE(planned, 1.05) << "sigma " << sigma << " median " << median;
+      std::printf("equal tokens, sigma %.1f, median %.0f: planned max/mean "
+                  "%.3f (worst %.3f), %.1f documents split per step\n",
+                  sigma, median, planned, worst, split);
+    }
+  }
+}
+
+// One document longer than a rank's tokens over ranks of equal tokens: its
+// zigzag units carry equal pairs.
+TEST(SequencePlan, SplitsALongDocumentInZigzagUnits) {
+  SequencePlanOptions options;
+  options.ranks = 4;
+  options.tokenCapacity = 250;
+  SequencePlan plan = planSequences({1000}, options);
+  expectCovers({1000}, plan);
+  EXPECT_EQ(plan.split, 1);
+  EXPECT_LE(plan.maxOverMean(), 1.01);
+  for (int64_t t : plan.tokens)
+    EXPECT_EQ(t, 250);
+}
+
 TEST(SequencePlan, SplitsACostlyDocumentInsideANode) {
   // 600 tokens cost twice a rank's share: split over 2 ranks of one node.
   std::vector<int64_t> lengths{300, 600, 300, 300, 300};

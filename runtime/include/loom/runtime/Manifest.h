@@ -79,6 +79,14 @@ struct TaskSpec {
   /// Rows packed with documents (docs/sequences.md): the inputs "segments"
   /// (each token's document) and "positions" (its place in it) come too.
   bool documents = false;
+  /// Documents placed on the ranks by the per-step planner: a rank's rows
+  /// are one list of pieces, "segments" numbers the step's documents and
+  /// "positions" counts from each document's start (docs/sequences.md).
+  bool partitioned = false;
+  /// With documents: the longest document attended whole (the rows of the
+  /// model's position table, at least seq; 0 means seq).
+  int64_t context = 0;
+  int64_t contextLength() const { return context > seq ? context : seq; }
   /// Classify only.
   int64_t features = 0;
   int64_t classes = 0;

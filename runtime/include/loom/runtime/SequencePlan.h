@@ -13,8 +13,9 @@
 // takes more of them. Lengths need no divisibility; the plan is a pure
 // function of its inputs, so every rank computes the same one.
 //
-// The plan is what --loom-partition-sequences is to execute; until that
-// pass exists, loom-run only reports the balance the plan would give.
+// A model compiled with --partition-sequences is trained on the plan
+// (data/Documents.cpp fills each rank's rows with its pieces); for packed
+// rows loom-run only reports the balance the plan would give.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_RUNTIME_SEQUENCEPLAN_H
@@ -30,8 +31,13 @@ struct SequencePlanOptions {
   /// Ranks sharing a node's fast links; a split document's ranks are taken
   /// from one node when it has enough.
   int ranksPerNode = 1;
-  /// The most tokens a rank may hold in the attention layout (0: no
-  /// limit); the linear layers see the tokens rebalanced anyway.
+  /// The tokens a rank holds (0: no limit). With a capacity the ranks are
+  /// filled to it (exactly, when the documents have ranks x capacity
+  /// tokens, as a partitioned model's static rows do) and the pairs are
+  /// balanced under that constraint: documents longer than an eighth of a
+  /// rank's tokens go in zigzag units (chunks j and 2m-1-j of 2m), units
+  /// costliest first, each on the rank whose pairs then need the least
+  /// correction per token of room left.
   int64_t tokenCapacity = 0;
 };
 
@@ -58,6 +64,19 @@ struct SequencePlan {
 /// Causal pairs of queries [begin, end) of a document (keys from its
 /// start): sum over q of (q + 1).
 double causalPairs(int64_t begin, int64_t end);
+
+/// The options the runtime plans a step with, on `ranks` ranks: one node
+/// (ranks per node are not detected yet); a partitioned model's ranks hold
+/// exactly their `tokensPerRank` (batch x seq), packed rows' have no limit
+/// (the plan is only reported).
+inline SequencePlanOptions stepPlanOptions(int ranks, bool partitioned,
+                                           int64_t tokensPerRank) {
+  SequencePlanOptions options;
+  options.ranks = ranks;
+  options.ranksPerNode = ranks;
+  options.tokenCapacity = partitioned ? tokensPerRank : 0;
+  return options;
+}
 
 /// Places documents of `lengths` (each at least 1) on the ranks; throws
 /// Error when they cannot fit under the token capacity.
