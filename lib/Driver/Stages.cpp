@@ -89,7 +89,11 @@ static LogicalResult recordModel(Compilation &c, ModuleOp module) {
 }
 
 static void buildLinalgStage(PassManager &pm, Compilation &c) {
-  buildLowerToLinalgPipeline(pm, c.bf16());
+  // The CPU runtime's kernels on the CPU target's own loop nests (not
+  // those emulating a GPU's).
+  const bool cpu = !c.cuda() && c.options.emulateGpuKernels.empty() &&
+                   !c.options.emulateGpuLoops;
+  buildLowerToLinalgPipeline(pm, c.bf16(), cpu && !c.bf16());
 }
 
 /// The entry points and state tensors, from the buffer calling convention.

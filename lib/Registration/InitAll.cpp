@@ -22,6 +22,7 @@
 void mlir::loom::registerAllDialects(DialectRegistry &registry) {
   registry.insert<LoomDialect, comm::CommDialect>();
   registerCommBufferizationModels(registry);
+  registerKernelBufferizationModels(registry);
   mlir::registerAllDialects(registry);
   mlir::registerAllExtensions(registry);
   // gpu-module-to-binary and the GPU target's object emission translate

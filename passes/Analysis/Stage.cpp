@@ -2,6 +2,7 @@
 #include "passes/Analysis/Stage.h"
 
 #include "dialects/Loom/IR/LoomDialect.h"
+#include "dialects/Loom/IR/LoomOps.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -81,7 +82,9 @@ bool mlir::loom::isTrainingStep(ModuleOp module) {
 StageEvidence mlir::loom::detectStage(ModuleOp module) {
   Operation *loomOp = nullptr, *tensorOp = nullptr, *llvmFunc = nullptr;
   module.walk([&](Operation *op) {
-    if (isa_and_nonnull<LoomDialect>(op->getDialect())) {
+    // The ops the CPU runtime computes stay until bufferization.
+    if (isa_and_nonnull<LoomDialect>(op->getDialect()) &&
+        !isa<DocumentAttentionOp, DocumentAttentionGradOp>(op)) {
       loomOp = op;
       return WalkResult::interrupt();
     }

@@ -68,26 +68,6 @@ FailureOr<func::CallOp> callRuntime(RewriterBase &rewriter, Operation *op,
   return func::CallOp::create(rewriter, loc, fn, args);
 }
 
-/// The buffer of `value`, copied into a fresh identity-layout buffer when it
-/// is a strided view: the runtime collectives take dense buffers.
-FailureOr<Value> denseBuffer(RewriterBase &rewriter, Operation *op, Value value,
-                             const BufferizationOptions &options,
-                             BufferizationState &state) {
-  FailureOr<Value> buffer = getBuffer(rewriter, value, options, state);
-  if (failed(buffer))
-    return failure();
-  auto type = cast<MemRefType>(buffer->getType());
-  if (type.getLayout().isIdentity())
-    return buffer;
-  auto dense = MemRefType::get(type.getShape(), type.getElementType());
-  FailureOr<Value> copy =
-      options.createAlloc(rewriter, op->getLoc(), dense, {});
-  if (failed(copy) ||
-      failed(options.createMemCpy(rewriter, op->getLoc(), *buffer, *copy)))
-    return failure();
-  return copy;
-}
-
 /// The handle of an asynchronous collective's runtime call as the token its
 /// comm.wait consumes.
 Value tokenFromHandle(RewriterBase &rewriter, Operation *op, Value handle) {
@@ -192,23 +172,8 @@ struct InPlaceCollectiveModel
 /// write a new buffer (a start's in-flight tensor). The runtime's starts copy
 /// the operand before returning, so its buffer is free again at once.
 template <typename OpTy>
-struct ResizingCollectiveModel : public BufferizableOpInterface::ExternalModel<
-                                     ResizingCollectiveModel<OpTy>, OpTy> {
-  bool bufferizesToMemoryRead(Operation *, OpOperand &,
-                              const AnalysisState &) const {
-    return true;
-  }
-  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
-                               const AnalysisState &) const {
-    return false;
-  }
-  AliasingValueList getAliasingValues(Operation *, OpOperand &,
-                                      const AnalysisState &) const {
-    return {};
-  }
-  bool bufferizesToAllocation(Operation *, Value value) const {
-    return isa<TensorType>(value.getType());
-  }
+struct ResizingCollectiveModel
+    : public NewBuffersModelBase<ResizingCollectiveModel<OpTy>, OpTy> {
   LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
                           const BufferizationOptions &options,
                           BufferizationState &state) const {

@@ -20,6 +20,10 @@ namespace loom {
 /// (they bufferize to calls of the runtime's collectives).
 void registerCommBufferizationModels(DialectRegistry &registry);
 
+/// Attaches the one-shot bufferization models of the loom ops the CPU
+/// runtime computes (loom.document_attention and its gradient).
+void registerKernelBufferizationModels(DialectRegistry &registry);
+
 } // namespace loom
 } // namespace mlir
 

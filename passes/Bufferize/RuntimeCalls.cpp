@@ -66,3 +66,25 @@ FailureOr<int64_t> mlir::loom::runtimeGroup(Operation *op) {
                          "of the mesh only; this one spans a sub-group");
   return 0;
 }
+
+/// The buffer of `value`, copied into a fresh identity-layout buffer when it
+/// is a strided view: the runtime collectives take dense buffers.
+FailureOr<Value>
+mlir::loom::denseBuffer(RewriterBase &rewriter, Operation *op, Value value,
+                        const bufferization::BufferizationOptions &options,
+                        bufferization::BufferizationState &state) {
+  FailureOr<Value> buffer =
+      bufferization::getBuffer(rewriter, value, options, state);
+  if (failed(buffer))
+    return failure();
+  auto type = cast<MemRefType>(buffer->getType());
+  if (type.getLayout().isIdentity())
+    return buffer;
+  auto dense = MemRefType::get(type.getShape(), type.getElementType());
+  FailureOr<Value> copy =
+      options.createAlloc(rewriter, op->getLoc(), dense, {});
+  if (failed(copy) ||
+      failed(options.createMemCpy(rewriter, op->getLoc(), *buffer, *copy)))
+    return failure();
+  return copy;
+}

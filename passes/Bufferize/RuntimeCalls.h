@@ -9,6 +9,7 @@
 #ifndef LOOM_PASSES_BUFFERIZE_RUNTIMECALLS_H
 #define LOOM_PASSES_BUFFERIZE_RUNTIMECALLS_H
 
+#include "mlir/Dialect/Bufferization/IR/BufferizableOpInterface.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/Builders.h"
@@ -25,6 +26,37 @@ bool hasUnitInnerStride(MemRefType type);
 /// `meta` to reuse an existing metadata extraction of `memref`.
 Value bufferPointer(OpBuilder &b, Location loc, Value memref,
                     memref::ExtractStridedMetadataOp meta = {});
+
+/// The buffer of `value`, copied into a fresh identity-layout buffer when it
+/// is a strided view: the runtime's services take dense buffers.
+FailureOr<Value> denseBuffer(RewriterBase &rewriter, Operation *op, Value value,
+                             const bufferization::BufferizationOptions &options,
+                             bufferization::BufferizationState &state);
+
+/// The one-shot bufferization model of an op that reads every operand and
+/// writes only new buffers, its results (collectives that resize, the CPU
+/// runtime's kernels); `Model` adds `bufferize`.
+template <typename Model, typename OpTy>
+struct NewBuffersModelBase
+    : public bufferization::BufferizableOpInterface::ExternalModel<Model,
+                                                                   OpTy> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const bufferization::AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const bufferization::AnalysisState &) const {
+    return false;
+  }
+  bufferization::AliasingValueList
+  getAliasingValues(Operation *, OpOperand &,
+                    const bufferization::AnalysisState &) const {
+    return {};
+  }
+  bool bufferizesToAllocation(Operation *, Value value) const {
+    return isa<TensorType>(value.getType());
+  }
+};
 
 /// The private declaration of runtime function `name`, created at the top of
 /// `module` on first use.

@@ -15,8 +15,6 @@
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 
-#include <cmath>
-
 #define DEBUG_TYPE "loom-partition-sequences"
 
 namespace mlir::loom {
@@ -35,8 +33,7 @@ Value namedInput(func::FuncOp fn, StringRef name) {
 }
 
 /// What every rewritten attention reads: the mesh, and the documents and
-/// positions of the rank's tokens (queries) and of all ranks' (keys), each
-/// `[1, n]`.
+/// positions of the rank's tokens (queries) and of all ranks' (keys), 1-D.
 struct Tokens {
   FlatSymbolRefAttr mesh;
   ArrayAttr axes;
@@ -95,8 +92,8 @@ struct PartitionSequencesPass
     LoomBuilder lb{b, loss.getLoc()};
     tokens.queryDocs = flatten(lb, segments);
     tokens.queryPos = flatten(lb, positions);
-    tokens.keyDocs = gatherRow(lb, tokens, segments);
-    tokens.keyPos = gatherRow(lb, tokens, positions);
+    tokens.keyDocs = gather(lb, tokens, tokens.queryDocs, 0);
+    tokens.keyPos = gather(lb, tokens, tokens.queryPos, 0);
 
     for (AttentionOp op : attentions) {
       b.setInsertionPoint(op);
@@ -108,20 +105,11 @@ struct PartitionSequencesPass
     markTask(module);
   }
 
-  /// [B, T] -> [1, B·T]: the rank's rows as one sequence (tensor ops:
+  /// [B, T] -> [B·T]: the rank's rows as one sequence (tensor ops:
   /// loom.reshape is for floats).
   static Value flatten(LoomBuilder &lb, Value x) {
-    return asRow(lb,
-                 tensor::CollapseShapeOp::create(
-                     lb.b, lb.loc, x, ArrayRef<ReassociationIndices>{{0, 1}}));
-  }
-  /// [n] -> [1, n].
-  static Value asRow(LoomBuilder &lb, Value x) {
-    auto type = LoomBuilder::type(x);
-    auto row = RankedTensorType::get({1, type.getNumElements()},
-                                     type.getElementType());
-    return tensor::ExpandShapeOp::create(
-        lb.b, lb.loc, row, x, ArrayRef<ReassociationIndices>{{0, 1}});
+    return tensor::CollapseShapeOp::create(
+        lb.b, lb.loc, x, ArrayRef<ReassociationIndices>{{0, 1}});
   }
 
   /// The ranks' `x` concatenated along `dim`, in rank order (x itself on
@@ -137,35 +125,24 @@ struct PartitionSequencesPass
         t.mesh.getValue(), t.axes, dim);
   }
 
-  /// [B, T] on every rank -> [1, R·B·T], rank by rank.
-  static Value gatherRow(LoomBuilder &lb, const Tokens &t, Value x) {
-    Value flat = tensor::CollapseShapeOp::create(
-        lb.b, lb.loc, x, ArrayRef<ReassociationIndices>{{0, 1}});
-    return asRow(lb, gather(lb, t, flat, 0));
-  }
-
-  /// [B, H, T, Dh] -> [1, H, B·T, Dh] (tokens in row order).
+  /// [B, H, T, Dh] -> [H, B·T, Dh] (tokens in row order).
   static Value asSequence(LoomBuilder &lb, Value x) {
     auto s = LoomBuilder::type(x).getShape();
     Value heads =
         TransposeOp::create(lb.b, lb.loc, x, ArrayRef<int64_t>{1, 0, 2, 3});
-    return lb.reshape(heads, {1, s[1], s[0] * s[2], s[3]});
+    return lb.reshape(heads, {s[1], s[0] * s[2], s[3]});
   }
 
   static Value rewrite(LoomBuilder &lb, AttentionOp op, const Tokens &t) {
-    auto type = LoomBuilder::type(op.getQuery());
-    auto s = type.getShape(); // [B, H, T, Dh]
+    auto s = LoomBuilder::type(op.getQuery()).getShape(); // [B, H, T, Dh]
     Value q = asSequence(lb, op.getQuery());
     // Along the batch: rank r's rows follow rank r-1's, the order of the
     // gathered documents and positions.
     Value k = asSequence(lb, gather(lb, t, op.getKey(), 0));
     Value v = asSequence(lb, gather(lb, t, op.getValue(), 0));
-    Value scores =
-        lb.scale(lb.matmul(q, k, false, true), op.getEffectiveScale());
-    scores = DocumentMaskOp::create(lb.b, lb.loc, scores, t.queryDocs,
-                                    t.queryPos, t.keyDocs, t.keyPos,
-                                    lb.b.getF64FloatAttr(-INFINITY));
-    Value out = lb.matmul(lb.softmax(scores), v, false, false);
+    Value out = DocumentAttentionOp::create(
+        lb.b, lb.loc, q, k, v, t.queryDocs, t.queryPos, t.keyDocs, t.keyPos,
+        lb.b.getF64FloatAttr(op.getEffectiveScale()));
     Value rows = lb.reshape(out, {s[1], s[0], s[2], s[3]});
     return TransposeOp::create(lb.b, lb.loc, rows,
                                ArrayRef<int64_t>{1, 0, 2, 3});

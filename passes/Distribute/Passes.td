@@ -45,16 +45,16 @@ def PartitionSequencesPass : Pass<"loom-partition-sequences", "mlir::ModuleOp"> 
     the ranks) and `positions` its position in the document (not in the
     piece).
 
-    Every `loom.attention ... segments %s causal` becomes: the rank's
-    queries `[B, H, T, Dh]` as one sequence `[1, H, B·T, Dh]`; the keys and
-    values of all ranks (`comm.all_gather` along the batch, rank order) as
-    one sequence `[1, H, R·B·T, Dh]`; the scores masked by
-    `loom.document_mask` (a query sees the keys of its document at its
-    position or before, on any rank); softmax and the product with the
-    values; the result back to `[B, H, T, Dh]`. The documents and positions
-    of the keys are gathered once per step. `--loom-autodiff` takes the
-    gradient of each gather to be a `comm.reduce_scatter ... sum`: every
-    rank's keys receive the gradients of the queries of all ranks.
+    Every `loom.attention ... segments %s causal` becomes a
+    `loom.document_attention` of the rank's queries `[B, H, T, Dh]` as one
+    sequence `[H, B·T, Dh]` against the keys and values of all ranks
+    (`comm.all_gather` along the batch, rank order) as one sequence
+    `[H, R·B·T, Dh]`: a query sees the keys of its document at its
+    position or before, on any rank; the result goes back to
+    `[B, H, T, Dh]`. The documents and positions of the keys are gathered
+    once per step. `--loom-autodiff` takes the gradient of each gather to
+    be a `comm.reduce_scatter ... sum`: every rank's keys receive the
+    gradients of the queries of all ranks.
 
     With one rank nothing is gathered: the rank's rows are still one
     sequence of documents, so a document may continue from one row into
@@ -64,9 +64,10 @@ def PartitionSequencesPass : Pass<"loom-partition-sequences", "mlir::ModuleOp"> 
     carries to the runtime (`task.partitioned`). Every rank issues the same
     gathers in the same order: they depend on the IR alone.
 
-    The attention is dense over the gathered keys (`B·T x R·B·T` scores per
-    head), masked: the planner balances the work a blocked attention that
-    skips masked blocks would do, not what this one does.
+    On the CPU target the attention is the runtime's blocked kernel, whose
+    work is each document's queries against that document's keys (what the
+    planner balances); on others it is the dense masked attention over all
+    gathered keys.
   }];
   let dependentDialects = ["::mlir::loom::comm::CommDialect",
                            "::mlir::tensor::TensorDialect"];

@@ -107,9 +107,12 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
   addUpstream(pm, "canonicalize,cse");
 }
 
-void mlir::loom::buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16) {
+void mlir::loom::buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16,
+                                            bool runtimeKernels) {
   addUpstream(pm, "inline,symbol-dce");
-  pm.addPass(createDecomposePass());
+  DecomposePassOptions decompose;
+  decompose.keepRuntimeKernels = runtimeKernels;
+  pm.addPass(createDecomposePass(decompose));
   addUpstream(pm, "canonicalize,cse");
   pm.addPass(createLowerEntryPointsPass());
   pm.addPass(createLowerToLinalgPass());
@@ -203,7 +206,7 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm,
 
 void mlir::loom::buildCpuPipeline(OpPassManager &pm,
                                   const PrecisionOptions &o) {
-  buildLowerToLinalgPipeline(pm, o.bf16);
+  buildLowerToLinalgPipeline(pm, o.bf16, !o.bf16 && !o.gpuLoops);
   buildBufferizePipeline(pm, o.gpuLoops);
   buildLowerToLLVMPipeline(pm, o);
 }
@@ -331,7 +334,7 @@ void mlir::loom::registerPipelines() {
       "loom-lower-to-linalg-pipeline",
       "train -> linalg: decompose, buffer ABI, loom -> linalg, fusion.",
       [](OpPassManager &pm, const PrecisionOptions &o) {
-        buildLowerToLinalgPipeline(pm, o.bf16);
+        buildLowerToLinalgPipeline(pm, o.bf16, !o.bf16 && !o.gpuLoops);
       });
   PassPipelineRegistration<BufferizePipelineOptions>(
       "loom-bufferize-pipeline",

@@ -143,7 +143,11 @@ struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
 /// train -> linalg: inline, decompose composite ops, buffer calling
 /// convention, loom -> linalg, [bf16: --loom-demote-matmuls], elementwise
 /// fusion.
-void buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16 = false);
+/// `runtimeKernels`: keep the ops the CPU runtime computes
+/// (loom.document_attention) for the bufferization to call (the CPU target
+/// in f32 or f64, its loop nests its own).
+void buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16 = false,
+                                bool runtimeKernels = false);
 
 /// --loom-bufferize-pipeline's options: the CPU's (the default), the
 /// CPU's with reductions split as for a GPU, or the GPU's.

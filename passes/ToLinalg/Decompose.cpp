@@ -3,6 +3,7 @@
 
 #include "dialects/Loom/IR/LoomBuilder.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
@@ -84,6 +85,88 @@ struct DecomposeAttention : OpRewritePattern<AttentionOp> {
   }
 };
 
+/// The masked dense scores of a document attention, [H, Nq, Nk]: the
+/// scores as one batch of heads so that loom.document_mask (whose index
+/// operands have a leading batch) applies.
+static Value documentScores(LoomBuilder &lb, Value q, Value k, double scale,
+                            ValueRange docs) {
+  auto row = [&](Value x) -> Value {
+    auto t = LoomBuilder::type(x);
+    auto type = RankedTensorType::get({1, t.getDimSize(0)}, t.getElementType());
+    return tensor::ExpandShapeOp::create(
+        lb.b, lb.loc, type, x, ArrayRef<ReassociationIndices>{{0, 1}});
+  };
+  Value s = lb.scale(lb.matmul(q, k, false, true), scale);
+  auto st = LoomBuilder::type(s);
+  SmallVector<int64_t> shape{1};
+  shape.append(st.getShape().begin(), st.getShape().end());
+  Value batch = lb.reshape(s, shape);
+  // One statement each: the IR's order must not depend on the compiler's
+  // order of evaluating arguments.
+  SmallVector<Value, 4> rows;
+  for (Value d : docs)
+    rows.push_back(row(d));
+  Value masked =
+      DocumentMaskOp::create(lb.b, lb.loc, batch, rows[0], rows[1], rows[2],
+                             rows[3], lb.b.getF64FloatAttr(-INFINITY));
+  return lb.reshape(masked, st.getShape());
+}
+
+/// True when the CPU runtime's kernel takes these operands (f32 or f64
+/// values, i32 documents) and the pipeline keeps kernels.
+static bool keptForRuntime(bool keep, Value query, Value docs) {
+  Type et = LoomBuilder::type(query).getElementType();
+  return keep && (et.isF32() || et.isF64()) &&
+         LoomBuilder::type(docs).getElementType().isInteger(32);
+}
+
+/// The dense form of the runtime kernel's attention (other targets).
+struct DecomposeDocumentAttention : OpRewritePattern<DocumentAttentionOp> {
+  DecomposeDocumentAttention(MLIRContext *ctx, bool keep)
+      : OpRewritePattern(ctx), keep(keep) {}
+  bool keep;
+  LogicalResult matchAndRewrite(DocumentAttentionOp op,
+                                PatternRewriter &rewriter) const override {
+    if (keptForRuntime(keep, op.getQuery(), op.getQueryDocuments()))
+      return failure();
+    LoomBuilder lb{rewriter, op.getLoc()};
+    Value p = lb.softmax(documentScores(
+        lb, op.getQuery(), op.getKey(), op.getScale().convertToDouble(),
+        {op.getQueryDocuments(), op.getQueryPositions(), op.getKeyDocuments(),
+         op.getKeyPositions()}));
+    rewriter.replaceOp(op, lb.matmul(p, op.getValue(), false, false));
+    return success();
+  }
+};
+
+/// Its gradient, as loom.attention's VJP writes it.
+struct DecomposeDocumentAttentionGrad
+    : OpRewritePattern<DocumentAttentionGradOp> {
+  DecomposeDocumentAttentionGrad(MLIRContext *ctx, bool keep)
+      : OpRewritePattern(ctx), keep(keep) {}
+  bool keep;
+  LogicalResult matchAndRewrite(DocumentAttentionGradOp op,
+                                PatternRewriter &rewriter) const override {
+    if (keptForRuntime(keep, op.getQuery(), op.getQueryDocuments()))
+      return failure();
+    LoomBuilder lb{rewriter, op.getLoc()};
+    double scale = op.getScale().convertToDouble();
+    Value q = op.getQuery(), k = op.getKey(), v = op.getValue(),
+          dy = op.getDresult();
+    Value p = lb.softmax(
+        documentScores(lb, q, k, scale,
+                       {op.getQueryDocuments(), op.getQueryPositions(),
+                        op.getKeyDocuments(), op.getKeyPositions()}));
+    Value dv = lb.matmul(p, dy, true, false);
+    Value dp = lb.matmul(dy, v, false, true);
+    Value ds =
+        lb.scale(lb.mul(p, lb.sub(dp, lb.lastAxisSum(lb.mul(dp, p)))), scale);
+    rewriter.replaceOp(op, {lb.matmul(ds, k, false, false),
+                            lb.matmul(ds, q, true, false), dv});
+    return success();
+  }
+};
+
 struct DecomposeCrossEntropy : OpRewritePattern<CrossEntropyOp> {
   using OpRewritePattern::OpRewritePattern;
   LogicalResult matchAndRewrite(CrossEntropyOp op,
@@ -109,6 +192,8 @@ struct DecomposePass : impl::DecomposePassBase<DecomposePass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
     populateDecomposePatterns(patterns);
+    patterns.add<DecomposeDocumentAttention, DecomposeDocumentAttentionGrad>(
+        &getContext(), keepRuntimeKernels);
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       return signalPassFailure();
   }

@@ -731,6 +731,8 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
                            bufferization::BufferizationDialect>();
     target.addLegalDialect<comm::CommDialect>();
     target.addIllegalDialect<LoomDialect>();
+    // Bufferized into calls of the CPU runtime's kernels.
+    target.addLegalOp<DocumentAttentionOp, DocumentAttentionGradOp>();
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))
       return signalPassFailure();

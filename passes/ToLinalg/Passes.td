@@ -11,9 +11,21 @@ def DecomposePass : Pass<"loom-decompose", "mlir::ModuleOp"> {
     `loom.cross_entropy` become matmuls, elementwise ops and reductions
     (numerically stable: softmax and cross-entropy subtract the row maximum).
     Runs after autodiff, so gradients were built from the composite ops.
+
+    `loom.document_attention` and its gradient become the masked dense
+    attention too, unless `keep-runtime-kernels` (the CPU target in f32 or
+    f64): then they stay for the bufferization, which makes them calls of
+    the runtime's blocked kernel.
   }];
   let dependentDialects = ["::mlir::loom::LoomDialect",
-                           "::mlir::arith::ArithDialect"];
+                           "::mlir::arith::ArithDialect",
+                           "::mlir::tensor::TensorDialect"];
+  let options = [
+    Option<"keepRuntimeKernels", "keep-runtime-kernels", "bool",
+           /*default=*/"false",
+           "Keep the ops the CPU runtime implements (loom.document_attention "
+           "and its gradient) for the bufferization to call.">,
+  ];
 }
 
 def LowerEntryPointsPass : Pass<"loom-lower-entry-points", "mlir::ModuleOp"> {

@@ -107,6 +107,98 @@ def Loom_DocumentMaskOp : Loom_Op<"document_mask", [Pure,
   let hasVerifier = 1;
 }
 
+def Loom_DocumentAttentionOp : Loom_Op<"document_attention", [Pure,
+    TypesMatchWith<"result type equals the query type", "query", "result", "$_self">,
+    AllTypesMatch<["key", "value"]>,
+    AllTypesMatch<["query_documents", "query_positions"]>,
+    AllTypesMatch<["key_documents", "key_positions"]>,
+    DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
+  let summary = "Attention of queries to the earlier keys of their documents.";
+  let description = [{
+    `softmax(document_mask(Q K^T * scale)) V` for every head (the first
+    dimension), where query `i` sees key `j` when `key_documents[j] ==
+    query_documents[i]` and `key_positions[j] <= query_positions[i]`
+    (`loom.document_mask`): the attention `--loom-partition-sequences`
+    builds, a rank's queries against the keys of all ranks. Every query
+    must see at least one key (its own, in that pass).
+
+    On the CPU target (f32 or f64, not with `--precision=bf16`) it is kept
+    until bufferization and calls the runtime's blocked kernel, which
+    computes each document's queries against that document's keys only:
+    its cost is the sum over documents of queries x keys, not Nq x Nk.
+    Elsewhere `--loom-decompose` writes it as the masked dense attention.
+
+    Example:
+    ```mlir
+    %o = loom.document_attention %q, %k, %v, %qd, %qp, %kd, %kp scale 0.35355339059327373 : tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<16xi32>, tensor<32xi32>
+    ```
+
+    **Constraints:**
+    - `query`, `key` and `value` have rank 3 (`[heads, tokens, Dh]`), one
+      element type and the same heads; `key` and `query` the same `Dh`;
+      `value` the type of `key`.
+    - The documents and positions are 1-D: the queries' as long as the
+      queries' tokens, the keys' as the keys'; positions have the type of
+      their documents, and the four one element type.
+    - `scale` is positive.
+  }];
+  let arguments = (ins Loom_FloatTensor:$query, Loom_FloatTensor:$key,
+                       Loom_FloatTensor:$value,
+                       Loom_IndexTensor:$query_documents,
+                       Loom_IndexTensor:$query_positions,
+                       Loom_IndexTensor:$key_documents,
+                       Loom_IndexTensor:$key_positions, F64Attr:$scale);
+  let results = (outs Loom_FloatTensor:$result);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $query_documents `,` $query_positions `,`
+    $key_documents `,` $key_positions `scale` $scale attr-dict `:`
+    type($query) `,` type($key) `,` type($query_documents) `,`
+    type($key_documents)
+  }];
+  let hasVerifier = 1;
+}
+
+def Loom_DocumentAttentionGradOp : Loom_Op<"document_attention_grad", [Pure,
+    TypesMatchWith<"dquery type equals the query type", "query", "dquery", "$_self">,
+    TypesMatchWith<"dkey type equals the key type", "key", "dkey", "$_self">,
+    TypesMatchWith<"dvalue type equals the key type", "key", "dvalue", "$_self">,
+    TypesMatchWith<"the output gradient has the query type", "query", "dresult", "$_self">,
+    AllTypesMatch<["key", "value"]>,
+    AllTypesMatch<["query_documents", "query_positions"]>,
+    AllTypesMatch<["key_documents", "key_positions"]>]> {
+  let summary = "The gradients of loom.document_attention.";
+  let description = [{
+    Given the operands of a `loom.document_attention` and the gradient of
+    its result, the gradients of its query, key and value (the
+    probabilities are recomputed, not kept from the forward pass). Kept
+    for the runtime's blocked kernel and decomposed like
+    `loom.document_attention` (see there).
+
+    Example:
+    ```mlir
+    %dq, %dk, %dv = loom.document_attention_grad %q, %k, %v, %dy, %qd, %qp, %kd, %kp scale 0.35355339059327373 : tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<16xi32>, tensor<32xi32>
+    ```
+
+    **Constraints:**
+    - Those of `loom.document_attention`, and `dresult` has the query type.
+  }];
+  let arguments = (ins Loom_FloatTensor:$query, Loom_FloatTensor:$key,
+                       Loom_FloatTensor:$value, Loom_FloatTensor:$dresult,
+                       Loom_IndexTensor:$query_documents,
+                       Loom_IndexTensor:$query_positions,
+                       Loom_IndexTensor:$key_documents,
+                       Loom_IndexTensor:$key_positions, F64Attr:$scale);
+  let results = (outs Loom_FloatTensor:$dquery, Loom_FloatTensor:$dkey,
+                      Loom_FloatTensor:$dvalue);
+  let assemblyFormat = [{
+    $query `,` $key `,` $value `,` $dresult `,` $query_documents `,`
+    $query_positions `,` $key_documents `,` $key_positions `scale` $scale
+    attr-dict `:` type($query) `,` type($key) `,` type($query_documents) `,`
+    type($key_documents)
+  }];
+  let hasVerifier = 1;
+}
+
 def Loom_AttentionOp : Loom_InferTypeOp<"attention", [
     DeclareOpInterfaceMethods<Loom_VJPOpInterface>]> {
   let summary = "Scaled dot-product attention, optionally causal and document-masked.";

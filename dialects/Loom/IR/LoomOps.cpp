@@ -217,6 +217,47 @@ LogicalResult DocumentMaskOp::verify() {
   return success();
 }
 
+/// The constraints loom.document_attention and its gradient share.
+static LogicalResult verifyDocumentAttention(Operation *op, Value query,
+                                             Value key, Value queryDocs,
+                                             Value keyDocs, double scale) {
+  auto q = tensorOf(query), k = tensorOf(key);
+  if (q.getRank() != 3 || k.getRank() != 3)
+    return op->emitOpError("expects query and key of rank 3 ([heads, "
+                           "tokens, Dh]), got ")
+           << q << " and " << k;
+  if (q.getElementType() != k.getElementType() ||
+      q.getDimSize(0) != k.getDimSize(0) || q.getDimSize(2) != k.getDimSize(2))
+    return op->emitOpError("expects query and key of one element type, "
+                           "heads and Dh, got ")
+           << q << " and " << k;
+  auto qd = tensorOf(queryDocs), kd = tensorOf(keyDocs);
+  if (qd.getRank() != 1 || qd.getDimSize(0) != q.getDimSize(1) ||
+      kd.getRank() != 1 || kd.getDimSize(0) != k.getDimSize(1))
+    return op->emitOpError("expects 1-D documents of the queries' and the "
+                           "keys' tokens (")
+           << q.getDimSize(1) << " and " << k.getDimSize(1) << "), got " << qd
+           << " and " << kd;
+  if (qd.getElementType() != kd.getElementType())
+    return op->emitOpError(
+        "expects query and key documents of one element type");
+  if (!(scale > 0))
+    return op->emitOpError("expects a positive scale");
+  return success();
+}
+
+LogicalResult DocumentAttentionOp::verify() {
+  return verifyDocumentAttention(*this, getQuery(), getKey(),
+                                 getQueryDocuments(), getKeyDocuments(),
+                                 getScale().convertToDouble());
+}
+
+LogicalResult DocumentAttentionGradOp::verify() {
+  return verifyDocumentAttention(*this, getQuery(), getKey(),
+                                 getQueryDocuments(), getKeyDocuments(),
+                                 getScale().convertToDouble());
+}
+
 //===----------------------------------------------------------------------===//
 // Linear algebra and NN layers
 //===----------------------------------------------------------------------===//

@@ -243,6 +243,17 @@ LogicalResult SoftmaxOp::buildVJP(OpBuilder &b, ValueRange rg,
   return success();
 }
 
+LogicalResult DocumentAttentionOp::buildVJP(OpBuilder &b, ValueRange rg,
+                                            SmallVectorImpl<Value> &grads) {
+  auto grad = DocumentAttentionGradOp::create(
+      b, getLoc(), getQuery(), getKey(), getValue(), rg[0], getQueryDocuments(),
+      getQueryPositions(), getKeyDocuments(), getKeyPositions(),
+      getScaleAttr());
+  grads.assign({grad.getDquery(), grad.getDkey(), grad.getDvalue(), Value(),
+                Value(), Value(), Value()});
+  return success();
+}
+
 LogicalResult AttentionOp::buildVJP(OpBuilder &b, ValueRange rg,
                                     SmallVectorImpl<Value> &grads) {
   LoomBuilder g{b, getLoc()};

@@ -62,8 +62,10 @@ EvalSetup prepareEval(Artifact &artifact, const std::string &spec,
   eval.data = rankDataSource(spec, seed, /*shuffle=*/false, comm, manifest.mesh,
                              manifest.task);
   const int64_t rowsPerPass = eval.data->rowsPerPass();
+  // A task without batch rows (kind none) reads no data set: no pass.
+  const int64_t rowsPerStep = manifest.task.batch * comm.size();
   const int64_t perPass =
-      std::max<int64_t>(1, rowsPerPass / (manifest.task.batch * comm.size()));
+      rowsPerStep > 0 ? std::max<int64_t>(1, rowsPerPass / rowsPerStep) : 1;
   if (batches == 0) {
     if (rowsPerPass == 0)
       fail("evaluating on %s needs --eval-batches N (the data has no end)",

@@ -334,6 +334,91 @@ func.func @segment_mask_wrong_result(%a: tensor<2x4x4xf32>, %s: tensor<2x4xi32>)
 // -----
 
 //===----------------------------------------------------------------------===//
+// loom.document_attention, loom.document_attention_grad
+//===----------------------------------------------------------------------===//
+
+// Tests that document_attention takes rank-3 queries and keys.
+func.func @document_attention_rank(%q: tensor<1x4x16x8xf32>, %k: tensor<1x4x32x8xf32>, %qd: tensor<16xi32>, %kd: tensor<32xi32>) {
+  // expected-error@+1 {{'loom.document_attention' op expects query and key of rank 3 ([heads, tokens, Dh]), got 'tensor<1x4x16x8xf32>' and 'tensor<1x4x32x8xf32>'}}
+  %0 = loom.document_attention %q, %k, %k, %qd, %qd, %kd, %kd scale 0.5 : tensor<1x4x16x8xf32>, tensor<1x4x32x8xf32>, tensor<16xi32>, tensor<32xi32>
+  return
+}
+
+// -----
+
+// Tests that queries and keys have the same heads and Dh.
+func.func @document_attention_heads(%q: tensor<4x16x8xf32>, %k: tensor<2x32x8xf32>, %qd: tensor<16xi32>, %kd: tensor<32xi32>) {
+  // expected-error@+1 {{'loom.document_attention' op expects query and key of one element type, heads and Dh, got 'tensor<4x16x8xf32>' and 'tensor<2x32x8xf32>'}}
+  %0 = loom.document_attention %q, %k, %k, %qd, %qd, %kd, %kd scale 0.5 : tensor<4x16x8xf32>, tensor<2x32x8xf32>, tensor<16xi32>, tensor<32xi32>
+  return
+}
+
+// -----
+
+// Tests that values have the type of the keys.
+func.func @document_attention_value(%q: tensor<4x16x8xf32>, %k: tensor<4x32x8xf32>, %v: tensor<4x32x4xf32>, %qd: tensor<16xi32>, %kd: tensor<32xi32>) {
+  // expected-error@+1 {{'loom.document_attention' op failed to verify that all of {key, value} have same type}}
+  %0 = "loom.document_attention"(%q, %k, %v, %qd, %qd, %kd, %kd) {scale = 0.5 : f64} : (tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<4x32x4xf32>, tensor<16xi32>, tensor<16xi32>, tensor<32xi32>, tensor<32xi32>) -> tensor<4x16x8xf32>
+  return
+}
+
+// -----
+
+// Tests that the documents are as long as the tokens.
+func.func @document_attention_docs(%q: tensor<4x16x8xf32>, %k: tensor<4x32x8xf32>, %qd: tensor<32xi32>, %kd: tensor<32xi32>) {
+  // expected-error@+1 {{'loom.document_attention' op expects 1-D documents of the queries' and the keys' tokens (16 and 32), got 'tensor<32xi32>' and 'tensor<32xi32>'}}
+  %0 = loom.document_attention %q, %k, %k, %qd, %qd, %kd, %kd scale 0.5 : tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<32xi32>, tensor<32xi32>
+  return
+}
+
+// -----
+
+// Tests that positions have the type of their documents.
+func.func @document_attention_positions(%q: tensor<4x16x8xf32>, %k: tensor<4x32x8xf32>, %qd: tensor<16xi32>, %qp: tensor<16xi64>, %kd: tensor<32xi32>) {
+  // expected-error@+1 {{'loom.document_attention' op failed to verify that all of {query_documents, query_positions} have same type}}
+  %0 = "loom.document_attention"(%q, %k, %k, %qd, %qp, %kd, %kd) {scale = 0.5 : f64} : (tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<4x32x8xf32>, tensor<16xi32>, tensor<16xi64>, tensor<32xi32>, tensor<32xi32>) -> tensor<4x16x8xf32>
+  return
+}
+
+// -----
+
+// Tests that query and key documents have one element type.
+func.func @document_attention_doc_types(%q: tensor<4x16x8xf32>, %k: tensor<4x32x8xf32>, %qd: tensor<16xi32>, %kd: tensor<32xi64>) {
+  // expected-error@+1 {{'loom.document_attention' op expects query and key documents of one element type}}
+  %0 = loom.document_attention %q, %k, %k, %qd, %qd, %kd, %kd scale 0.5 : tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<16xi32>, tensor<32xi64>
+  return
+}
+
+// -----
+
+// Tests that the scale is positive.
+func.func @document_attention_scale(%q: tensor<4x16x8xf32>, %k: tensor<4x32x8xf32>, %qd: tensor<16xi32>, %kd: tensor<32xi32>) {
+  // expected-error@+1 {{'loom.document_attention' op expects a positive scale}}
+  %0 = loom.document_attention %q, %k, %k, %qd, %qd, %kd, %kd scale 0.0 : tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<16xi32>, tensor<32xi32>
+  return
+}
+
+// -----
+
+// Tests that the gradient checks the same constraints.
+func.func @document_attention_grad_docs(%q: tensor<4x16x8xf32>, %k: tensor<4x32x8xf32>, %qd: tensor<32xi32>, %kd: tensor<32xi32>) {
+  // expected-error@+1 {{'loom.document_attention_grad' op expects 1-D documents of the queries' and the keys' tokens (16 and 32), got 'tensor<32xi32>' and 'tensor<32xi32>'}}
+  %0:3 = loom.document_attention_grad %q, %k, %k, %q, %qd, %qd, %kd, %kd scale 0.5 : tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<32xi32>, tensor<32xi32>
+  return
+}
+
+// -----
+
+// Tests that the output gradient has the query type.
+func.func @document_attention_grad_dresult(%q: tensor<4x16x8xf32>, %k: tensor<4x32x8xf32>, %qd: tensor<16xi32>, %kd: tensor<32xi32>) {
+  // expected-error@+1 {{'loom.document_attention_grad' op failed to verify that the output gradient has the query type}}
+  %0:3 = "loom.document_attention_grad"(%q, %k, %k, %k, %qd, %qd, %kd, %kd) {scale = 0.5 : f64} : (tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<4x32x8xf32>, tensor<4x32x8xf32>, tensor<16xi32>, tensor<16xi32>, tensor<32xi32>, tensor<32xi32>) -> (tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<4x32x8xf32>)
+  return
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
 // loom.document_mask
 //===----------------------------------------------------------------------===//
 

@@ -94,6 +94,17 @@ func.func @document_mask(%s: tensor<1x4x16x32xf32>, %qd: tensor<1x16xi32>, %qp: 
   return %0 : tensor<1x4x16x32xf32>
 }
 
+// Tests that document_attention and its gradient keep their scale and
+// types.
+// CHECK-LABEL: func.func @document_attention
+// CHECK: %[[O:.+]] = loom.document_attention %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} scale 5.000000e-01 : tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<16xi32>, tensor<32xi32>
+// CHECK: loom.document_attention_grad %{{.+}}, %{{.+}}, %{{.+}}, %[[O]], %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} scale 5.000000e-01 : tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<16xi32>, tensor<32xi32>
+func.func @document_attention(%q: tensor<4x16x8xf32>, %k: tensor<4x32x8xf32>, %qd: tensor<16xi32>, %kd: tensor<32xi32>) -> tensor<4x32x8xf32> {
+  %o = loom.document_attention %q, %k, %k, %qd, %qd, %kd, %kd scale 0.5 : tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<16xi32>, tensor<32xi32>
+  %dq, %dk, %dv = loom.document_attention_grad %q, %k, %k, %o, %qd, %qd, %kd, %kd scale 0.5 : tensor<4x16x8xf32>, tensor<4x32x8xf32>, tensor<16xi32>, tensor<32xi32>
+  return %dk : tensor<4x32x8xf32>
+}
+
 // Tests that segment_mask keeps its fill value and segment type.
 // CHECK-LABEL: func.func @segment_mask
 // CHECK: %[[M:.+]] = loom.segment_mask %{{.+}}, %{{.+}} fill 0xFFF0000000000000 : tensor<2x4x16x16xf32>, tensor<2x16xi32>

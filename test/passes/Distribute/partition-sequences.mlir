@@ -2,45 +2,41 @@
 // RUN: loom-opt %s -split-input-file -verify-diagnostics --loom-partition-sequences="ranks=1" 2>/dev/null | FileCheck %s --check-prefix=ONE
 // RUN: loom-opt %s -split-input-file -verify-diagnostics --loom-partition-sequences --loom-autodiff 2>/dev/null | FileCheck %s --check-prefix=GRAD
 
-// Tests that the attention of a model with documents becomes the rank's
-// queries as one sequence against the keys and values of all ranks (gathered
-// along the batch), masked by document and position: the documents and
-// positions are flattened and gathered once, before any attention; the mesh
-// is declared and loom.task marked partitioned.
+// Tests that the attention of a model with documents becomes a
+// loom.document_attention of the rank's queries as one sequence against the
+// keys and values of all ranks (gathered along the batch): the documents
+// and positions are flattened and gathered once, before any attention; the
+// mesh is declared and loom.task marked partitioned.
 // CHECK-LABEL: module @one_attention
 // CHECK-SAME: loom.task = {{{.*}}partitioned = true
 // CHECK: comm.mesh @world shape = [2] axes = ["dp"]
 // CHECK-LABEL: func.func @loss(
 // CHECK-SAME: %{{.+}}: tensor<2x4xi32> {loom.input = "tokens"}, %[[SEG:[^:]+]]: tensor<2x4xi32> {loom.input = "segments"}, %[[POS:[^:]+]]: tensor<2x4xi32> {loom.input = "positions"}
-// CHECK: %[[QD:.+]] = tensor.expand_shape %{{.+}} {{\[\[}}0, 1]] output_shape [1, 8] : tensor<8xi32> into tensor<1x8xi32>
-// CHECK: %[[QP:.+]] = tensor.expand_shape %{{.+}} : tensor<8xi32> into tensor<1x8xi32>
-// CHECK: %[[SEGS:.+]] = tensor.collapse_shape %[[SEG]] {{\[\[}}0, 1]] : tensor<2x4xi32> into tensor<8xi32>
-// CHECK: %[[KDG:.+]] = comm.all_gather %[[SEGS]] over @world ["dp"] dim = 0 : tensor<8xi32> -> tensor<16xi32>
-// CHECK: %[[KD:.+]] = tensor.expand_shape %[[KDG]] {{.+}} : tensor<16xi32> into tensor<1x16xi32>
-// CHECK: comm.all_gather %{{.+}} over @world ["dp"] dim = 0 : tensor<8xi32> -> tensor<16xi32>
-// CHECK: %[[KP:.+]] = tensor.expand_shape
+// CHECK: %[[QD:.+]] = tensor.collapse_shape %[[SEG]] {{\[\[}}0, 1]] : tensor<2x4xi32> into tensor<8xi32>
+// CHECK: %[[QP:.+]] = tensor.collapse_shape %[[POS]] {{\[\[}}0, 1]] : tensor<2x4xi32> into tensor<8xi32>
+// CHECK: %[[KD:.+]] = comm.all_gather %[[QD]] over @world ["dp"] dim = 0 : tensor<8xi32> -> tensor<16xi32>
+// CHECK: %[[KP:.+]] = comm.all_gather %[[QP]] over @world ["dp"] dim = 0 : tensor<8xi32> -> tensor<16xi32>
 // CHECK-NOT: loom.attention
 // CHECK: loom.transpose %{{.+}} perm = [1, 0, 2, 3] : tensor<2x2x4x3xf32> -> tensor<2x2x4x3xf32>
-// CHECK: loom.reshape %{{.+}} : tensor<2x2x4x3xf32> -> tensor<1x2x8x3xf32>
+// CHECK: %[[Q:.+]] = loom.reshape %{{.+}} : tensor<2x2x4x3xf32> -> tensor<2x8x3xf32>
 // CHECK: comm.all_gather %{{.+}} over @world ["dp"] dim = 0 : tensor<2x2x4x3xf32> -> tensor<4x2x4x3xf32>
-// CHECK: loom.reshape %{{.+}} : tensor<2x4x4x3xf32> -> tensor<1x2x16x3xf32>
+// CHECK: %[[K:.+]] = loom.reshape %{{.+}} : tensor<2x4x4x3xf32> -> tensor<2x16x3xf32>
 // CHECK: comm.all_gather %{{.+}} over @world ["dp"] dim = 0 : tensor<2x2x4x3xf32> -> tensor<4x2x4x3xf32>
-// CHECK: loom.matmul %{{.+}}, %{{.+}} transpose_b : (tensor<1x2x8x3xf32>, tensor<1x2x16x3xf32>) -> tensor<1x2x8x16xf32>
-// CHECK: %[[S:.+]] = loom.mul
-// CHECK: %[[M:.+]] = loom.document_mask %[[S]], %[[QD]], %[[QP]], %[[KD]], %[[KP]] fill 0xFFF0000000000000 : tensor<1x2x8x16xf32>, tensor<1x8xi32>, tensor<1x16xi32>
-// CHECK: %[[P:.+]] = loom.softmax %[[M]]
-// CHECK: %[[O:.+]] = loom.matmul %[[P]], %{{.+}} : (tensor<1x2x8x16xf32>, tensor<1x2x16x3xf32>) -> tensor<1x2x8x3xf32>
-// CHECK: %[[R:.+]] = loom.reshape %[[O]] : tensor<1x2x8x3xf32> -> tensor<2x2x4x3xf32>
+// CHECK: %[[V:.+]] = loom.reshape %{{.+}} : tensor<2x4x4x3xf32> -> tensor<2x16x3xf32>
+// CHECK: %[[O:.+]] = loom.document_attention %[[Q]], %[[K]], %[[V]], %[[QD]], %[[QP]], %[[KD]], %[[KP]] scale 0.57735026918962584 : tensor<2x8x3xf32>, tensor<2x16x3xf32>, tensor<8xi32>, tensor<16xi32>
+// CHECK: %[[R:.+]] = loom.reshape %[[O]] : tensor<2x8x3xf32> -> tensor<2x2x4x3xf32>
 // CHECK: loom.transpose %[[R]] perm = [1, 0, 2, 3] : tensor<2x2x4x3xf32> -> tensor<2x2x4x3xf32>
 // With one rank nothing is gathered: the keys are the rank's own tokens.
 // ONE-LABEL: module @one_attention
 // ONE-NOT: comm.
-// ONE: loom.document_mask %{{.+}} : tensor<1x2x8x8xf32>, tensor<1x8xi32>, tensor<1x8xi32>
+// ONE: loom.document_attention %{{.+}} : tensor<2x8x3xf32>, tensor<2x8x3xf32>, tensor<8xi32>, tensor<8xi32>
 // ONE-NOT: comm.
-// Autodiff: each gather's input gets the sum over the ranks of its
-// result's gradient.
+// Autodiff: the attention's gradient is loom.document_attention_grad, and
+// each gather's input gets the sum over the ranks of its result's
+// gradient.
 // GRAD-LABEL: func.func @loss_and_grad(
-// GRAD: %[[K:.+]] = comm.all_gather %{{.+}} over @world ["dp"] dim = 0 : tensor<2x2x4x3xf32> -> tensor<4x2x4x3xf32>
+// GRAD: comm.all_gather %{{.+}} over @world ["dp"] dim = 0 : tensor<2x2x4x3xf32> -> tensor<4x2x4x3xf32>
+// GRAD: loom.document_attention_grad
 // GRAD: comm.reduce_scatter %{{.+}} over @world ["dp"] sum dim = 0 : tensor<4x2x4x3xf32> -> tensor<2x2x4x3xf32>
 // GRAD: comm.reduce_scatter %{{.+}} over @world ["dp"] sum dim = 0 : tensor<4x2x4x3xf32> -> tensor<2x2x4x3xf32>
 // GRAD: return

@@ -1,4 +1,5 @@
 // RUN: loom-opt %s -split-input-file -loom-decompose | FileCheck %s
+// RUN: loom-opt %s -split-input-file -loom-decompose="keep-runtime-kernels=1" | FileCheck %s --check-prefix=KEEP
 
 // Tests that softmax becomes the stable exp(x - max) / sum form over the
 // last axis.
@@ -116,6 +117,47 @@ func.func @attention_segments(%q: tensor<2x3x4x8xf32>, %docs: tensor<2x4xi32>) -
 func.func @attention_scaled(%q: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %0 = loom.attention %q, %q, %q {scale = 0.5} : (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   return %0 : tensor<4x8xf32>
+}
+
+// -----
+
+// Tests that document_attention becomes the dense masked attention by
+// default (the scores [H, Nq, Nk] as one batch for loom.document_mask), and
+// its gradient the dense backward; with keep-runtime-kernels both stay for
+// the CPU runtime.
+// CHECK-LABEL: func.func @document_attention
+// CHECK-SAME: %[[QD:[^:]+]]: tensor<4xi32>, %[[KD:[^:]+]]: tensor<6xi32>
+// CHECK: %[[S:.+]] = loom.matmul %{{.+}}, %{{.+}} transpose_b : (tensor<2x4x8xf32>, tensor<2x6x8xf32>) -> tensor<2x4x6xf32>
+// CHECK: %[[SS:.+]] = loom.mul %[[S]]
+// CHECK: %[[B:.+]] = loom.reshape %[[SS]] : tensor<2x4x6xf32> -> tensor<1x2x4x6xf32>
+// CHECK: %[[Q1:.+]] = tensor.expand_shape %[[QD]] {{\[\[}}0, 1]] output_shape [1, 4] : tensor<4xi32> into tensor<1x4xi32>
+// CHECK: tensor.expand_shape %[[QD]]
+// CHECK: tensor.expand_shape %[[KD]]
+// CHECK: tensor.expand_shape %[[KD]]
+// CHECK: loom.document_mask %[[B]], %[[Q1]], %{{.+}}, %{{.+}}, %{{.+}} fill 0xFFF0000000000000 : tensor<1x2x4x6xf32>, tensor<1x4xi32>, tensor<1x6xi32>
+// CHECK-NOT: loom.document_attention
+// CHECK: return
+// KEEP-LABEL: func.func @document_attention
+// KEEP: loom.document_attention %
+// KEEP: loom.document_attention_grad
+// KEEP-NOT: loom.document_mask
+// KEEP: return
+func.func @document_attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %qd: tensor<4xi32>, %kd: tensor<6xi32>) -> (tensor<2x4x8xf32>, tensor<2x6x8xf32>) {
+  %o = loom.document_attention %q, %k, %k, %qd, %qd, %kd, %kd scale 0.5 : tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<4xi32>, tensor<6xi32>
+  %dq, %dk, %dv = loom.document_attention_grad %q, %k, %k, %o, %qd, %qd, %kd, %kd scale 0.5 : tensor<2x4x8xf32>, tensor<2x6x8xf32>, tensor<4xi32>, tensor<6xi32>
+  return %dq, %dk : tensor<2x4x8xf32>, tensor<2x6x8xf32>
+}
+
+// -----
+
+// Tests that the runtime kernel takes i32 documents only: with i64 ones the
+// attention is decomposed even with keep-runtime-kernels.
+// KEEP-LABEL: func.func @document_attention_i64
+// KEEP-NOT: loom.document_attention
+// KEEP: loom.document_mask
+func.func @document_attention_i64(%q: tensor<2x4x8xf32>, %qd: tensor<4xi64>) -> tensor<2x4x8xf32> {
+  %o = loom.document_attention %q, %q, %q, %qd, %qd, %qd, %qd scale 0.5 : tensor<2x4x8xf32>, tensor<2x4x8xf32>, tensor<4xi64>, tensor<4xi64>
+  return %o : tensor<2x4x8xf32>
 }
 
 // -----

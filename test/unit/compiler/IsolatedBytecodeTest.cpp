@@ -49,6 +49,22 @@ func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {
 }
 )mlir";
 
+/// A module whose one constant holds `bytes` distinct bytes: reading it
+/// allocates that much at once (an mmap of its own, whatever the heap the
+/// child inherits has free).
+std::string bigModel(size_t bytes) {
+  static const char digits[] = "0123456789ABCDEF";
+  std::string hex = "0x";
+  hex.reserve(2 * bytes + 2);
+  for (size_t i = 0; i < bytes; ++i) {
+    hex += digits[(i * 7) & 15];
+    hex += digits[(i * 13 + i / 16) & 15];
+  }
+  std::string type = "tensor<" + std::to_string(bytes) + "xi8>";
+  return "func.func @f() -> " + type + " {\n  %0 = arith.constant dense<\"" +
+         hex + "\"> : " + type + "\n  return %0 : " + type + "\n}\n";
+}
+
 struct IsolatedBytecode : public ::testing::Test {
   IsolatedBytecode() {
     loom::registerAllDialects(registry);
@@ -188,7 +204,10 @@ TEST_F(IsolatedBytecode, ABlockedChildIsStoppedByTheWallClock) {
 TEST_F(IsolatedBytecode, AChildOutOfMemoryIsAnErrorHere) {
   BytecodeReadLimits limits;
   limits.memoryBytes = 1; // below what the child holds already
-  EXPECT_TRUE(failed(read(bytecodeOf(kModel), limits)));
+  // A small model may parse in the free heap the child inherits (earlier
+  // tests of this process leave some): 16 MiB of constant cannot.
+  const std::string big = bigModel(16 << 20);
+  EXPECT_TRUE(failed(read(bytecodeOf(big.c_str()), limits)));
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_NE(seen[0].find("crashed or ran out of memory"), std::string::npos)
       << seen[0];

@@ -100,6 +100,29 @@ void loom_rt_gemm_bf16(int64_t batch, int32_t transA, int32_t transB, int64_t M,
                        int64_t strideB, float beta, float *C, int64_t ldc,
                        int64_t strideC);
 
+/// Document attention (loom.document_attention, CPU): for each of `heads`
+/// heads, query i (of nq) attends to key j (of nk) when kdoc[j] == qdoc[i]
+/// and kpos[j] <= qpos[i]: out = softmax(scale Q K^T, masked) V. Q and out
+/// are [heads, nq, dh], K and V [heads, nk, dh], row-major; `dtype` is
+/// LOOM_F32 or LOOM_F64 for all of them. Each document's queries meet only
+/// its keys: the work is the sum over documents of their queries x keys.
+/// A query that sees no key gets zeros.
+void loom_rt_document_attention(int32_t dtype, int64_t heads, int64_t nq,
+                                int64_t nk, int64_t dh, double scale,
+                                const void *q, const void *k, const void *v,
+                                const int32_t *qdoc, const int32_t *qpos,
+                                const int32_t *kdoc, const int32_t *kpos,
+                                void *out);
+/// Its gradients given dout (the probabilities recomputed): dq, dk, dv of
+/// the shapes of q, k, v, overwritten.
+void loom_rt_document_attention_grad(int32_t dtype, int64_t heads, int64_t nq,
+                                     int64_t nk, int64_t dh, double scale,
+                                     const void *q, const void *k,
+                                     const void *v, const void *dout,
+                                     const int32_t *qdoc, const int32_t *qpos,
+                                     const int32_t *kdoc, const int32_t *kpos,
+                                     void *dq, void *dk, void *dv);
+
 /// loom_rt_gemm_f32/f64 for cuda artifacts: the same arguments and row-major
 /// semantics on device pointers, enqueued on the compute stream (cuBLAS;
 /// FP32 GEMMs compute in full FP32, not TF32).
