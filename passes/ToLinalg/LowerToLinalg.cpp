@@ -1,4 +1,5 @@
 //===- LowerToLinalg.cpp - Primitive loom ops to linalg/tensor/arith ------===//
+#include "passes/ToLinalg/LinalgBuilders.h"
 #include "passes/ToLinalg/Passes.h"
 #include "passes/ToLinalg/Philox.h"
 
@@ -26,12 +27,6 @@ namespace mlir::loom {
 #define GEN_PASS_DEF_LOWERTOLINALGPASS
 #include "passes/ToLinalg/Passes.h.inc"
 
-namespace {
-
-using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
-
-RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
-
 Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType t) {
   return tensor::EmptyOp::create(b, loc, t.getShape(), t.getElementType());
 }
@@ -39,6 +34,12 @@ Value emptyTensor(OpBuilder &b, Location loc, RankedTensorType t) {
 Value floatConst(OpBuilder &b, Location loc, Type t, double v) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(t, v));
 }
+
+namespace {
+
+using BodyFn = function_ref<Value(OpBuilder &, Location, ValueRange)>;
+
+RankedTensorType typeOf(Value v) { return cast<RankedTensorType>(v.getType()); }
 
 Value filled(OpBuilder &b, Location loc, RankedTensorType t, double v) {
   Value c = floatConst(b, loc, t.getElementType(), v);
@@ -178,87 +179,6 @@ struct CausalMaskLowering : OpRewritePattern<CausalMaskOp> {
               b, l, above, floatConst(b, l, a[0].getType(), fillValue), a[0]);
         });
     rewriter.replaceOp(op, r);
-    return success();
-  }
-};
-
-/// x[b, ..., i, j] = segments[b, i] == segments[b, j] ? x : fill; the
-/// segments are read twice, along the rows and along the columns.
-struct SegmentMaskLowering : OpRewritePattern<SegmentMaskOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(SegmentMaskOp op,
-                                PatternRewriter &rewriter) const override {
-    MLIRContext *ctx = rewriter.getContext();
-    RankedTensorType type = op.getType();
-    int64_t rank = type.getRank();
-    double fillValue = op.getFill().convertToDouble();
-    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
-    auto segmentMap = [&](int64_t d) {
-      return AffineMap::get(rank, 0, {dim(0), dim(d)}, ctx);
-    };
-    SmallVector<AffineMap> maps{rewriter.getMultiDimIdentityMap(rank),
-                                segmentMap(rank - 2), segmentMap(rank - 1),
-                                rewriter.getMultiDimIdentityMap(rank)};
-    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-    Value seg = op.getSegments();
-    Location loc = op.getLoc();
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type}, ValueRange{op.getInput(), seg, seg},
-        ValueRange{emptyTensor(rewriter, loc, type)}, maps, iters,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value same =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], a[2]);
-          linalg::YieldOp::create(
-              b, l,
-              arith::SelectOp::create(
-                  b, l, same, a[0], floatConst(b, l, a[0].getType(), fillValue))
-                  .getResult());
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
-    return success();
-  }
-};
-
-/// x[b, ..., i, j] = kdoc[b, j] == qdoc[b, i] && kpos[b, j] <= qpos[b, i]
-/// ? x : fill; the query operands are read along the rows, the key ones
-/// along the columns.
-struct DocumentMaskLowering : OpRewritePattern<DocumentMaskOp> {
-  using OpRewritePattern::OpRewritePattern;
-  LogicalResult matchAndRewrite(DocumentMaskOp op,
-                                PatternRewriter &rewriter) const override {
-    MLIRContext *ctx = rewriter.getContext();
-    RankedTensorType type = op.getType();
-    int64_t rank = type.getRank();
-    double fillValue = op.getFill().convertToDouble();
-    auto dim = [&](int64_t d) { return getAffineDimExpr(d, ctx); };
-    auto along = [&](int64_t d) {
-      return AffineMap::get(rank, 0, {dim(0), dim(d)}, ctx);
-    };
-    AffineMap id = rewriter.getMultiDimIdentityMap(rank);
-    SmallVector<AffineMap> maps{
-        id, along(rank - 2), along(rank - 2), along(rank - 1), along(rank - 1),
-        id};
-    SmallVector<utils::IteratorType> iters(rank, utils::IteratorType::parallel);
-    Location loc = op.getLoc();
-    auto generic = linalg::GenericOp::create(
-        rewriter, loc, TypeRange{type},
-        ValueRange{op.getInput(), op.getQueryDocuments(),
-                   op.getQueryPositions(), op.getKeyDocuments(),
-                   op.getKeyPositions()},
-        ValueRange{emptyTensor(rewriter, loc, type)}, maps, iters,
-        [&](OpBuilder &b, Location l, ValueRange a) {
-          Value same =
-              arith::CmpIOp::create(b, l, arith::CmpIPredicate::eq, a[1], a[3]);
-          Value before = arith::CmpIOp::create(b, l, arith::CmpIPredicate::sle,
-                                               a[4], a[2]);
-          Value seen = arith::AndIOp::create(b, l, same, before);
-          linalg::YieldOp::create(
-              b, l,
-              arith::SelectOp::create(
-                  b, l, seen, a[0], floatConst(b, l, a[0].getType(), fillValue))
-                  .getResult());
-        });
-    rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }
 };
@@ -677,10 +597,10 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
                  ReduceLowering<SumOp, ReduceKind::Sum>,
                  ReduceLowering<MeanOp, ReduceKind::Mean>,
                  ReduceLowering<ReduceMaxOp, ReduceKind::Max>, MatmulLowering,
-                 CausalMaskLowering, SegmentMaskLowering, DocumentMaskLowering,
-                 ReshapeLowering, TransposeLowering, BroadcastToLowering,
-                 SplitLowering, ConcatLowering, EmbeddingLowering,
-                 OneHotLowering, LrScheduleLowering, PerturbLowering>(ctx);
+                 CausalMaskLowering, ReshapeLowering, TransposeLowering,
+                 BroadcastToLowering, SplitLowering, ConcatLowering,
+                 EmbeddingLowering, OneHotLowering, LrScheduleLowering,
+                 PerturbLowering>(ctx);
     auto unary = [&](auto tag, Value (*fn)(OpBuilder &, Location, Value)) {
       using OpT = typename decltype(tag)::type;
       patterns.add<UnaryLowering<OpT>>(ctx, fn);
@@ -723,6 +643,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
                                            floatConst(b, l, t, 0.0));
           });
     unary(llvm::type_identity<GeluOp>(), geluScalar);
+    populateIndexMaskLowerings(patterns);
 
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,

@@ -48,13 +48,11 @@ public:
     plan.tokens.assign(options.ranks, 0);
   }
 
-  /// The least loaded rank with room for a token and not in `used` (a
-  /// document's ranks so far), preferring `node`'s ranks (-1: any node)
-  /// when one of them is under its share; -1 if no rank qualifies.
+  /// The least loaded rank not in `used` (a document's ranks so far),
+  /// preferring `node`'s ranks (-1: any node) when one of them is under its
+  /// share; -1 if every rank is used.
   int leastLoaded(int node, const std::vector<bool> &used = {}) const {
-    auto usable = [&](int r) {
-      return tokenRoom(r) > 0 && (used.empty() || !used[r]);
-    };
+    auto usable = [&](int r) { return used.empty() || !used[r]; };
     const int perNode = std::max(1, options.ranksPerNode);
     int best = -1;
     if (node >= 0)
@@ -77,17 +75,14 @@ public:
   /// left.
   void fill(int64_t doc, int64_t length) {
     int node = -1;
-    int ranks = 0;
     std::vector<bool> used(options.ranks);
-    for (int64_t begin = 0; begin < length; ++ranks) {
-      // Every rank used and tokens left (rounding, or ranks filled
-      // before): the least loaded rank takes the rest.
+    for (int64_t begin = 0; begin < length;) {
+      // Every rank used and tokens left (rounding): the least loaded rank
+      // takes the rest.
       int rank = leastLoaded(node, used);
       const bool rest = rank < 0;
       if (rest)
         rank = leastLoaded(-1);
-      if (rank < 0)
-        noRoom(doc, length);
       node = rank / std::max(1, options.ranksPerNode);
       used[rank] = true;
       const double room = share - plan.load[rank];
@@ -104,13 +99,9 @@ public:
             2;
         end = std::clamp<int64_t>(std::llround(e), begin + 1, length);
       }
-      if (options.tokenCapacity > 0)
-        end = std::min(end, begin + tokenRoom(rank));
       place(doc, begin, end, rank);
       begin = end;
     }
-    if (ranks > 1)
-      ++plan.split;
   }
 
   void place(int64_t doc, int64_t begin, int64_t end, int rank) {
@@ -280,12 +271,6 @@ SequencePlan planSequences(const std::vector<int64_t> &lengths,
          static_cast<long long>(tokens), options.ranks,
          static_cast<long long>(options.tokenCapacity));
   const double share = total / options.ranks;
-  // The costliest first (LPT); equal lengths in document order.
-  std::vector<int64_t> order(lengths.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return lengths[a] > lengths[b];
-  });
   SequencePlan plan;
   Planner planner(options, plan, share);
   if (options.tokenCapacity > 0) {
@@ -294,20 +279,26 @@ SequencePlan planSequences(const std::vector<int64_t> &lengths,
     countSplit(plan);
     return plan;
   }
+  // The costliest first (LPT); equal lengths in document order.
+  std::vector<int64_t> order(lengths.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return lengths[a] > lengths[b];
+  });
   for (int64_t doc : order) {
     const int64_t length = lengths[doc];
     // A short document (under a kSplitFraction of a share) goes whole to
-    // the least loaded rank with room: splitting it would cost an exchange
+    // the least loaded rank: splitting it would cost an exchange
     // for little balance. A long one fills ranks up to their shares.
     const int rank = planner.leastLoaded(-1);
-    if (rank >= 0 && planner.tokenRoom(rank) >= length &&
-        (causalPairs(0, length) <= kSplitFraction * share ||
-         plan.load[rank] + causalPairs(0, length) <= share * kWholeSlack)) {
+    if (causalPairs(0, length) <= kSplitFraction * share ||
+        plan.load[rank] + causalPairs(0, length) <= share * kWholeSlack) {
       planner.place(doc, 0, length, rank);
       continue;
     }
     planner.fill(doc, length);
   }
+  countSplit(plan);
   return plan;
 }
 
