@@ -55,6 +55,18 @@ static OwningOpRef<ModuleOp> buildFromSpec(const Compilation &c,
     c.report(llvm::toString(spec.takeError()));
     return {};
   }
+  // --tp's divisibility by the spec's field names (the pass says the same
+  // of any model, at the op).
+  const int64_t tp = c.options.tp;
+  const bool gpt = spec->kind == ModelSpec::Kind::Gpt;
+  const int64_t units = gpt ? spec->gpt.heads : spec->mlp.hidden;
+  if (tp > 1 && units % tp) {
+    c.report("--tp=" + std::to_string(tp) + ": the model's " +
+             std::to_string(units) + (gpt ? " heads" : " hidden units") +
+             " cannot be shared equally by " + std::to_string(tp) +
+             " ranks; use a --tp that divides " + (gpt ? "heads" : "hidden"));
+    return {};
+  }
   Type et = c.options.dtype == "f64" ? Type(Float64Type::get(ctx))
                                      : Type(Float32Type::get(ctx));
   return buildModel(ctx, *spec, et);
@@ -86,11 +98,10 @@ static OwningOpRef<ModuleOp> parseInputFile(const Compilation &c,
 /// The flags that configure the train stage: an input that is already a
 /// training step was made with its own, and they cannot change it now.
 static constexpr const char *kTrainFlags[] = {
-    "optimizer",   "warmup-steps", "decay-steps",
-    "min-lr",      "clip-norm",    "dp",
-    "overlap",     "bucket-mib",   "co2",
-    "calibration", "link",         "zero",
-    "zo",          "compress",     "partition-sequences"};
+    "optimizer",  "warmup-steps", "decay-steps", "min-lr",
+    "clip-norm",  "dp",           "tp",          "overlap",
+    "bucket-mib", "co2",          "calibration", "link",
+    "zero",       "zo",           "compress",    "partition-sequences"};
 
 /// Takes the element type of a file's model from its IR (--dtype, which
 /// chooses it for a --model, may only agree), and refuses train flags for a

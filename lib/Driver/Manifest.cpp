@@ -97,6 +97,12 @@ static json::Array paramsJson(ModuleOp train) {
       o[key::tensor::full_shape] =
           shapeJson(cast<RankedTensorType>(full.getValue()));
     }
+    // Tensor parallelism: the param is this rank's part of a whole.
+    if (auto split = p->getAttrOfType<TensorSplitAttr>(kTensorSplitAttr))
+      o[key::tensor::tensor_split] =
+          json::Object{{key::tensor_split::dim, split.getDim()},
+                       {key::tensor_split::blocks, split.getBlocks()},
+                       {key::tensor_split::axis, split.getAxis().str()}};
     params.push_back(std::move(o));
   }
   return params;
@@ -266,10 +272,16 @@ LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
   json::Object entries;
   json::Array state;
   llvm::StringSet<> seenState, paramNames;
+  // The tensor_split of each split param, which its state shares.
+  llvm::StringMap<json::Value> splits;
   if (const json::Array *params = manifest.getArray(key::root::params))
     for (const json::Value &p : *params)
-      if (auto name = p.getAsObject()->getString(key::tensor::name))
+      if (auto name = p.getAsObject()->getString(key::tensor::name)) {
         paramNames.insert(*name);
+        if (const json::Value *split =
+                p.getAsObject()->get(key::tensor::tensor_split))
+          splits.try_emplace(*name, *split);
+      }
   for (auto fn : lowered.getOps<func::FuncOp>()) {
     auto entry = fn->getAttrOfType<StringAttr>(kEntryAttr);
     auto abi = fn->getAttrOfType<ArrayAttr>(kAbiAttr);
@@ -296,6 +308,8 @@ LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
         // ZeRO: this rank's slice of the state (loom.zero's layout).
         if (shardedParams.contains(owner))
           s[key::tensor::sharded] = true;
+        if (auto split = splits.find(owner); split != splits.end())
+          s[key::tensor::tensor_split] = split->second;
       }
       s[key::tensor::init] = initJson("zeros", 0.0);
       state.push_back(std::move(s));

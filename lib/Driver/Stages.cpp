@@ -54,6 +54,7 @@ static TrainOptions trainOptions(const Compilation &c) {
   TrainOptions train;
   train.optimizer = c.optimizer;
   train.dp = options.dp;
+  train.tp = options.tp;
   train.overlap = options.overlap;
   train.zero = options.zero;
   train.partitionSequences = options.partitionSequences;

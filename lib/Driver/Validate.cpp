@@ -51,6 +51,17 @@ static LogicalResult checkScheduleFlags(const Compilation &c) {
   return success();
 }
 
+/// A flag of `flags` given with the one they do not combine with: an error
+/// "`<lead><flag>` `<verb>`: <why>" for the first, in the table's order.
+using FlagReasons = ArrayRef<std::pair<const char *, const char *>>;
+static LogicalResult refuseGiven(const Compilation &c, FlagReasons flags,
+                                 const llvm::Twine &lead, const char *verb) {
+  for (auto [flag, why] : flags)
+    if (c.given(flag))
+      return c.error(lead + flag + " " + verb + ": " + why);
+  return success();
+}
+
 /// --zo, parsed into `c`, and the flags it does not combine with: a
 /// zeroth-order step has no gradients to clip or shard and no optimizer.
 static LogicalResult parseZO(Compilation &c) {
@@ -68,10 +79,8 @@ static LogicalResult parseZO(Compilation &c) {
       {"zero", "it keeps no optimizer state or gradients to shard"},
       {"co2", "its data-parallel ranks already exchange one scalar a step"},
       {"overlap", "its one scalar all-reduce has nothing to overlap"}};
-  for (auto [flag, why] : kExclusive)
-    if (c.given(flag))
-      return c.error(llvm::Twine("--") + flag +
-                     " does not apply to --zo: " + why);
+  if (failed(refuseGiven(c, kExclusive, "--", "does not apply to --zo")))
+    return failure();
   if (spec->directions == "rank" &&
       (c.options.dp < 2 || spec->perturbationRanks != 1))
     return c.error("--zo=mezo:directions=rank needs --dp=N with N > 1 and "
@@ -148,6 +157,35 @@ static LogicalResult parseTrainSpecs(Compilation &c) {
   return success();
 }
 
+/// --tp, and what it does not combine with yet.
+static LogicalResult checkTensorParallel(const Compilation &c) {
+  const CompileOptions &options = c.options;
+  if (options.tp < 1 || options.tp > LOOM_MAX_RANKS)
+    return c.error("--tp must be between 1 and " + llvm::Twine(LOOM_MAX_RANKS) +
+                   " (the runtime's limit on ranks), got " +
+                   llvm::Twine(options.tp));
+  if (options.tp == 1)
+    return success();
+  if (options.dp * options.tp > LOOM_MAX_RANKS)
+    return c.error("--dp x --tp must be at most " +
+                   llvm::Twine(LOOM_MAX_RANKS) +
+                   " (the runtime's limit on ranks), got " +
+                   llvm::Twine(options.dp * options.tp));
+  if (options.dp > 1 && options.target == "cuda")
+    return c.error("--tp and --dp do not combine on --target=cuda yet: the "
+                   "collectives of a group smaller than the job (each "
+                   "data-parallel all-reduce spans one rank of every tp "
+                   "group) run on the CPU only");
+  // Each combination needs its own tests first.
+  static constexpr std::pair<const char *, const char *> kNotYet[] = {
+      {"zo", "its forward-only steps have no backward pass to split"},
+      {"co2", "not tested together yet"},
+      {"zero", "not tested together yet"},
+      {"compress", "not tested together yet"},
+      {"partition-sequences", "not tested together yet"}};
+  return refuseGiven(c, kNotYet, "--tp and --", "do not combine yet");
+}
+
 /// Data parallelism, what to print, the element types, the model and the
 /// output.
 static LogicalResult checkModelFlags(const Compilation &c) {
@@ -167,6 +205,8 @@ static LogicalResult checkModelFlags(const Compilation &c) {
   if (options.zero > 0 && options.dp < 2)
     return c.error("--zero needs --dp=N with N > 1: it shards the "
                    "optimizer state over the data-parallel ranks");
+  if (failed(checkTensorParallel(c)))
+    return failure();
   if (options.partitionSequences) {
     // Each combination needs its own tests first.
     static constexpr std::pair<const char *, const char *> kNotYet[] = {
@@ -174,10 +214,9 @@ static LogicalResult checkModelFlags(const Compilation &c) {
         {"co2", "its local steps would still read the other ranks' keys"},
         {"zero", "not tested together yet"},
         {"compress", "not tested together yet"}};
-    for (auto [flag, why] : kNotYet)
-      if (c.given(flag))
-        return c.error(llvm::Twine("--partition-sequences and --") + flag +
-                       " do not combine yet: " + why);
+    if (failed(refuseGiven(c, kNotYet, "--partition-sequences and --",
+                           "do not combine yet")))
+      return failure();
   }
   if (c.given("bucket-mib") && !options.overlap)
     return c.error("--bucket-mib applies to --overlap only (the size of the "

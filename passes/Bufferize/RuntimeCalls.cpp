@@ -58,13 +58,23 @@ int32_t mlir::loom::runtimeDType(Type t) {
 FailureOr<int64_t> mlir::loom::runtimeGroup(Operation *op) {
   auto meshName = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
   auto mesh = SymbolTable::lookupNearestSymbolFrom<comm::MeshOp>(op, meshName);
+  auto axes = op->getAttrOfType<ArrayAttr>("axes");
   int64_t all = 1;
   for (int64_t d : mesh.getShape())
     all *= d;
-  if (mesh.getGroupSize(op->getAttrOfType<ArrayAttr>("axes")) != all)
-    return op->emitError("the CPU lowering runs collectives over every rank "
-                         "of the mesh only; this one spans a sub-group");
-  return 0;
+  if (mesh.getGroupSize(axes) == all)
+    return 0;
+  // The runtime's numbering (runtime/src/artifact/MeshGroups.h): bit i for
+  // the mesh's axis i.
+  if (mesh.getAxes().size() > 8)
+    return op->emitError("this collective spans some of the axes of a mesh "
+                         "of more than 8, whose groups the runtime cannot "
+                         "number (one bit per axis, 8 at most)");
+  int64_t group = 0;
+  for (auto [i, axis] : llvm::enumerate(mesh.getAxes()))
+    if (llvm::is_contained(axes, axis))
+      group |= int64_t(1) << i;
+  return group;
 }
 
 /// The buffer of `value`, copied into a fresh identity-layout buffer when it

@@ -64,8 +64,8 @@ func::FuncOp declareRuntimeFunction(ModuleOp module, StringRef name,
                                     FunctionType type);
 
 /// The runtime's group id (abi.h) of the ranks `op` (a comm op with `mesh`
-/// and `axes` attributes) spans: 0, every rank, is the only group the
-/// runtime knows, so an op over a sub-group of its mesh is an error.
+/// and `axes` attributes) spans: 0 for every rank, else the bit set of the
+/// mesh axes it spans (bit i: axis i; runtime/src/artifact/MeshGroups.h).
 FailureOr<int64_t> runtimeGroup(Operation *op);
 
 /// The `loom_dtype` code of an element type (abi.h), or -1.

@@ -31,6 +31,54 @@ def DataParallelPass : Pass<"loom-data-parallel", "mlir::ModuleOp"> {
   ];
 }
 
+def TensorParallelPass : Pass<"loom-tensor-parallel", "mlir::ModuleOp"> {
+  let summary = "Megatron-style tensor parallelism: each attention's heads "
+                "and each MLP's hidden units split over the tp ranks.";
+  let description = [{
+    Runs on the model before `--loom-autodiff` and splits every block it
+    recognises by the shape of the IR (not by names) as Megatron-LM does
+    (docs/layouts.md):
+
+    - attention: `loom.linear` (fused q, k, v) → `loom.split` in 3 →
+      reshape to heads → transpose → `loom.attention` → transpose → reshape
+      → `loom.linear`: rank r computes heads [r·H/T, (r+1)·H/T): its rows
+      of each of the q, k and v blocks of the first weight and bias, its
+      columns of the second weight;
+    - MLP: `loom.linear` → `loom.gelu` (or relu, tanh) → `loom.linear`:
+      rank r computes hidden units [r·F/T, (r+1)·F/T).
+
+    The first linear reads its input through `comm.fan_out` (its gradient
+    is summed over the tp ranks) and its weight through `comm.slice` (each
+    rank's rows); the second multiplies by its `comm.slice` of columns
+    without bias, a `comm.all_reduce ... sum` adds the ranks' partial
+    products, and the bias is added to the sum. Per block, one all-reduce in
+    the forward pass and one in the backward pass, as in Megatron-LM.
+
+    Parameters stay whole on every rank (`comm.slice` moves no data; its
+    gradient is a `comm.all_gather` of the ranks' slices), so the optimizer
+    updates every replica alike. Weights read by anything else (tied
+    embeddings) are not split.
+
+    Declares `comm.mesh @<mesh> shape = [dp, ranks] axes = ["dp", "tp"]`;
+    `--loom-data-parallel` then averages over its "dp" axis. A block whose
+    heads (or hidden units) the ranks cannot share equally is an error, as
+    is a model in which no block is found.
+  }];
+  let dependentDialects = ["::mlir::loom::comm::CommDialect"];
+  let options = [
+    Option<"ranks", "ranks", "int64_t", /*default=*/"2",
+           "Tensor-parallel ranks (the mesh's tp axis).">,
+    Option<"dp", "dp", "int64_t", /*default=*/"1",
+           "Data-parallel ranks (the mesh's dp axis).">,
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"world\"",
+           "Name of the mesh symbol.">,
+  ];
+  let statistics = [
+    Statistic<"numAttentions", "num-attentions", "Attentions split by heads">,
+    Statistic<"numMlps", "num-mlps", "MLPs split by hidden units">,
+  ];
+}
+
 def PartitionSequencesPass : Pass<"loom-partition-sequences", "mlir::ModuleOp"> {
   let summary = "Attention over documents placed on the ranks by a per-step "
                 "planner: each rank's queries against the keys of all ranks.";

@@ -31,6 +31,7 @@ TrainOptions TrainPipelineOptions::bind() const {
 #define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP) o.machine.NAME = NAME;
 #include "passes/Analysis/MachineOptions.def"
   o.dp = dp;
+  o.tp = tp;
   o.overlap = overlap;
   o.zero = zero;
   o.partitionSequences = partitionSequences;
@@ -62,6 +63,14 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
     pm.addPass(createZerothOrderPass(*o.zo, o.dp));
     addUpstream(pm, "canonicalize,cse");
     return;
+  }
+  if (o.tp != 1) {
+    // Before autodiff, which turns its fan-outs and slices into the
+    // backward pass's collectives.
+    TensorParallelPassOptions tensor;
+    tensor.ranks = o.tp;
+    tensor.dp = o.dp;
+    pm.addPass(createTensorParallelPass(tensor));
   }
   if (o.partitionSequences) {
     // Before autodiff, which differentiates its gathers.

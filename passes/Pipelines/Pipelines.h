@@ -35,6 +35,7 @@ namespace mlir::loom {
 struct TrainOptions {
   OptimizerOptions optimizer;
   int64_t dp = 1;       ///< data-parallel ranks (1: no averaging)
+  int64_t tp = 1;       ///< tensor-parallel ranks (1: not split)
   bool overlap = false; ///< bucketed, asynchronous, scheduled all-reduces
   int64_t zero = 0;     ///< ZeRO stage (0: none; 1, 2: --loom-shard-state)
   bool partitionSequences = false; ///< --loom-partition-sequences
@@ -58,6 +59,10 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
   Option<int64_t> dp{*this, "dp",
                      llvm::cl::desc("Data-parallel ranks (1: no averaging)"),
                      llvm::cl::init(TrainOptions().dp)};
+  Option<int64_t> tp{*this, "tp",
+                     llvm::cl::desc("Tensor-parallel ranks "
+                                    "(--loom-tensor-parallel; 1: not split)"),
+                     llvm::cl::init(TrainOptions().tp)};
   Option<bool> overlap{
       *this, "overlap",
       llvm::cl::desc("Bucket the gradient all-reduces, split them into "

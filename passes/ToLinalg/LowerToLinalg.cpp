@@ -583,6 +583,17 @@ struct PerturbLowering : OpRewritePattern<PerturbOp> {
   }
 };
 
+/// comm.fan_out matters to autodiff only (its gradient is an all-reduce):
+/// in the step it is its operand.
+struct FanOutLowering : OpRewritePattern<comm::FanOutOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(comm::FanOutOp op,
+                                PatternRewriter &rewriter) const override {
+    rewriter.replaceOp(op, op.getInput());
+    return success();
+  }
+};
+
 struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
   using Base::Base;
   void runOnOperation() override {
@@ -644,6 +655,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
           });
     unary(llvm::type_identity<GeluOp>(), geluScalar);
     populateIndexMaskLowerings(patterns);
+    patterns.add<FanOutLowering>(ctx);
 
     ConversionTarget target(*ctx);
     target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
@@ -651,6 +663,7 @@ struct LowerToLinalgPass : impl::LowerToLinalgPassBase<LowerToLinalgPass> {
                            func::FuncDialect,
                            bufferization::BufferizationDialect>();
     target.addLegalDialect<comm::CommDialect>();
+    target.addIllegalOp<comm::FanOutOp>();
     target.addIllegalDialect<LoomDialect>();
     // Bufferized into calls of the CPU runtime's kernels.
     target.addLegalOp<DocumentAttentionOp, DocumentAttentionGradOp>();

@@ -94,14 +94,27 @@ struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
     SmallVector<Value> grads(call.getResults().drop_front());
 
     // Global L2 norm over every gradient, as torch.nn.utils.clip_grad_norm_.
+    // A tensor-parallel rank holds its part of each split gradient: their
+    // squares are summed over the ranks of the split.
     Type et = lossType.getElementType();
-    Value sq;
-    for (Value g : grads) {
+    Value sq, splitSq;
+    TensorSplitAttr split;
+    for (auto [param, g] : llvm::zip(params, grads)) {
       auto t = cast<RankedTensorType>(g.getType());
       SmallVector<int64_t> all(t.getRank());
       std::iota(all.begin(), all.end(), 0);
       Value s = lb.sum(lb.mul(g, g), all, /*keepdim=*/false);
-      sq = sq ? lb.add(sq, s) : s;
+      auto own = param->getAttrOfType<TensorSplitAttr>(kTensorSplitAttr);
+      Value &total = own ? splitSq : sq;
+      total = total ? lb.add(total, s) : s;
+      split = own ? own : split;
+    }
+    if (splitSq) {
+      splitSq = comm::AllReduceOp::create(
+          b, loc, splitSq.getType(), splitSq, split.getMesh().getValue(),
+          b.getStrArrayAttr({split.getAxis().getValue()}),
+          comm::ReduceKind::sum);
+      sq = sq ? lb.add(sq, splitSq) : splitSq;
     }
     Value norm = SqrtOp::create(b, loc, sq);
     if (clipNorm > 0) {

@@ -20,6 +20,34 @@ bool isDifferentiable(Value v) {
   return t && isa<FloatType>(t.getElementType());
 }
 
+/// The gradient of the operand of a comm op in the forward pass, from its
+/// result's gradient `g`, in Megatron-LM's conventions: a value every rank
+/// of the group holds alike has the same gradient on every rank.
+FailureOr<Value> commGradient(OpBuilder &b, Operation *op, Value g) {
+  Location loc = op->getLoc();
+  Type type = op->getOperand(0).getType();
+  // Every rank read this rank's part: the sum over the ranks of their
+  // gradients of it.
+  if (auto gather = dyn_cast<comm::AllGatherOp>(op))
+    return Value(comm::ReduceScatterOp::create(
+        b, loc, type, g, gather.getMesh(), gather.getAxes(),
+        comm::ReduceKind::sum, gather.getDim()));
+  if (auto fanOut = dyn_cast<comm::FanOutOp>(op))
+    return Value(comm::AllReduceOp::create(b, loc, type, g, fanOut.getMesh(),
+                                           fanOut.getAxes(),
+                                           comm::ReduceKind::sum));
+  // The sum is the same on every rank, and so is the loss computed from it:
+  // each rank's part has the sum's gradient.
+  auto reduce = dyn_cast<comm::AllReduceOp>(op);
+  if (reduce && reduce.getReduction() == comm::ReduceKind::sum &&
+      !reduce.getCompressSlot())
+    return g;
+  return op->emitError("cannot differentiate '")
+         << op->getName()
+         << "' here: before autodiff only comm.all_gather, comm.fan_out "
+            "and comm.all_reduce sum are differentiated";
+}
+
 struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
   using Base::Base;
 
@@ -78,17 +106,17 @@ struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
         accumulate(paramGrads[get.getParamAttr().getAttr()], resultGrads[0]);
         continue;
       }
-      if (auto gather = dyn_cast<comm::AllGatherOp>(op)) {
-        // Every rank read this rank's slice: its gradient is the sum over
-        // the ranks of their gradients of that slice.
+      if (isa<comm::CommDialect>(op->getDialect())) {
+        // A collective made for nothing would still run: none for an
+        // integer operand.
+        Value input = op->getOperand(0);
+        if (!isDifferentiable(input))
+          continue;
         b.setInsertionPoint(ret);
-        Value input = gather.getInput();
-        if (isDifferentiable(input))
-          accumulate(grads[input],
-                     comm::ReduceScatterOp::create(
-                         b, gather.getLoc(), input.getType(), resultGrads[0],
-                         gather.getMesh(), gather.getAxes(),
-                         comm::ReduceKind::sum, gather.getDim()));
+        FailureOr<Value> g = commGradient(b, op, resultGrads[0]);
+        if (failed(g))
+          return failure();
+        accumulate(grads[input], *g);
         continue;
       }
       // Constants (and other operand-free ops) end the backward walk.

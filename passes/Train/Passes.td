@@ -16,7 +16,12 @@ def AutodiffPass : Pass<"loom-autodiff", "mlir::ModuleOp"> {
     influence the loss get a zero gradient. A `comm.all_gather` in `@loss`
     (`--loom-partition-sequences` gathers keys and values) has the
     `comm.reduce_scatter ... sum` of its result's gradient as its input's:
-    every rank's slice was read by every rank.
+    every rank's slice was read by every rank. Tensor parallelism's ops
+    (`--loom-tensor-parallel`) follow Megatron-LM's conventions: a
+    `comm.fan_out`'s input gets the `comm.all_reduce ... sum` of its
+    result's gradient, and a `comm.all_reduce ... sum`'s input its result's
+    gradient unchanged (the sum, and the loss computed from it, are the same
+    on every rank).
 
     Assumes: `@loss` has one block, returns one scalar float tensor, and
     calls no functions (the train pipeline inlines first).
@@ -40,6 +45,10 @@ def AddOptimizerPass : Pass<"loom-add-optimizer", "mlir::ModuleOp"> {
     gradients to `clip-norm` when it is positive, evaluates the learning-rate
     schedule at `%step` and updates every parameter with `loom.adamw` or
     `loom.sgd`. Parameters marked `no_weight_decay` get no weight decay.
+    The squares of the gradients of parameters split by tensor parallelism
+    (`loom.tensor_split`: each rank holds its part) are summed over the
+    ranks of the split with one `comm.all_reduce ... sum` before they join
+    the others'.
 
     Options: one per line of `passes/Train/OptimizerOptions.def` (optimizer,
     lr, beta1, beta2, eps, weight-decay, momentum, warmup-steps,
@@ -47,6 +56,7 @@ def AddOptimizerPass : Pass<"loom-add-optimizer", "mlir::ModuleOp"> {
     help once; `loom-opt --help` lists them.
   }];
   let dependentDialects = ["::mlir::loom::LoomDialect",
+                           "::mlir::loom::comm::CommDialect",
                            "::mlir::arith::ArithDialect",
                            "::mlir::func::FuncDialect"];
 }

@@ -60,6 +60,13 @@ static cl::opt<int64_t>
        cl::desc("Data-parallel ranks: average gradients over N ranks (the "
                 "artifact then runs on exactly N ranks; see loom-run --ranks)"),
        cl::init(1), cl::cat(cat));
+static cl::opt<int64_t>
+    tp("tp",
+       cl::desc("Tensor-parallel ranks: each attention's heads and each MLP's "
+                "hidden units split over T ranks as Megatron-LM splits them "
+                "(one all-reduce per block each way; the artifact then runs on "
+                "exactly T ranks; docs/layouts.md)"),
+       cl::init(1), cl::cat(cat));
 static cl::opt<bool> overlap(
     "overlap",
     cl::desc("With --dp: bucket the gradient all-reduces, run them "
@@ -238,6 +245,7 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.minLr = minLr;
   options.clipNorm = clip;
   options.dp = dp;
+  options.tp = tp;
   options.overlap = overlap;
   options.bucketMiB = bucketMiB;
   options.zero = zero;

@@ -128,6 +128,7 @@ COMM_SYMBOL_USES(ReduceScatterStartOp)
 COMM_SYMBOL_USES(AllGatherStartOp)
 COMM_SYMBOL_USES(BroadcastStartOp)
 COMM_SYMBOL_USES(GroupRankOp)
+COMM_SYMBOL_USES(FanOutOp)
 #undef COMM_SYMBOL_USES
 
 /// A compressed all-reduce (--loom-compress) averages an f32 gradient.
@@ -182,6 +183,12 @@ static LogicalResult verifyResizedCollective(OpTy op, Type result,
   return verifyResized(op, op.getInput().getType(),
                        cast<RankedTensorType>(result), op.getDimAttr().getInt(),
                        *group, scatter);
+}
+
+LogicalResult FanOutOp::verify() {
+  if (getInput().getType() != getType())
+    return emitOpError("result type must equal the operand type");
+  return success();
 }
 
 LogicalResult ReduceScatterOp::verify() {

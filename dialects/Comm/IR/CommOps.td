@@ -203,6 +203,49 @@ def Comm_BroadcastOp : Comm_CollectiveOp<"broadcast"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Tensor parallelism: a local op whose gradient is a collective
+//===----------------------------------------------------------------------===//
+
+def Comm_FanOutOp : Comm_Op<"fan_out", [
+    Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "A value every rank of the group holds, used by each for "
+                "its own part of the work.";
+  let description = [{
+    The identity in the forward pass. Every rank of the group holds the
+    same operand and computes its own part of what follows (its heads, its
+    columns of a weight), so the operand's gradient is the sum over the
+    group of the ranks' gradients: `--loom-autodiff` gives it a
+    `comm.all_reduce ... sum` (Megatron-LM's "copy to the tensor-parallel
+    region"). Its counterpart is a `comm.all_reduce ... sum` in the forward
+    pass, whose result is again the same on every rank, and whose gradient
+    passes through unchanged. After autodiff it is its operand
+    (`--loom-lower-to-linalg`).
+
+    Example:
+    ```mlir
+    %y = comm.fan_out %x over @world ["tp"] : tensor<4x64x16xf32>
+    ```
+
+    **Constraints:**
+    - `mesh` names a `comm.mesh`; `axes` is non-empty, has no duplicates and
+      names axes of that mesh.
+    - The result type equals the operand type.
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes);
+  let results = (outs Comm_Tensor:$result);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes attr-dict `:`
+    custom<SameType>(type($input), type($result))
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Ranks in the group (1 while the mesh or axes are invalid).
+    int64_t getGroupSize();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Asynchronous collectives
 //===----------------------------------------------------------------------===//
 

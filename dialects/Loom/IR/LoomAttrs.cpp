@@ -1,5 +1,6 @@
 //===- LoomAttrs.cpp - loom dialect attributes ----------------------------===//
 #include "dialects/Loom/IR/LoomDialect.h"
+#include "dialects/Loom/IR/LoomOps.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -139,6 +140,36 @@ LogicalResult LoomDialect::verifyOperationAttribute(Operation *op,
     return expect(isa<MachineAttr>(attr.getValue()), "#loom.machine");
   if (attr.getName() == kCompressionAttr)
     return expect(isa<CompressionAttr>(attr.getValue()), "#loom.compression");
+  if (attr.getName() == kTensorSplitAttr) {
+    auto split = dyn_cast<TensorSplitAttr>(attr.getValue());
+    if (failed(expect(bool(split), "#loom.tensor_split")))
+      return failure();
+    auto param = dyn_cast<ParamOp>(op);
+    if (!param)
+      return op->emitError()
+             << "'" << kTensorSplitAttr << "' belongs on a loom.param";
+    RankedTensorType type = param.getTensorType();
+    if (split.getDim() >= type.getRank() ||
+        type.getDimSize(split.getDim()) % split.getBlocks() != 0)
+      return op->emitError() << "'" << kTensorSplitAttr << "': dimension "
+                             << split.getDim() << " of " << type << " is not "
+                             << split.getBlocks() << " equal blocks";
+  }
+  return success();
+}
+
+LogicalResult
+TensorSplitAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                        int64_t dim, int64_t blocks, int64_t ranks,
+                        FlatSymbolRefAttr, StringAttr axis) {
+  if (dim < 0)
+    return emitError() << "dim must not be negative, got " << dim;
+  if (blocks < 1)
+    return emitError() << "blocks must be at least 1, got " << blocks;
+  if (ranks < 2)
+    return emitError() << "ranks must be at least 2, got " << ranks;
+  if (axis.getValue().empty())
+    return emitError() << "axis must not be empty";
   return success();
 }
 

@@ -98,6 +98,36 @@ def Loom_CO2Attr : Loom_Attr<"CO2", "co2"> {
       OptionalParameter<"::mlir::DenseI64ArrayAttr">:$shard_sizes);
 }
 
+def Loom_TensorSplitAttr : Loom_Attr<"TensorSplit", "tensor_split"> {
+  let summary = "A parameter split over tensor-parallel ranks";
+  let description = [{
+    On a `loom.param` that `--loom-tensor-parallel` split (attribute
+    `loom.tensor_split`): the param's type is one rank's part of a whole
+    tensor whose dimension `dim` is `ranks` times larger. That dimension of
+    the whole is `blocks` equal blocks (q, k and v of a fused attention
+    weight: 3), each cut into `ranks` equal parts; rank r holds part r of
+    every block, in block order, along the axis `axis` of mesh `mesh`. The
+    manifest carries the split (`tensor_split`) to the runtime, which
+    initialises, loads and saves each rank's part of the whole tensor.
+
+    Example:
+    ```mlir
+    loom.param @attn.w : tensor<12x8xf32> init normal scale 0.02
+        {loom.tensor_split = #loom.tensor_split<dim = 0, blocks = 3,
+         ranks = 2, mesh = @world, axis = "tp">}
+    ```
+
+    **Constraints:**
+    - `dim` is not negative; `blocks` is at least 1; `ranks` at least 2.
+    - `axis` is not empty.
+    - It is on a `loom.param`, `dim` is a dimension of its type, and
+      `blocks` divides that dimension's size.
+  }];
+  let parameters = (ins "int64_t":$dim, "int64_t":$blocks, "int64_t":$ranks,
+                        "::mlir::FlatSymbolRefAttr":$mesh,
+                        "::mlir::StringAttr":$axis);
+}
+
 def Loom_ZeroAttr : Loom_Attr<"Zero", "zero"> {
   let summary = "ZeRO's sharding of the optimizer state, as --loom-shard-state did it";
   let description = [{

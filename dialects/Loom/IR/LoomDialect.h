@@ -39,6 +39,8 @@ inline constexpr llvm::StringLiteral kZeroAttr = "loom.zero";
 /// #loom.compression (--loom-compress): the gradients the compressed
 /// all-reduces average and how.
 inline constexpr llvm::StringLiteral kCompressionAttr = "loom.compression";
+/// On a loom.param --loom-tensor-parallel split: #loom.tensor_split.
+inline constexpr llvm::StringLiteral kTensorSplitAttr = "loom.tensor_split";
 /// On a loom.param ZeRO-3 stores as this rank's slice: its whole type.
 inline constexpr llvm::StringLiteral kFullTypeAttr = "loom.full_type";
 /// On a lowered entry func: one {role, name} dictionary per argument.

@@ -69,6 +69,7 @@ struct CompileOptions {
   double minLr = OptimizerOptions().minLr;
   double clipNorm = OptimizerOptions().clipNorm;
   int64_t dp = 1;         ///< data-parallel ranks
+  int64_t tp = 1;         ///< tensor-parallel ranks (--loom-tensor-parallel)
   bool overlap = false;   ///< async, bucketed, overlapped gradient all-reduce
   double bucketMiB = 0.0; ///< largest bucket with overlap (0: from the model)
   int64_t zero = 0;       ///< ZeRO stage (0: none; 1, 2: sharded state)

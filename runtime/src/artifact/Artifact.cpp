@@ -339,8 +339,45 @@ const TensorSpec *shardedSpec(const Manifest &manifest, const Tensor &tensor) {
   return spec && spec->sharded ? spec : nullptr;
 }
 
+/// A part of dimension `dim` of whole shape W: runs of (W[dim] / blocks /
+/// parts) x inner elements, inner = the product of the dimensions after
+/// `dim`; `blocks` runs for each index of the dimensions before it.
+std::pair<int64_t, int64_t> SliceOf::runShape() const {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < static_cast<int64_t>(wholeShape.size()); ++d) {
+    if (d < split.dim)
+      outer *= wholeShape[d];
+    if (d > split.dim)
+      inner *= wholeShape[d];
+  }
+  const int64_t rows = wholeShape[split.dim] / split.blocks / split.parts;
+  return {outer * split.blocks, rows * inner};
+}
+
+int64_t SliceOf::runStart(int64_t k) const {
+  int64_t inner = 1;
+  for (size_t d = split.dim + 1; d < wholeShape.size(); ++d)
+    inner *= wholeShape[d];
+  const int64_t dimSize = wholeShape[split.dim];
+  const int64_t blockRows = dimSize / split.blocks;
+  const int64_t o = k / split.blocks, b = k % split.blocks;
+  return (o * dimSize + b * blockRows + part * (blockRows / split.parts)) *
+         inner;
+}
+
 SliceOf sliceOf(const Manifest &manifest, const Tensor &tensor, int rank) {
-  const TensorSpec *spec = shardedSpec(manifest, tensor);
+  const TensorSpec *spec = nullptr;
+  if (tensor.role() == ArgRole::Param)
+    spec = manifest.findParam(tensor.name());
+  else if (tensor.role() == ArgRole::State)
+    spec = manifest.findState(tensor.name());
+  if (spec && spec->split.enabled()) {
+    SliceOf slice{spec->fullShape, 0};
+    slice.split = spec->split;
+    slice.part = manifest.mesh.coordinate(rank, spec->split.axis);
+    return slice;
+  }
+  spec = shardedSpec(manifest, tensor);
   if (!spec)
     return {tensor.shape(), 0};
   return {manifest.wholeShape(*spec),
@@ -351,9 +388,13 @@ void Artifact::initialize(uint64_t seed, int rank) {
   auto fill = [&](Tensor &tensor, const TensorSpec &spec) {
     // A ZeRO slice holds the values its elements have in the whole tensor.
     const SliceOf slice = sliceOf(man, tensor, rank);
-    fillInitSlice(tensor.data(), tensor.dtype(), tensor.numElements(),
-                  slice.first, numElements(slice.wholeShape), spec.init, seed,
-                  spec.name);
+    const size_t size = dtypeSize(tensor.dtype());
+    slice.forEachRun(tensor.numElements(), [&](int64_t whole, int64_t at,
+                                               int64_t length) {
+      fillInitSlice(static_cast<char *>(tensor.data()) + at * size,
+                    tensor.dtype(), length, whole,
+                    numElements(slice.wholeShape), spec.init, seed, spec.name);
+    });
   };
   for (size_t i = 0; i < paramList.size(); ++i)
     fill(*paramList[i], man.params[i]);

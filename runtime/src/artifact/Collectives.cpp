@@ -41,6 +41,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Collectives.h"
+#include "MeshGroups.h"
 #include "comm/CommQueue.h"
 #include "compress/Compression.h"
 #include "device/Device.h"
@@ -79,6 +80,17 @@ std::atomic<int64_t> startsIssued{0};
 std::atomic<CommQueue *> queue{nullptr};
 /// The device communicator installed by ScopedCurrentCommunicator.
 std::atomic<DeviceCommunicator *> deviceComm{nullptr};
+/// The groups of the current mesh's axes (MeshGroups.h), when a mesh of
+/// several axes was installed with the communicator.
+std::atomic<MeshGroups *> meshGroups{nullptr};
+
+/// The communicator of group `group` (MeshGroups.h), or null.
+Communicator *groupCommunicator(int64_t group) {
+  if (group == 0)
+    return &currentCommunicator();
+  MeshGroups *groups = meshGroups.load();
+  return groups ? groups->find(group) : nullptr;
+}
 
 using Clock = std::chrono::steady_clock;
 
@@ -107,9 +119,10 @@ void blockOn(CommQueue &q, int64_t handle) {
 /// Validates the arguments every collective has; returns the dtype.
 DType checkedType(const char *name, int64_t group, int64_t count,
                   int32_t dtype) {
-  if (group != 0)
-    abortJob(formatString("%s: group %lld is not defined (this runtime knows "
-                          "only group 0, all ranks)",
+  if (!groupCommunicator(group))
+    abortJob(formatString("%s: group %lld is not defined (group 0 is all "
+                          "ranks, group g > 0 the mesh axes of g's bits; "
+                          "the artifact's mesh has no such group)",
                           name, static_cast<long long>(group)));
   if (count < 0)
     abortJob(formatString("%s: negative count %lld", name,
@@ -127,8 +140,8 @@ DType checkedType(const char *name, int64_t group, int64_t count,
 int64_t collective(const char *name, int64_t group, int64_t count,
                    int32_t dtype, const char *op, bool async,
                    std::function<void(Communicator &, DType)> body) {
-  Communicator &comm = currentCommunicator();
   DType type = checkedType(name, group, count, dtype);
+  Communicator &comm = *groupCommunicator(group);
   int64_t bytes = count * static_cast<int64_t>(dtypeSize(type));
   auto run = [&comm, name, type, bytes, op, body = std::move(body)] {
     int64_t startNs = traceNowNanos();
@@ -201,6 +214,10 @@ onDevice(DeviceCommunicator &comm, const char *name, int64_t group,
          int64_t count, int32_t dtype,
          const std::function<int64_t(DeviceCommunicator &, DType)> &body) {
   DType type = checkedType(name, group, count, dtype);
+  if (groupCommunicator(group) != &currentCommunicator())
+    abortJob(formatString("%s: collectives of a group of ranks smaller than "
+                          "the job run on the CPU only for now",
+                          name));
   try {
     return body(comm, type);
   } catch (const std::exception &e) {
@@ -239,9 +256,21 @@ ReduceOp checkedOp(const char *name, int32_t op) {
 
 } // namespace
 
-ScopedCurrentCommunicator::ScopedCurrentCommunicator(Communicator &comm)
+ScopedCurrentCommunicator::ScopedCurrentCommunicator(Communicator &comm,
+                                                     const MeshSpec *mesh)
     : previous(exchangeCurrentCommunicator(&comm)), previousQueue(queue.load()),
-      previousDevice(deviceComm.load()) {
+      previousDevice(deviceComm.load()), previousGroups(meshGroups.load()) {
+  // The groups first: connecting them is collective on the job's
+  // communicator, which the communication thread below would then own.
+  if (mesh && mesh->axes.size() > 1 && comm.size() > 1) {
+    try {
+      ownGroups = connectMeshGroups(comm, *mesh).release();
+    } catch (...) {
+      exchangeCurrentCommunicator(previous);
+      throw;
+    }
+    meshGroups.store(ownGroups);
+  }
   if (Device *device = activeDevice()) {
     // Device collectives are enqueued, not run: no thread is needed.
     try {
@@ -267,6 +296,8 @@ ScopedCurrentCommunicator::~ScopedCurrentCommunicator() {
   }
   queue.store(previousQueue);
   delete ownQueue; // runs what is still queued
+  meshGroups.store(previousGroups);
+  delete ownGroups;
   exchangeCurrentCommunicator(previous);
 }
 
@@ -324,7 +355,7 @@ extern "C" {
 LOOM_RT_ABI_EXPORT int64_t loom_rt_group_rank(int64_t group) {
   // No collective: the count and dtype only satisfy the common check.
   checkedType("loom_rt_group_rank", group, 0, LOOM_F32);
-  return currentCommunicator().rank();
+  return groupCommunicator(group)->rank();
 }
 
 LOOM_RT_ABI_EXPORT void loom_rt_all_reduce(int64_t group, void *buf,
@@ -400,12 +431,12 @@ LOOM_RT_ABI_EXPORT void loom_rt_all_gather(int64_t group, const void *send,
 
 namespace {
 
-void checkRoot(int32_t root) {
-  Communicator &comm = currentCommunicator();
-  if (root < 0 || root >= comm.size())
+void checkRoot(int64_t group, int32_t root) {
+  Communicator *comm = groupCommunicator(group);
+  if (comm && (root < 0 || root >= comm->size()))
     abortJob(formatString("loom_rt_broadcast: root %d is not a rank of the "
-                          "job (it has %d)",
-                          root, comm.size()));
+                          "group (it has %d)",
+                          root, comm->size()));
 }
 
 } // namespace
@@ -414,7 +445,7 @@ LOOM_RT_ABI_EXPORT void loom_rt_broadcast(int64_t group, void *buf,
                                           int64_t count, int32_t dtype,
                                           int32_t root) {
   const char *name = "loom_rt_broadcast";
-  checkRoot(root);
+  checkRoot(group, root);
   if (DeviceCommunicator *device = deviceCollectives(name)) {
     onDevice(*device, name, group, count, dtype,
              [=](DeviceCommunicator &comm, DType type) {
@@ -449,7 +480,7 @@ LOOM_RT_ABI_EXPORT int64_t loom_rt_all_reduce_start(int64_t group, void *buf,
 LOOM_RT_ABI_EXPORT int64_t loom_rt_broadcast_start(int64_t group, void *buf,
                                                    int64_t count, int32_t dtype,
                                                    int32_t root) {
-  checkRoot(root);
+  checkRoot(group, root);
   if (DeviceCommunicator *device = deviceCollectives("loom_rt_broadcast_start"))
     return onDevice(*device, "loom_rt_broadcast_start", group, count, dtype,
                     [=](DeviceCommunicator &comm, DType type) {

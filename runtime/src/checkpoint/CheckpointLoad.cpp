@@ -169,7 +169,7 @@ void checkFinite(const Tensor &tensor, const std::string &source,
            std::isnan(value) ? "NaN"
            : value > 0       ? "+inf"
                              : "-inf",
-           static_cast<long long>(slice.first + i),
+           static_cast<long long>(slice.wholeIndex(i)),
            static_cast<long long>(numElements(slice.wholeShape)));
   }
 }
@@ -177,11 +177,18 @@ void checkFinite(const Tensor &tensor, const std::string &source,
 namespace {
 
 /// Copies a safetensors tensor into an artifact tensor, converting between
-/// F32 and F64: all of it, or from element `first` on as much as the
-/// artifact tensor holds (a rank's slice of a ZeRO-sharded tensor, zeros
-/// past the end of the file's). Shapes have been checked by the caller.
+/// F32 and F64: all of it, or the part `slice` says the artifact tensor
+/// holds (a rank's slice of a ZeRO-sharded tensor, zeros past the end of
+/// the file's; a tensor-parallel rank's part). Shapes have been checked by
+/// the caller.
 void copyInto(Tensor &tensor, const SafeTensorView &view,
-              const std::string &source, int64_t first = 0) {
+              const std::string &source, const SliceOf &slice) {
+  if (slice.split.enabled())
+    return slice.forEachRun(
+        tensor.numElements(), [&](int64_t whole, int64_t at, int64_t length) {
+          copyElements(tensor, at, view, whole, length, source);
+        });
+  const int64_t first = slice.first;
   const int64_t count = std::clamp<int64_t>(numElements(view.shape) - first, 0,
                                             tensor.numElements());
   const size_t size = dtypeSize(tensor.dtype());
@@ -239,8 +246,7 @@ std::vector<SliceOf> loadTensors(const std::vector<Tensor *> &wanted,
   if (artifact)
     checkKnownTensors(file, *artifact, role, path, what);
   for (size_t i = 0; i < tensors.size(); ++i)
-    copyInto(*tensors[i], *file.find(tensors[i]->name()), path,
-             slices[i].first);
+    copyInto(*tensors[i], *file.find(tensors[i]->name()), path, slices[i]);
   return slices;
 }
 
@@ -273,7 +279,7 @@ void loadAlike(const std::vector<Tensor *> &tensors, const std::string &dir,
   }
   for (size_t i = 0; i < tensors.size(); ++i)
     copyInto(*tensors[i], *shares[shareOf[i]].find(tensors[i]->name()),
-             paths[shareOf[i]]);
+             paths[shareOf[i]], SliceOf{tensors[i]->shape(), 0});
 }
 
 /// `tensors` less those in `less`.
@@ -472,7 +478,7 @@ LoadResult loadWeights(const std::string &path, Artifact &artifact, int rank) {
   }
   for (size_t i = 0; i < slices.size(); ++i) {
     Tensor &param = *artifact.params()[i];
-    copyInto(param, *file.find(param.name()), path, slices[i].first);
+    copyInto(param, *file.find(param.name()), path, slices[i]);
     checkFinite(param, path, slices[i]);
   }
   if (ignoredCount)

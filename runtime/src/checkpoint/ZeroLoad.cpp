@@ -119,6 +119,10 @@ void loadShards(const std::vector<Tensor *> &tensors, ArgRole role,
   std::vector<Shape> shardShapes;
   for (Tensor *tensor : tensors) {
     const SliceOf slice = sliceOf(artifact.manifest(), *tensor, rank);
+    if (slice.split.enabled())
+      fail("%s: a ZeRO checkpoint's shards do not load into a "
+           "tensor-parallel artifact yet; load its %s (the weights) instead",
+           trainerPath.c_str(), kModelFile);
     auto whole = layout.shapes.find(tensor->name());
     if (whole == layout.shapes.end())
       fail("%s: the checkpoint has no shards of tensor '%s', which the "

@@ -90,6 +90,10 @@ public:
   std::unique_ptr<Communicator> duplicate() override {
     return inner->duplicate();
   }
+  /// Unchecked: --check-collectives compares the collectives of all ranks.
+  std::unique_ptr<Communicator> split(int color, int key) override {
+    return inner->split(color, key);
+  }
   [[noreturn]] void abort(int status) override;
 
   /// Collectives checked so far.

@@ -84,7 +84,9 @@ void checkJobMatchesMesh(const MeshSpec &mesh, int64_t ranks, bool external) {
                          compiled == 1 ? "" : "s", mesh.describe().c_str());
   std::string recompile;
   if (ranks == 1)
-    recompile = "recompile without --dp";
+    recompile = mesh.axes.size() <= 1
+                    ? "recompile without --dp"
+                    : "recompile for one rank (without --dp or --tp)";
   else if (mesh.axes.size() <= 1)
     recompile = formatString("recompile with loomc --dp=%lld",
                              static_cast<long long>(ranks));

@@ -546,6 +546,7 @@ void parseTensors(ManifestParser &parser, const json &root,
       spec.weightDecay = parser.boolean(
           *decay, ManifestParser::join(path, key::tensor::weight_decay));
     parseShardedParam(parser, params[i], manifest, spec, path);
+    parser.tensorSplit(params[i], path, manifest.mesh, spec, nullptr);
     add(std::move(spec), path, manifest.params);
   }
   if (const json *state = parser.optional(root, key::root::state)) {
@@ -569,6 +570,9 @@ void parseTensors(ManifestParser &parser, const json &root,
             *sharded, ManifestParser::join(path, key::tensor::sharded));
       if (spec.sharded)
         checkShardedState(parser, manifest, spec, path);
+      parser.tensorSplit((*state)[i], path, manifest.mesh, spec,
+                         spec.param.empty() ? nullptr
+                                            : manifest.findParam(spec.param));
       add(std::move(spec), path, manifest.state);
     }
   }

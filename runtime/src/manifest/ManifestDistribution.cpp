@@ -240,4 +240,46 @@ CompressionSpec ManifestParser::compression(const json &value,
   return spec;
 }
 
+void ManifestParser::tensorSplit(const json &value, const std::string &path,
+                                 const MeshSpec &mesh, TensorSpec &spec,
+                                 const TensorSpec *owner) {
+  const json *found = optional(value, key::tensor::tensor_split);
+  const std::string splitPath = join(path, key::tensor::tensor_split);
+  if (owner && owner->split.enabled() != bool(found))
+    error(found ? splitPath : path, "the state of param '" + owner->name +
+                                        "' must be split as the " + "param is" +
+                                        (found ? " (it is not)" : ""));
+  if (!found)
+    return;
+  expectObject(*found, splitPath);
+  TensorSplitSpec &split = spec.split;
+  split.dim = integer(require(*found, splitPath, key::tensor_split::dim),
+                      join(splitPath, key::tensor_split::dim), 0);
+  split.blocks = integer(require(*found, splitPath, key::tensor_split::blocks),
+                         join(splitPath, key::tensor_split::blocks), 1);
+  split.axis = string(require(*found, splitPath, key::tensor_split::axis),
+                      join(splitPath, key::tensor_split::axis));
+  split.parts = mesh.axisSize(split.axis);
+  if (spec.sharded)
+    error(splitPath, "a tensor is split by ZeRO (sharded) or by tensor "
+                     "parallelism, not both");
+  if (split.dim >= static_cast<int64_t>(spec.shape.size()) ||
+      spec.shape[split.dim] % split.blocks != 0)
+    error(splitPath, "dimension " + std::to_string(split.dim) + " of " +
+                         shapeToString(spec.shape) + " is not " +
+                         std::to_string(split.blocks) + " equal blocks");
+  if (split.parts < 2)
+    error(join(splitPath, key::tensor_split::axis),
+          "\"" + split.axis +
+              "\" is not an axis of the mesh of 2 ranks or "
+              "more");
+  if (owner &&
+      (owner->split.dim != split.dim || owner->split.blocks != split.blocks ||
+       owner->split.axis != split.axis))
+    error(splitPath, "the state of param '" + owner->name +
+                         "' must be split as the param is");
+  spec.fullShape = spec.shape;
+  spec.fullShape[split.dim] *= split.parts;
+}
+
 } // namespace loom::rt

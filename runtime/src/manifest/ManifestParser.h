@@ -165,6 +165,12 @@ public:
                 const MeshSpec &mesh);
   CompressionSpec compression(const json &value, const std::string &path,
                               const Manifest &manifest);
+  /// A tensor's `tensor_split` (in `value`, the tensor's object), if any,
+  /// into `spec.split` and the whole shape into `spec.fullShape`. `owner`:
+  /// a state tensor's param, whose split it must share.
+  void tensorSplit(const json &value, const std::string &path,
+                   const MeshSpec &mesh, TensorSpec &spec,
+                   const TensorSpec *owner);
 
   std::string source;
   /// Where parseManifestNotingKeys wants the keys looked up; usually null.

@@ -76,6 +76,46 @@ std::string MeshSpec::describe() const {
   return text;
 }
 
+/// The stride of `axis` in the row-major numbering of the ranks, and its
+/// size; (0, 1) without that axis.
+static std::pair<int64_t, int64_t> strideOf(const MeshSpec &mesh,
+                                            const std::string &axis) {
+  int64_t stride = 1;
+  for (size_t i = mesh.shape.size(); i-- > 0;) {
+    if (i < mesh.axes.size() && mesh.axes[i] == axis)
+      return {stride, mesh.shape[i]};
+    stride *= mesh.shape[i];
+  }
+  return {0, 1};
+}
+
+int64_t MeshSpec::coordinate(int64_t rank, const std::string &axis) const {
+  auto [stride, size] = strideOf(*this, axis);
+  return stride ? (rank / stride) % size : 0;
+}
+
+int64_t MeshSpec::withCoordinate(int64_t rank, const std::string &axis,
+                                 int64_t value) const {
+  auto [stride, size] = strideOf(*this, axis);
+  return rank + (value - coordinate(rank, axis)) * stride;
+}
+
+int64_t MeshSpec::axisSize(const std::string &axis) const {
+  return strideOf(*this, axis).second;
+}
+
+std::string MeshSpec::layout() const {
+  std::string text, inner;
+  for (size_t i = 0; i < axes.size() && i < shape.size(); ++i) {
+    text += (i ? " x " : "") + axes[i] + "=" + std::to_string(shape[i]);
+    if (shape[i] > 1)
+      inner = axes[i];
+  }
+  if (!inner.empty() && inner != axes.front())
+    text += ", each " + inner + " group consecutive ranks";
+  return text;
+}
+
 int64_t CO2Spec::paramElements() const {
   int64_t total = 0;
   for (const CO2Shard &shard : layout)
@@ -118,6 +158,8 @@ const TensorSpec *Manifest::findState(const std::string &name) const {
   return findIn(state, name);
 }
 const Shape &Manifest::wholeShape(const TensorSpec &spec) const {
+  if (spec.split.enabled())
+    return spec.fullShape;
   if (!spec.sharded)
     return spec.shape;
   // A param names no param; parsing checked that a sharded state tensor's

@@ -194,6 +194,7 @@ public:
     return threadLevel >= MPI_THREAD_SERIALIZED;
   }
   std::unique_ptr<Communicator> duplicate() override;
+  std::unique_ptr<Communicator> split(int color, int key) override;
   [[noreturn]] void abort(int status) override;
 
 private:
@@ -457,6 +458,18 @@ std::unique_ptr<Communicator> MpiCommunicator::duplicate() {
   MPI_Comm dup = MPI_COMM_NULL;
   check(MPI_Comm_dup(comm, &dup), "MPI_Comm_dup");
   return std::make_unique<MpiCommunicator>(*this, dup);
+}
+
+std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
+  MPI_Comm sub = MPI_COMM_NULL;
+  check(MPI_Comm_split(comm, color, key, &sub), "MPI_Comm_split");
+  auto group = std::make_unique<MpiCommunicator>(*this, sub);
+  // A sub-group's collectives wait as long as the job's; a dead peer
+  // anywhere in the job stops them (peers: every rank's process).
+  group->watchdog->setTimeout(watchdog->timeout());
+  MPI_Comm_rank(sub, &group->myRank);
+  MPI_Comm_size(sub, &group->mySize);
+  return group;
 }
 
 MpiCommunicator::~MpiCommunicator() {

@@ -92,7 +92,10 @@ uint64_t gradientBytes(const Manifest &manifest) {
     return 0;
   uint64_t bytes = 0;
   for (const TensorSpec &param : manifest.params) {
-    const int64_t whole = numElements(manifest.wholeShape(param));
+    // A tensor-parallel rank computes the gradient of its part.
+    const int64_t whole = param.split.enabled()
+                              ? param.numElements()
+                              : numElements(manifest.wholeShape(param));
     const int64_t kept =
         manifest.zero.stage >= 2 ? manifest.zero.shardElements(whole) : whole;
     bytes += static_cast<uint64_t>(kept) * dtypeSize(param.dtype);
@@ -364,8 +367,14 @@ void Trainer::announce(const Setup &setup, int64_t firstStep,
       << " on " << setup.data->describe();
   if (manifest.precision != "f32")
     log << " in " << manifest.precision << " mixed precision";
-  if (comm.size() > 1)
-    log << " with " << comm.size() << " ranks (" << comm.backend() << ")";
+  if (comm.size() > 1) {
+    log << " with " << comm.size() << " ranks (" << comm.backend();
+    // A layout of several axes says how the ranks are arranged: ranks
+    // differing only along the last axis are neighbours (row-major).
+    if (manifest.mesh.axes.size() > 1)
+      log << "; " << manifest.mesh.layout();
+    log << ")";
+  }
   if (options.steps == 0)
     log << ": no steps (--steps 0)\n";
   else
@@ -509,7 +518,7 @@ TrainResult Trainer::run() {
   std::unique_ptr<StepObserver> trace;
   if (!options.tracePath.empty())
     trace = makeTraceObserver(options.tracePath, comm, log);
-  ScopedCurrentCommunicator current(comm);
+  ScopedCurrentCommunicator current(comm, &artifact.manifest().mesh);
   if (comm.size() > 1)
     agreeOnSettings(comm, jobSettings(artifact, options, /*eval=*/false));
   Setup setup;
@@ -613,7 +622,7 @@ void Trainer::report(const RunSummary &summary, const TrainerState &state,
         << std::endl;
 }
 EvalResult Trainer::evaluate() {
-  ScopedCurrentCommunicator current(comm);
+  ScopedCurrentCommunicator current(comm, &artifact.manifest().mesh);
   const Manifest &manifest = artifact.manifest();
   const bool root = comm.isRoot();
   EvalSetup eval;

@@ -10,6 +10,7 @@
 
 #include "checkpoint/PerRankSave.h"
 #include "checkpoint/Replicas.h"
+#include "checkpoint/TensorParts.h"
 #include "checkpoint/ZeroShards.h"
 #include "loom/runtime/Artifact.h"
 #include "loom/runtime/BackgroundSave.h"
@@ -76,8 +77,12 @@ void Trainer::save(TrainerState &state, SyncPolicy &sync) {
   artifact.downloadModel(); // a cuda artifact's params and state
   if (artifact.manifest().zero.enabled())
     return saveShards(state);
-  const std::vector<Tensor *> &params = artifact.params();
-  const std::vector<Tensor *> &optimizerState = artifact.state();
+  // A tensor-parallel rank's parts, made whole (TensorParts.h).
+  std::vector<std::unique_ptr<Tensor>> wholes;
+  const std::vector<Tensor *> params =
+      wholeTensors(comm, artifact, artifact.params(), wholes);
+  const std::vector<Tensor *> optimizerState =
+      wholeTensors(comm, artifact, artifact.state(), wholes);
   // Ranks must agree on what they save: a check, then rank 0 writes.
   std::string failure = compareReplicas(comm, params, optimizerState);
   if (!failure.empty())

@@ -704,3 +704,61 @@ func.func @transfer_unwaited(%a: tensor<8xf32>, %e: tensor<8xf32>) {
   %t, %f = comm.transfer_start %a into %e "offload" : tensor<8xf32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comm.fan_out
+//===----------------------------------------------------------------------===//
+
+// Tests that fan_out must name an existing mesh.
+func.func @fan_out_no_mesh(%t: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.fan_out' op 'world' does not name a comm.mesh}}
+  %0 = comm.fan_out %t over @world ["tp"] : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 4] axes = ["dp", "tp"]
+
+// Tests that fan_out needs at least one axis.
+func.func @fan_out_no_axes(%t: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.fan_out' op expects at least one axis}}
+  %0 = comm.fan_out %t over @world [] : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 4] axes = ["dp", "tp"]
+
+// Tests that every axis of fan_out must be an axis of its mesh.
+func.func @fan_out_no_such_axis(%t: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.fan_out' op axis 'pp' is not an axis of mesh @world}}
+  %0 = comm.fan_out %t over @world ["pp"] : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 4] axes = ["dp", "tp"]
+
+// Tests that fan_out must not list an axis twice.
+func.func @fan_out_repeated_axis(%t: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.fan_out' op axis 'tp' is listed twice}}
+  %0 = comm.fan_out %t over @world ["tp", "tp"] : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 4] axes = ["dp", "tp"]
+
+// Tests that the result type of fan_out equals its operand type (generic
+// form: the custom form prints one type).
+func.func @fan_out_type(%t: tensor<8xf32>) -> tensor<8xf64> {
+  // expected-error@+1 {{'comm.fan_out' op result type must equal the operand type}}
+  %0 = "comm.fan_out"(%t) {mesh = @world, axes = ["tp"]} : (tensor<8xf32>) -> tensor<8xf64>
+  return %0 : tensor<8xf64>
+}

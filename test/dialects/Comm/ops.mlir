@@ -164,3 +164,17 @@ func.func @transfer(%a: tensor<8xf32>) -> tensor<8xf32> {
   %r = comm.wait %t, %f : tensor<8xf32>
   return %r : tensor<8xf32>
 }
+
+// Tests that fan_out round-trips and, moving no data, is pure: CSE merges
+// two of the same operand and removes an unused one.
+// CHECK-LABEL: func.func @fan_out
+// CHECK: %[[F:.+]] = comm.fan_out %{{.+}} over @grid ["tp"] : tensor<4x6xf32>
+// EFFECTS-LABEL: func.func @fan_out
+// EFFECTS: %[[F:.+]] = comm.fan_out
+// EFFECTS-NEXT: return %[[F]], %[[F]]
+func.func @fan_out(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>) {
+  %f = comm.fan_out %x over @grid ["tp"] : tensor<4x6xf32>
+  %g = comm.fan_out %x over @grid ["tp"] : tensor<4x6xf32>
+  %unused = comm.fan_out %f over @grid ["dp"] : tensor<4x6xf32>
+  return %f, %g : tensor<4x6xf32>, tensor<4x6xf32>
+}

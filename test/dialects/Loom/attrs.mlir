@@ -25,3 +25,11 @@ module attributes {
       params = ["w", "b"]>
 } {
 }
+
+// Tests that #loom.tensor_split on a loom.param prints and parses back.
+// CHECK: loom.param @attn.w : tensor<12x8xf32> init normal scale 2.000000e-02 {loom.tensor_split = #loom.tensor_split<dim = 0, blocks = 3, ranks = 2, mesh = @world, axis = "tp">}
+module {
+  loom.param @attn.w : tensor<12x8xf32> init normal scale 0.02
+      {loom.tensor_split = #loom.tensor_split<dim = 0, blocks = 3, ranks = 2,
+       mesh = @world, axis = "tp">}
+}

@@ -1838,6 +1838,54 @@ module attributes {loom.zero = #loom.zero<stage = 1, mesh = @world, ranks = 2, p
 
 // -----
 
+// Tests that a tensor split's dimension is not negative.
+// expected-error@+1 {{dim must not be negative, got -1}}
+loom.param @w : tensor<4x8xf32> init zeros {loom.tensor_split = #loom.tensor_split<dim = -1, blocks = 1, ranks = 2, mesh = @world, axis = "tp">}
+
+// -----
+
+// Tests that a tensor split has at least one block.
+// expected-error@+1 {{blocks must be at least 1, got 0}}
+loom.param @w : tensor<4x8xf32> init zeros {loom.tensor_split = #loom.tensor_split<dim = 0, blocks = 0, ranks = 2, mesh = @world, axis = "tp">}
+
+// -----
+
+// Tests that a tensor split is over at least two ranks.
+// expected-error@+1 {{ranks must be at least 2, got 1}}
+loom.param @w : tensor<4x8xf32> init zeros {loom.tensor_split = #loom.tensor_split<dim = 0, blocks = 1, ranks = 1, mesh = @world, axis = "tp">}
+
+// -----
+
+// Tests that a tensor split names its axis.
+// expected-error@+1 {{axis must not be empty}}
+loom.param @w : tensor<4x8xf32> init zeros {loom.tensor_split = #loom.tensor_split<dim = 0, blocks = 1, ranks = 2, mesh = @world, axis = "">}
+
+// -----
+
+// Tests that loom.tensor_split is the typed attribute.
+// expected-error@+1 {{'loom.tensor_split' must be a #loom.tensor_split attribute}}
+loom.param @w : tensor<4x8xf32> init zeros {loom.tensor_split = 1 : i64}
+
+// -----
+
+// Tests that loom.tensor_split belongs on a loom.param.
+// expected-error@+1 {{'loom.tensor_split' belongs on a loom.param}}
+module attributes {loom.tensor_split = #loom.tensor_split<dim = 0, blocks = 1, ranks = 2, mesh = @world, axis = "tp">} {}
+
+// -----
+
+// Tests that the split dimension is one of the param's.
+// expected-error@+1 {{'loom.tensor_split': dimension 2 of 'tensor<4x8xf32>' is not 1 equal blocks}}
+loom.param @w : tensor<4x8xf32> init zeros {loom.tensor_split = #loom.tensor_split<dim = 2, blocks = 1, ranks = 2, mesh = @world, axis = "tp">}
+
+// -----
+
+// Tests that the blocks divide the split dimension.
+// expected-error@+1 {{'loom.tensor_split': dimension 0 of 'tensor<4x8xf32>' is not 3 equal blocks}}
+loom.param @w : tensor<4x8xf32> init zeros {loom.tensor_split = #loom.tensor_split<dim = 0, blocks = 3, ranks = 2, mesh = @world, axis = "tp">}
+
+// -----
+
 // Tests that compression's method is one of the five.
 // expected-error@+1 {{method must be bf16, powersgd, quant, topk or lgreco, got "zip"}}
 module attributes {loom.compression = #loom.compression<method = "zip", rank = 4, bits = 8, density = 1.0e-2 : f64, warmup_steps = 10, resolve_every = 100, objective = "time", params = ["w"], rows = [4], cols = [8]>} {}

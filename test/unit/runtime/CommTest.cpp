@@ -346,7 +346,8 @@ TEST(Collectives, BadArgumentsStopTheJobWithAMessage) {
   EXPECT_EXIT(loom_rt_all_reduce(0, x, 1, LOOM_F32, 9),
               ::testing::ExitedWithCode(1), "unknown reduce op 9");
   EXPECT_EXIT(loom_rt_broadcast(0, x, 1, LOOM_F32, 1),
-              ::testing::ExitedWithCode(1), "root 1 is not a rank of the job");
+              ::testing::ExitedWithCode(1),
+              "root 1 is not a rank of the group");
   EXPECT_EXIT(loom_rt_all_gather(0, x, x, -1, LOOM_F32),
               ::testing::ExitedWithCode(1), "negative count -1");
 }

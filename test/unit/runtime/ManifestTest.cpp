@@ -390,6 +390,87 @@ json shardedManifest() {
 
 } // namespace
 
+/// softmaxManifest with W [4, 8] split along its columns over 2 tp ranks:
+/// each rank holds [4, 4] of W and of its momentum.
+json tensorParallelManifest() {
+  json m = softmaxManifest();
+  m["mesh"] = {{"axes", {"dp", "tp"}}, {"shape", {1, 2}}};
+  const json split = {{"dim", 1}, {"blocks", 1}, {"axis", "tp"}};
+  for (json *list : {&m["params"], &m["state"]})
+    for (json &t : *list)
+      if (t["name"] == "W" || t["name"] == "W.momentum_buffer") {
+        t["shape"] = {4, 4};
+        t["tensor_split"] = split;
+      }
+  for (auto &[name, entry] : m["entries"].items())
+    for (json &arg : entry["args"])
+      if (arg["name"] == "W" || arg["name"] == "W.momentum_buffer")
+        arg["shape"] = {4, 4};
+  return m;
+}
+
+TEST(Manifest, ParsesTensorSplits) {
+  Manifest m = parseManifest(tensorParallelManifest().dump(), "m.json");
+  const TensorSpec &W = *m.findParam("W");
+  EXPECT_EQ(W.split.dim, 1);
+  EXPECT_EQ(W.split.blocks, 1);
+  EXPECT_EQ(W.split.parts, 2);
+  EXPECT_EQ(m.wholeShape(W), (Shape{4, 8}));
+  EXPECT_EQ(m.wholeShape(*m.findState("W.momentum_buffer")), (Shape{4, 8}));
+  EXPECT_FALSE(m.findParam("b")->split.enabled());
+}
+
+TEST(Manifest, RejectsBadTensorSplits) {
+  json m = tensorParallelManifest();
+  m["params"][0]["tensor_split"]["axis"] = "pp";
+  EXPECT_TRUE(rejects(m, {"params[0].tensor_split.axis:",
+                          "\"pp\" is not an axis of the mesh"}));
+  m = tensorParallelManifest();
+  m["params"][0]["tensor_split"]["dim"] = 2;
+  EXPECT_TRUE(rejects(m, {"params[0].tensor_split:",
+                          "dimension 2 of [4, 4] is not 1 equal blocks"}));
+  m = tensorParallelManifest();
+  m["params"][0]["tensor_split"]["blocks"] = 3;
+  EXPECT_TRUE(rejects(m, {"dimension 1 of [4, 4] is not 3 equal blocks"}));
+  m = tensorParallelManifest();
+  m["params"][0]["tensor_split"].erase("dim");
+  EXPECT_TRUE(
+      rejects(m, {"params[0].tensor_split.dim: missing required field"}));
+  m = tensorParallelManifest();
+  m["state"][0].erase("tensor_split");
+  EXPECT_TRUE(rejects(m, {"state[0]:", "the state of param 'W' must be "
+                                       "split as the param is"}));
+  m = tensorParallelManifest();
+  m["state"][0]["tensor_split"]["dim"] = 0;
+  EXPECT_TRUE(
+      rejects(m, {"state[0].tensor_split:", "must be split as the param is"}));
+}
+
+TEST(Manifest, APartIsRunsOfTheWholeTensor) {
+  // Rows of a fused [6, 2] weight in 3 blocks over 2 ranks: rank 1 holds
+  // rows 1, 3 and 5.
+  SliceOf rows{{6, 2}, 0};
+  rows.split = TensorSplitSpec{0, 3, 2, "tp"};
+  rows.part = 1;
+  std::vector<std::array<int64_t, 3>> runs;
+  rows.forEachRun(6, [&](int64_t whole, int64_t at, int64_t length) {
+    runs.push_back({whole, at, length});
+  });
+  EXPECT_EQ(runs, (std::vector<std::array<int64_t, 3>>{
+                      {2, 0, 2}, {6, 2, 2}, {10, 4, 2}}));
+  EXPECT_EQ(rows.wholeIndex(3), 7);
+  // Columns 2 and 3 of a [2, 4] weight.
+  SliceOf cols{{2, 4}, 0};
+  cols.split = TensorSplitSpec{1, 1, 2, "tp"};
+  cols.part = 1;
+  runs.clear();
+  cols.forEachRun(4, [&](int64_t whole, int64_t at, int64_t length) {
+    runs.push_back({whole, at, length});
+  });
+  EXPECT_EQ(runs, (std::vector<std::array<int64_t, 3>>{{2, 0, 2}, {6, 2, 2}}));
+  EXPECT_EQ(cols.wholeIndex(2), 6);
+}
+
 TEST(Manifest, ParsesTheCO2ShardLayout) {
   Manifest m = parseManifest(shardedManifest().dump(), "m.json");
   ASSERT_EQ(m.co2.layout.size(), 2u);
@@ -500,7 +581,8 @@ TEST(Manifest, RefusesABadGradientCompression) {
   EXPECT_TRUE(rejects(m, {"compression.link_gbps:", "must be positive"}));
   m = compressedManifest();
   m["compression"]["error"] = "squared";
-  EXPECT_TRUE(rejects(m, {"compression.error:", "\"relative\" or \"absolute\""}));
+  EXPECT_TRUE(
+      rejects(m, {"compression.error:", "\"relative\" or \"absolute\""}));
   m = compressedManifest();
   m["compression"].erase("slots");
   EXPECT_TRUE(rejects(m, {"compression.slots: missing required field"}));
@@ -538,8 +620,8 @@ std::set<const char *> keysTheParserReads() {
   cuda["compile_options"] = {{"precision", "f32"}};
   json none = softmaxManifest();
   none["task"] = {{"kind", "none"}, {"batch", 16}};
-  for (const json &m :
-       {cuda, bigramManifest(), none, zeroManifest(2, 3), compressedManifest()})
+  for (const json &m : {cuda, bigramManifest(), none, zeroManifest(2, 3),
+                        compressedManifest(), tensorParallelManifest()})
     parseManifestNotingKeys(m.dump(), "m.json", read);
   return read;
 }

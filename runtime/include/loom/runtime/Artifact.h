@@ -124,6 +124,35 @@ struct SliceOf {
   /// The element of its row-major flattening where the artifact tensor
   /// starts: 0, or for a sharded one rank r's r x (its element count).
   int64_t first = 0;
+  /// A tensor-parallel part (TensorSplitSpec) instead: part `part` of
+  /// every block, in runs of contiguous elements.
+  TensorSplitSpec split;
+  int64_t part = 0;
+
+  /// Calls fn(wholeOffset, offset, length) for each run of the artifact
+  /// tensor's first `count` elements that is contiguous in the whole: one
+  /// run from `first`, or a part's runs.
+  template <typename Fn>
+  void forEachRun(int64_t count, Fn fn) const {
+    if (!split.enabled())
+      return fn(first, int64_t(0), count);
+    auto [runs, length] = runShape();
+    for (int64_t k = 0; k < runs && k * length < count; ++k)
+      fn(runStart(k), k * length, std::min(length, count - k * length));
+  }
+  /// Element `i` of the artifact tensor's place in the whole.
+  int64_t wholeIndex(int64_t i) const {
+    if (!split.enabled())
+      return first + i;
+    int64_t length = runShape().second;
+    return runStart(i / length) + i % length;
+  }
+
+private:
+  /// A part's run count and length.
+  std::pair<int64_t, int64_t> runShape() const;
+  /// Where run k starts in the whole.
+  int64_t runStart(int64_t k) const;
 };
 
 /// The manifest's spec of `tensor` if it is a ZeRO-sharded param or state

@@ -36,6 +36,8 @@ namespace loom::rt {
 class Communicator;
 class CommQueue;
 class DeviceCommunicator;
+struct MeshGroups;
+struct MeshSpec;
 
 /// Makes `comm` current until destroyed, then restores the previous one.
 /// For a multi-rank `comm` that allows it, also starts the communication
@@ -46,7 +48,11 @@ class DeviceCommunicator;
 /// every rank if any rank cannot connect).
 class ScopedCurrentCommunicator {
 public:
-  explicit ScopedCurrentCommunicator(Communicator &comm);
+  /// With a `mesh` of several axes, also connects the communicators of its
+  /// groups (src/artifact/MeshGroups.h), which collectives of a group
+  /// other than 0 run on.
+  explicit ScopedCurrentCommunicator(Communicator &comm,
+                                     const MeshSpec *mesh = nullptr);
   ~ScopedCurrentCommunicator();
   ScopedCurrentCommunicator(const ScopedCurrentCommunicator &) = delete;
   ScopedCurrentCommunicator &
@@ -58,6 +64,8 @@ private:
   CommQueue *ownQueue = nullptr;
   DeviceCommunicator *previousDevice = nullptr;
   DeviceCommunicator *ownDevice = nullptr;
+  MeshGroups *previousGroups = nullptr;
+  MeshGroups *ownGroups = nullptr;
 };
 
 /// Total seconds this process has spent inside loom_rt_* collectives (on

@@ -76,6 +76,17 @@ public:
   /// nullptr when the backend cannot run two threads' collectives at once.
   virtual std::unique_ptr<Communicator> duplicate() { return nullptr; }
 
+  /// The ranks of this communicator that pass the same `color`, numbered by
+  /// `key` (ties by rank): a sub-group whose collectives involve only them
+  /// (MPI_Comm_split; the groups of a mesh axis, ScopedCurrentCommunicator).
+  /// Collective: every rank calls it at the same point. nullptr when the
+  /// backend has no sub-groups.
+  virtual std::unique_ptr<Communicator> split(int color, int key) {
+    (void)color;
+    (void)key;
+    return nullptr;
+  }
+
   /// Ends this process with `status` and, for a multi-rank backend, every
   /// other rank of the job. Callers print their message first.
   [[noreturn]] virtual void abort(int status) = 0;
@@ -97,6 +108,9 @@ public:
                      ReduceOp op) override;
   void allGather(const void *send, void *recv, int64_t count,
                  DType dtype) override;
+  std::unique_ptr<Communicator> split(int, int) override {
+    return std::make_unique<LocalCommunicator>();
+  }
   void broadcast(void *, int64_t, DType, int) override {}
   void barrier() override {}
   std::unique_ptr<Communicator> duplicate() override {

@@ -28,6 +28,20 @@ struct InitSpec {
   double scale = 0.0;
 };
 
+/// A tensor split by tensor parallelism (manifest tensor_split, the IR's
+/// #loom.tensor_split): one rank's part of a whole tensor whose dimension
+/// `dim` is `parts` times larger. That dimension of the whole is `blocks`
+/// equal blocks, each cut into `parts` equal parts; the rank whose
+/// coordinate along mesh axis `axis` is p holds part p of every block, in
+/// block order.
+struct TensorSplitSpec {
+  int64_t dim = -1; ///< -1: not split
+  int64_t blocks = 1;
+  int64_t parts = 1;
+  std::string axis;
+  bool enabled() const { return dim >= 0; }
+};
+
 /// A param, an optimizer state tensor or a batch input.
 struct TensorSpec {
   std::string name;
@@ -45,6 +59,9 @@ struct TensorSpec {
   /// For a sharded param: the whole tensor's shape (manifest full_shape),
   /// which checkpoints hold; `shape` is the slice's, [s]. Empty otherwise.
   Shape fullShape;
+  /// For a param split by tensor parallelism and its state: this rank's
+  /// part of the whole.
+  TensorSplitSpec split;
 
   int64_t numElements() const { return loom::rt::numElements(shape); }
   size_t byteSize() const { return numElements() * dtypeSize(dtype); }
@@ -107,12 +124,23 @@ struct MeshSpec {
   int64_t ranks() const;
   /// "dp=2" or "dp=2,tp=4"; "" without a mesh.
   std::string describe() const;
+  /// How the ranks are arranged, for the log: "dp=2 x tp=4, each tp group
+  /// consecutive ranks" (the mesh is row-major: the last axis of more than
+  /// one rank is the one whose groups are neighbours).
+  std::string layout() const;
   /// Where rank `rank` of `ranks` reads its batches: its coordinate along
   /// the "dp" axis (the mesh is row-major) and that axis's size. Ranks that
   /// differ only along another axis read the same batches (the two ranks
   /// of a zeroth-order perturbation pair, docs/zo.md). Without a "dp" axis:
   /// (rank, ranks), every rank its own.
   std::pair<int64_t, int64_t> dataPosition(int64_t rank, int64_t ranks) const;
+  /// Rank `rank`'s coordinate along `axis` (0 without that axis), and the
+  /// rank whose coordinates are `rank`'s but `value` along `axis`.
+  int64_t coordinate(int64_t rank, const std::string &axis) const;
+  int64_t withCoordinate(int64_t rank, const std::string &axis,
+                         int64_t value) const;
+  /// The size of `axis` (1 without that axis).
+  int64_t axisSize(const std::string &axis) const;
 };
 
 /// Sharded CO2: the slice of the flattened parameters whose outer state

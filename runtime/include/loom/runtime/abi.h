@@ -146,8 +146,11 @@ void loom_rt_gpu_gemm_bf16(int64_t batch, int32_t transA, int32_t transB,
 
 /// Collectives over the ranks of the running job (MPI on CPU, NCCL on GPU),
 /// issued by compiled code in the same order on every rank. `group` names the
-/// rank group: 0 is every rank (the "dp" axis of a one-axis mesh). `dtype` is
-/// a loom_dtype, `op` a loom_reduce_op. Buffers are dense and contiguous.
+/// rank group: 0 is every rank (the "dp" axis of a one-axis mesh); g > 0 the
+/// ranks that differ from this one only along the mesh axes of g's bits
+/// (bit i: the manifest mesh's axis i; host collectives only for now).
+/// `dtype` is a loom_dtype, `op` a loom_reduce_op. Buffers are dense and
+/// contiguous.
 enum loom_dtype { LOOM_F32 = 0, LOOM_F64 = 1, LOOM_I32 = 2, LOOM_I64 = 3 };
 enum loom_reduce_op { LOOM_SUM = 0, LOOM_MEAN = 1, LOOM_MAX = 2 };
 

@@ -1,0 +1,35 @@
+//===- TensorParts.h - Tensor-parallel parts made whole ----*- C++ -*-===//
+//
+// Internal to the runtime. A tensor-parallel artifact's split params and
+// their optimizer state hold one rank's part each (Manifest.h,
+// TensorSplitSpec); its checkpoint holds the whole tensors, as one rank's
+// would, so that it loads under any layout. Before a save every rank
+// gathers the parts of its group and puts the whole tensors together; the
+// replicas check and rank 0's write then see what a replicated run holds.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_RUNTIME_SRC_CHECKPOINT_TENSORPARTS_H
+#define LOOM_RUNTIME_SRC_CHECKPOINT_TENSORPARTS_H
+
+#include <memory>
+#include <vector>
+
+namespace loom::rt {
+
+class Artifact;
+class Communicator;
+class Tensor;
+
+/// `tensors` (of `artifact`) as a checkpoint holds them: each split one
+/// replaced by its whole tensor, put together from the parts of the ranks
+/// of its group (kept alive in `wholes`), the others as they are.
+/// Collective over `comm`, the job's communicator: one all-gather per split
+/// tensor, in `tensors`' order, on every rank.
+std::vector<Tensor *>
+wholeTensors(Communicator &comm, Artifact &artifact,
+             const std::vector<Tensor *> &tensors,
+             std::vector<std::unique_ptr<Tensor>> &wholes);
+
+} // namespace loom::rt
+
+#endif // LOOM_RUNTIME_SRC_CHECKPOINT_TENSORPARTS_H
