@@ -34,6 +34,24 @@ static double parseQuantity(StringRef text,
   return value * factor;
 }
 
+/// A bandwidth in bytes per second ("bit" units are bits on the wire, a
+/// bare number Gbit/s); negative when malformed.
+static double parseBandwidth(StringRef text) {
+  return parseQuantity(text,
+                       {{"gbit", 1e9 / 8},
+                        {"mbit", 1e6 / 8},
+                        {"kbit", 1e3 / 8},
+                        {"gbps", 1e9 / 8},
+                        {"mbps", 1e6 / 8}},
+                       1e9 / 8);
+}
+
+/// A latency in seconds (a bare number: microseconds); negative when
+/// malformed.
+static double parseLatency(StringRef text) {
+  return parseQuantity(text, {{"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}}, 1e-6);
+}
+
 llvm::Error mlir::loom::applyLinkSpec(StringRef spec, MachineModel &machine) {
   if (spec.trim().empty())
     return specError("--link is empty; expected e.g. bw=1gbit,lat=50us");
@@ -43,21 +61,13 @@ llvm::Error mlir::loom::applyLinkSpec(StringRef spec, MachineModel &machine) {
     auto [key, value] = item.split('=');
     key = key.trim();
     if (key == "bw") {
-      // Bytes per second; "bit" units are bits on the wire.
-      double bps = parseQuantity(value,
-                                 {{"gbit", 1e9 / 8},
-                                  {"mbit", 1e6 / 8},
-                                  {"kbit", 1e3 / 8},
-                                  {"gbps", 1e9 / 8},
-                                  {"mbps", 1e6 / 8}},
-                                 1e9 / 8);
+      double bps = parseBandwidth(value);
       if (bps <= 0)
         return specError("--link: bad bandwidth '" + value +
                          "' (e.g. bw=10gbit, bw=100mbit, bw=0.5 for Gbit/s)");
       machine.linkBytesPerSecond = bps;
     } else if (key == "lat") {
-      double seconds =
-          parseQuantity(value, {{"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}}, 1e-6);
+      double seconds = parseLatency(value);
       if (seconds <= 0)
         return specError("--link: bad latency '" + value +
                          "' (e.g. lat=50us, lat=2ms, lat=80 for microseconds)");
@@ -129,4 +139,60 @@ std::string mlir::loom::describe(const MachineModel &machine) {
                        machine.linkLatencySeconds * 1e6,
                        machine.flopsPerSecond / 1e9)
       .str();
+}
+
+llvm::Expected<ClusterSpec>
+mlir::loom::parseClusterSpec(StringRef spec, const MachineModel &base) {
+  ClusterSpec cluster;
+  cluster.intra = cluster.inter = base;
+  if (spec.trim().empty())
+    return specError("--cluster is empty; expected e.g. nodes=2,"
+                     "ranks-per-node=2,intra-bw=10gbit,inter-bw=1gbit");
+  SmallVector<StringRef> items;
+  spec.split(items, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef item : items) {
+    auto [key, value] = item.split('=');
+    key = key.trim();
+    value = value.trim();
+    auto bad = [&](StringRef example) {
+      return specError("--cluster: bad " + key + " '" + value + "' (e.g. " +
+                       key + "=" + example + ")");
+    };
+    int64_t count = 0;
+    if (key == "nodes" || key == "ranks-per-node") {
+      if (value.getAsInteger(10, count) || count < 1 || count > 1 << 20)
+        return bad("2");
+      (key == "nodes" ? cluster.nodes : cluster.ranksPerNode) = count;
+    } else if (key.ends_with("-bw") || key.ends_with("-lat")) {
+      // intra-* or inter-*: the link's bandwidth or latency, as --link's.
+      MachineModel *link = key.starts_with("intra-")   ? &cluster.intra
+                           : key.starts_with("inter-") ? &cluster.inter
+                                                       : nullptr;
+      const bool bw = key.ends_with("-bw");
+      double parsed = bw ? parseBandwidth(value) : parseLatency(value);
+      if (!link || key.size() != (bw ? 8 : 9))
+        return specError("--cluster: unknown key '" + key + "'");
+      if (parsed <= 0)
+        return bad(bw ? "10gbit" : "50us");
+      (bw ? link->linkBytesPerSecond : link->linkLatencySeconds) = parsed;
+    } else if (key == "memory") {
+      cluster.memoryBytes = parseQuantity(value,
+                                          {{"kib", 1024.0},
+                                           {"mib", 1024.0 * 1024},
+                                           {"gib", 1024.0 * 1024 * 1024}},
+                                          1.0);
+      if (cluster.memoryBytes <= 0)
+        return bad("16GiB");
+    } else if (key == "gflops") {
+      double gflops = parseQuantity(value, {}, 1e9);
+      if (gflops <= 0)
+        return bad("50");
+      cluster.intra.flopsPerSecond = cluster.inter.flopsPerSecond = gflops;
+    } else {
+      return specError("--cluster: unknown key '" + key +
+                       "' (known: nodes, ranks-per-node, intra-bw, "
+                       "intra-lat, inter-bw, inter-lat, memory, gflops)");
+    }
+  }
+  return cluster;
 }

@@ -67,6 +67,20 @@ static cl::opt<int64_t>
                 "(one all-reduce per block each way; the artifact then runs on "
                 "exactly T ranks; docs/layouts.md)"),
        cl::init(1), cl::cat(cat));
+static cl::opt<bool> planLayouts(
+    "plan",
+    cl::desc("Rank the layouts of the --model on --cluster's ranks (data x "
+             "tensor parallelism, ZeRO stage, overlap; the spec's batch is "
+             "the global batch) by predicted step time, with each one's "
+             "memory per rank; with -o, compile the best (docs/layouts.md)"),
+    cl::init(false), cl::cat(cat));
+static cl::opt<std::string> cluster(
+    "cluster",
+    cl::desc(
+        "With --plan: the ranks, e.g. nodes=2,ranks-per-node=2,"
+        "intra-bw=10gbit,intra-lat=5us,inter-bw=1gbit,inter-lat=50us,"
+        "memory=512MiB[,gflops=50] (bandwidths and latencies as --link's)"),
+    cl::value_desc("SPEC"), cl::init(""), cl::cat(cat));
 static cl::opt<bool> overlap(
     "overlap",
     cl::desc("With --dp: bucket the gradient all-reduces, run them "
@@ -266,6 +280,8 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.timeLlvmPasses = timeLlvmPasses;
   options.cudaChip = cudaChip;
   options.dumpPassPipeline = dumpPassPipeline;
+  options.plan = planLayouts;
+  options.clusterSpec = cluster;
   // MLIR's option is on by default; loomc leaves the note out unless the
   // option is given (then MLIRContext applies its value).
   if (cl::Option *printOp =
@@ -320,5 +336,18 @@ int main(int argc, char **argv) {
                  << segmentOps << "\n";
     return 1;
   }
-  return mlir::failed(compile(compileOptions(argc, argv))) ? 1 : 0;
+  CompileOptions options = compileOptions(argc, argv);
+  if (!options.plan && !options.clusterSpec.empty()) {
+    llvm::errs() << "loomc: error: --cluster applies to --plan only (the "
+                    "ranks it plans for)\n";
+    return 1;
+  }
+  if (options.plan && options.clusterSpec.empty()) {
+    llvm::errs() << "loomc: error: --plan needs --cluster=SPEC (the ranks to "
+                    "plan for, e.g. nodes=2,ranks-per-node=2)\n";
+    return 1;
+  }
+  if (options.plan)
+    return mlir::failed(plan(options)) ? 1 : 0;
+  return mlir::failed(compile(options)) ? 1 : 0;
 }

@@ -79,6 +79,9 @@ struct CompileOptions {
   std::string co2;      ///< --co2 spec ("": plain data parallelism)
   std::string compress; ///< --compress spec ("": none)
   std::string zo;       ///< --zo spec ("": first-order training)
+  /// --plan: rank the layouts of the --model on --cluster (plan()).
+  bool plan = false;
+  std::string clusterSpec; ///< --cluster spec (MachineSpec.h)
   /// The cost model's inputs: a calibration file (loom-run --calibrate),
   /// then a --link spec over it (loom/Driver/MachineSpec.h).
   std::string calibrationFile, linkSpec;
@@ -127,6 +130,13 @@ std::string withoutCompileTimes(std::string ir);
 /// the requested stage, then print IR or write OUTDIR/{model.so,
 /// manifest.json}. Diagnostics go to stderr (with file:line:col for IR).
 LogicalResult compile(const CompileOptions &options);
+
+/// loomc --plan: compiles every layout of the --model on the --cluster's
+/// ranks (dp x tp, ZeRO stage, overlap) to the train stage, prints them
+/// ranked by predicted step time with their memory per rank (those over
+/// the cluster's memory last, marked), says why the first wins, and with
+/// an output directory compiles it there.
+LogicalResult plan(const CompileOptions &options);
 
 } // namespace mlir::loom::driver
 

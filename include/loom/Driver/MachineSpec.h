@@ -31,6 +31,26 @@ llvm::Error applyLinkSpec(llvm::StringRef spec, MachineModel &machine);
 llvm::Error applyCalibrationFile(llvm::StringRef path, MachineModel &machine,
                                  int64_t &ranks);
 
+/// A cluster the layout planner (loomc --plan) predicts for: `nodes` nodes
+/// of `ranksPerNode` ranks, the links within a node and between nodes (the
+/// compute rate and communication share of both from the same machine),
+/// and the memory of a rank (0: no limit).
+struct ClusterSpec {
+  int64_t nodes = 1, ranksPerNode = 1;
+  MachineModel intra, inter;
+  double memoryBytes = 0;
+  int64_t ranks() const { return nodes * ranksPerNode; }
+};
+
+/// Parses a `--cluster` spec, comma-separated keys in any order:
+///   nodes=N, ranks-per-node=R (default 1 each)
+///   intra-bw=<rate>, intra-lat=<time>, inter-bw=<rate>, inter-lat=<time>
+///     (as --link's bw and lat; defaults from `base`)
+///   memory=<bytes> (16GiB, 512MiB; default no limit)
+///   gflops=<rate> (default `base`'s)
+llvm::Expected<ClusterSpec> parseClusterSpec(llvm::StringRef spec,
+                                             const MachineModel &base);
+
 /// "link 1.00 Gbit/s, latency 50 us, compute 38.0 GFLOP/s", for messages.
 std::string describe(const MachineModel &machine);
 

@@ -1,0 +1,61 @@
+//===- PlanPredict.h - What a layout's training step will cost --*- C++ -*-===//
+//
+// Internal to the driver: loomc --plan's prediction of one layout, read off
+// its train-stage IR. Memory per rank is what loom-run's "memory per rank"
+// line reports (params, gradients, optimizer state), computed the way the
+// runtime computes it; the step time is the cost model's compute plus the
+// collectives on the links their groups span.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_LIB_DRIVER_PLANPREDICT_H
+#define LOOM_LIB_DRIVER_PLANPREDICT_H
+
+#include "loom/Driver/MachineSpec.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+
+namespace mlir::loom::driver {
+
+/// One way to lay the model out on the ranks.
+struct Layout {
+  int64_t dp = 1, tp = 1, zero = 0;
+  bool overlap = false;
+  /// "dp=2 x tp=2", "dp=4 zero=3 overlap".
+  std::string describe() const;
+};
+
+/// Whether the groups of the tp axis (`tpGroup`) or of the dp axis span
+/// more than one node of `cluster` when dp x tp ranks are numbered
+/// row-major (tp groups consecutive ranks) and nodes hold consecutive ranks.
+bool groupSpansNodes(int64_t dp, int64_t tp, const ClusterSpec &cluster,
+                     bool tpGroup);
+
+struct Prediction {
+  Layout layout;
+  double paramBytes = 0, gradBytes = 0, stateBytes = 0;
+  /// The forward pass's values: a bound on what the step keeps for the
+  /// backward pass (the step's temporaries are planned later, at the
+  /// lowered stage; not part of loom-run's "memory per rank").
+  double activationBytes = 0;
+  double computeSeconds = 0, tpSeconds = 0, dpSeconds = 0;
+  double dpExposedSeconds = 0, stepSeconds = 0;
+
+  double totalBytes() const {
+    return paramBytes + gradBytes + stateBytes + activationBytes;
+  }
+  bool fits(const ClusterSpec &cluster) const {
+    return cluster.memoryBytes <= 0 || totalBytes() <= cluster.memoryBytes;
+  }
+  /// Why it is first: its time and where the time goes.
+  std::string reason(const ClusterSpec &cluster) const;
+};
+
+/// The prediction for `module`, `layout` compiled to the train stage.
+Prediction predict(ModuleOp module, const Layout &layout,
+                   const ClusterSpec &cluster);
+
+} // namespace mlir::loom::driver
+
+#endif // LOOM_LIB_DRIVER_PLANPREDICT_H
