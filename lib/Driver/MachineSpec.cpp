@@ -183,6 +183,11 @@ mlir::loom::parseClusterSpec(StringRef spec, const MachineModel &base) {
                                           1.0);
       if (cluster.memoryBytes <= 0)
         return bad("16GiB");
+    } else if (key == "comm-cpu") {
+      double share = -1;
+      if (value.getAsDouble(share) || share < 0 || share > 1)
+        return bad("0.2");
+      cluster.intra.commCpuFraction = cluster.inter.commCpuFraction = share;
     } else if (key == "gflops") {
       double gflops = parseQuantity(value, {}, 1e9);
       if (gflops <= 0)
@@ -191,7 +196,8 @@ mlir::loom::parseClusterSpec(StringRef spec, const MachineModel &base) {
     } else {
       return specError("--cluster: unknown key '" + key +
                        "' (known: nodes, ranks-per-node, intra-bw, "
-                       "intra-lat, inter-bw, inter-lat, memory, gflops)");
+                       "intra-lat, inter-bw, inter-lat, memory, gflops, "
+                       "comm-cpu)");
     }
   }
   return cluster;

@@ -79,7 +79,9 @@ static cl::opt<std::string> cluster(
     cl::desc(
         "With --plan: the ranks, e.g. nodes=2,ranks-per-node=2,"
         "intra-bw=10gbit,intra-lat=5us,inter-bw=1gbit,inter-lat=50us,"
-        "memory=512MiB[,gflops=50] (bandwidths and latencies as --link's)"),
+        "memory=512MiB[,gflops=50,comm-cpu=0.2] (bandwidths and latencies "
+        "as --link's; gflops and comm-cpu as loom-run --calibrate measures "
+        "them)"),
     cl::value_desc("SPEC"), cl::init(""), cl::cat(cat));
 static cl::opt<bool> overlap(
     "overlap",

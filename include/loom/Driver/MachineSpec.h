@@ -48,6 +48,9 @@ struct ClusterSpec {
 ///     (as --link's bw and lat; defaults from `base`)
 ///   memory=<bytes> (16GiB, 512MiB; default no limit)
 ///   gflops=<rate> (default `base`'s)
+///   comm-cpu=<share> (the compute a collective running in the background
+///     takes, 0 to 1; `loom-run --calibrate`'s comm_cpu_fraction; default
+///     `base`'s)
 llvm::Expected<ClusterSpec> parseClusterSpec(llvm::StringRef spec,
                                              const MachineModel &base);
 
