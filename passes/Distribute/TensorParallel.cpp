@@ -122,7 +122,7 @@ std::optional<AttentionBlock> matchAttention(LinearOp qkv) {
   int64_t rank = rankOf(qkv.getResult());
   blk.split = soleUser<SplitOp>(qkv.getResult());
   if (!hasOwnParams(qkv) || !blk.split || blk.split.getNumResults() != 3 ||
-      blk.split.getAxis() != rank - 1)
+      int64_t(blk.split.getAxis()) != rank - 1)
     return std::nullopt;
   SmallVector<Value> parts;
   for (Value part : blk.split.getResults()) {

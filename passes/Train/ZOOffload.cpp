@@ -237,7 +237,6 @@ SmallVector<Value> buildOffloadedForwards(OpBuilder &b,
       cast<RankedTensorType>(ctx.loss.getResultTypes()[0]).getElementType();
   Value step = body->getArgument(0);
   Mover mover(b, loc, ctx, previousStep(b, loc, step), et);
-  LoomBuilder lb{b, loc};
   Uses uses(src);
   Prefetcher prefetch(b, loc, ctx, uses);
   llvm::DenseMap<StringAttr, ParamOp> &byName = prefetch.byName;

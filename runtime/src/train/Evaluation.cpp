@@ -62,8 +62,12 @@ EvalSetup prepareEval(Artifact &artifact, const std::string &spec,
   eval.data = rankDataSource(spec, seed, /*shuffle=*/false, comm, manifest.mesh,
                              manifest.task);
   const int64_t rowsPerPass = eval.data->rowsPerPass();
+  // Ranks that read rows of their own: the data-parallel ones (the ranks
+  // of a tensor-parallel group or a perturbation pair read the same).
+  const int64_t dataRanks =
+      manifest.mesh.dataPosition(comm.rank(), comm.size()).second;
   // A task without batch rows (kind none) reads no data set: no pass.
-  const int64_t rowsPerStep = manifest.task.batch * comm.size();
+  const int64_t rowsPerStep = manifest.task.batch * dataRanks;
   const int64_t perPass =
       rowsPerStep > 0 ? std::max<int64_t>(1, rowsPerPass / rowsPerStep) : 1;
   if (batches == 0) {
@@ -78,13 +82,12 @@ EvalSetup prepareEval(Artifact &artifact, const std::string &spec,
         "--eval-batches %lld: %s holds %lld global batches of %lld rows; "
         "evaluating those %lld",
         static_cast<long long>(batches), spec.c_str(),
-        static_cast<long long>(perPass),
-        static_cast<long long>(manifest.task.batch * comm.size()),
+        static_cast<long long>(perPass), static_cast<long long>(rowsPerStep),
         static_cast<long long>(perPass));
     batches = perPass;
   }
   eval.batches = batches;
-  eval.tokens = manifest.task.tokensPerStep() * comm.size() * batches;
+  eval.tokens = manifest.task.tokensPerStep() * dataRanks * batches;
   return eval;
 }
 

@@ -72,6 +72,13 @@ GradCheckResult runGradCheck(Artifact &artifact,
          "3), and loom-gradcheck runs one rank; check the gradients of the "
          "model compiled without --dp and --zero",
          manifest.source.c_str(), static_cast<long long>(manifest.zero.ranks));
+  for (const TensorSpec &param : manifest.params)
+    if (param.split.enabled())
+      fail("%s: the artifact's param '%s' is one rank's part over %lld "
+           "ranks (tensor parallelism), and loom-gradcheck runs one rank; "
+           "check the gradients of the model compiled without --tp",
+           manifest.source.c_str(), param.name.c_str(),
+           static_cast<long long>(param.split.parts));
   for (const char *name : {"loss", "loss_and_grad"})
     if (!artifact.hasEntry(name))
       fail("artifact %s has no '%s' entry; loom-gradcheck needs both 'loss' "

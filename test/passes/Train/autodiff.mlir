@@ -182,3 +182,45 @@ module @no_vjp_for_reduce_max {
     return %0 : tensor<f32>
   }
 }
+
+// -----
+
+// Tests the gradients of the comm ops of tensor parallelism (Megatron-LM's
+// conventions): a comm.fan_out's input gets the all-reduce sum of its
+// result's gradient, a forward comm.all_reduce sum's input its result's
+// gradient unchanged.
+// CHECK-LABEL: module @tensor_parallel_gradients
+// CHECK: func.func @loss_and_grad
+// CHECK: comm.fan_out %{{.+}} over @world ["tp"] : tensor<4xf32>
+// CHECK: comm.all_reduce %{{.+}} over @world ["tp"] sum : tensor<4xf32>
+// CHECK-NOT: comm.
+// CHECK: %[[G:.+]] = comm.all_reduce %{{.+}} over @world ["tp"] sum : tensor<4xf32>
+// CHECK-NEXT: return %{{.+}}, %[[G]]
+module @tensor_parallel_gradients {
+  comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+  loom.param @w : tensor<4xf32> init ones
+  func.func @loss() -> tensor<f32> {
+    %w = loom.get_param @w : tensor<4xf32>
+    %f = comm.fan_out %w over @world ["tp"] : tensor<4xf32>
+    %sq = loom.mul %f, %f : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    %s = comm.all_reduce %sq over @world ["tp"] sum : tensor<4xf32>
+    %l = loom.sum %s axes = [0] : tensor<4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests that a mean all-reduce before autodiff is refused: its gradient
+// has no convention here.
+module @mean_all_reduce {
+  comm.mesh @world shape = [2] axes = ["dp"]
+  loom.param @w : tensor<4xf32> init ones
+  func.func @loss() -> tensor<f32> {
+    %w = loom.get_param @w : tensor<4xf32>
+    // expected-error@+1 {{cannot differentiate 'comm.all_reduce' here: before autodiff only comm.all_gather, comm.fan_out and comm.all_reduce sum are differentiated}}
+    %s = comm.all_reduce %w over @world ["dp"] mean : tensor<4xf32>
+    %l = loom.sum %s axes = [0] : tensor<4xf32> -> tensor<f32>
+    return %l : tensor<f32>
+  }
+}

@@ -35,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace loom::rt {
@@ -118,6 +119,9 @@ struct ArtifactOptions {
 
 /// Where an artifact tensor lies in the checkpoint tensor of its name.
 struct SliceOf {
+  SliceOf(Shape wholeShape = {}, int64_t first = 0)
+      : wholeShape(std::move(wholeShape)), first(first) {}
+
   /// The checkpoint tensor's shape (Manifest::wholeShape): a sharded
   /// param's full_shape, a sharded state tensor's param's whole shape.
   Shape wholeShape;
