@@ -163,6 +163,20 @@ mlir::loom::parseClusterSpec(StringRef spec, const MachineModel &base) {
       if (value.getAsInteger(10, count) || count < 1 || count > 1 << 20)
         return bad("2");
       (key == "nodes" ? cluster.nodes : cluster.ranksPerNode) = count;
+    } else if (key == "intra-calibration" || key == "inter-calibration") {
+      // A `loom-run --calibrate` file measured on that level's ranks: its
+      // link, and the compute rate and communication share of the ranks.
+      MachineModel &link =
+          key == "intra-calibration" ? cluster.intra : cluster.inter;
+      int64_t ranks = 1;
+      if (llvm::Error err = applyCalibrationFile(value, link, ranks))
+        return specError("--cluster: " + llvm::toString(std::move(err)));
+      if (ranks < 2)
+        return specError("--cluster: " + key + " '" + value +
+                         "' was measured on one rank, so it has no link; "
+                         "calibrate on two ranks of that level");
+      cluster.intra.flopsPerSecond = cluster.inter.flopsPerSecond =
+          link.flopsPerSecond;
     } else if (key.ends_with("-bw") || key.ends_with("-lat")) {
       // intra-* or inter-*: the link's bandwidth or latency, as --link's.
       MachineModel *link = key.starts_with("intra-")   ? &cluster.intra
@@ -196,8 +210,8 @@ mlir::loom::parseClusterSpec(StringRef spec, const MachineModel &base) {
     } else {
       return specError("--cluster: unknown key '" + key +
                        "' (known: nodes, ranks-per-node, intra-bw, "
-                       "intra-lat, inter-bw, inter-lat, memory, gflops, "
-                       "comm-cpu)");
+                       "intra-lat, inter-bw, inter-lat, intra-calibration, "
+                       "inter-calibration, memory, gflops, comm-cpu)");
     }
   }
   return cluster;

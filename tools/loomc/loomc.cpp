@@ -81,7 +81,9 @@ static cl::opt<std::string> cluster(
         "intra-bw=10gbit,intra-lat=5us,inter-bw=1gbit,inter-lat=50us,"
         "memory=512MiB[,gflops=50,comm-cpu=0.2] (bandwidths and latencies "
         "as --link's; gflops and comm-cpu as loom-run --calibrate measures "
-        "them)"),
+        "them), or a level's link measured: intra-calibration=FILE, "
+        "inter-calibration=FILE (loom-run --calibrate on two ranks of a "
+        "node, of two nodes)"),
     cl::value_desc("SPEC"), cl::init(""), cl::cat(cat));
 static cl::opt<bool> overlap(
     "overlap",

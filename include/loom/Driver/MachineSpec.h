@@ -46,6 +46,10 @@ struct ClusterSpec {
 ///   nodes=N, ranks-per-node=R (default 1 each)
 ///   intra-bw=<rate>, intra-lat=<time>, inter-bw=<rate>, inter-lat=<time>
 ///     (as --link's bw and lat; defaults from `base`)
+///   intra-calibration=FILE, inter-calibration=FILE (a `loom-run --calibrate`
+///     file measured on two ranks of one node, or of two nodes: the link,
+///     the compute rate and the communication share; keys after it
+///     override it)
 ///   memory=<bytes> (16GiB, 512MiB; default no limit)
 ///   gflops=<rate> (default `base`'s)
 ///   comm-cpu=<share> (the compute a collective running in the background
