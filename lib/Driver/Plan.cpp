@@ -152,6 +152,35 @@ void printTable(llvm::raw_ostream &os, ArrayRef<Prediction> ranked,
      << " MiB for the first)\n";
 }
 
+/// Every layout of the model on `cluster` compiled and predicted, fastest
+/// first among those that fit, then those that do not; `skipped` gets the
+/// layouts the model does not allow.
+FailureOr<std::vector<Prediction>>
+rankLayouts(const CompileOptions &options, const ModelSpec &spec,
+            const ClusterSpec &cluster, std::vector<std::string> &skipped) {
+  const bool gpt = spec.kind == ModelSpec::Kind::Gpt;
+  const int64_t batch = gpt ? spec.gpt.batch : spec.mlp.batch;
+  const int64_t units = gpt ? spec.gpt.heads : spec.mlp.hidden;
+  std::vector<Prediction> predictions;
+  for (const Layout &layout :
+       enumerateLayouts(cluster.ranks(), units, batch, skipped)) {
+    FailureOr<Prediction> p =
+        predictLayout(layoutOptions(options, spec.text, batch, layout, cluster),
+                      cluster, layout);
+    if (failed(p))
+      return Compilation(options).error("could not compile layout " +
+                                        layout.describe());
+    predictions.push_back(*p);
+  }
+  std::stable_sort(predictions.begin(), predictions.end(),
+                   [&](const Prediction &a, const Prediction &b) {
+                     if (a.fits(cluster) != b.fits(cluster))
+                       return a.fits(cluster);
+                     return a.stepSeconds < b.stepSeconds;
+                   });
+  return predictions;
+}
+
 } // namespace
 
 LogicalResult mlir::loom::driver::plan(const CompileOptions &options) {
@@ -170,33 +199,19 @@ LogicalResult mlir::loom::driver::plan(const CompileOptions &options) {
   auto cluster = parseClusterSpec(options.clusterSpec, base);
   if (!cluster)
     return check.error(llvm::toString(cluster.takeError()));
-  const bool gpt = spec->kind == ModelSpec::Kind::Gpt;
-  const int64_t batch = gpt ? spec->gpt.batch : spec->mlp.batch;
-  const int64_t units = gpt ? spec->gpt.heads : spec->mlp.hidden;
-
+  const int64_t batch =
+      spec->kind == ModelSpec::Kind::Gpt ? spec->gpt.batch : spec->mlp.batch;
   registerPassesOnce();
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> skipped;
-  std::vector<Prediction> predictions;
-  for (const Layout &layout :
-       enumerateLayouts(cluster->ranks(), units, batch, skipped)) {
-    FailureOr<Prediction> p = predictLayout(
-        layoutOptions(options, spec->text, batch, layout, *cluster), *cluster,
-        layout);
-    if (failed(p))
-      return check.error("could not compile layout " + layout.describe());
-    predictions.push_back(*p);
-  }
+  FailureOr<std::vector<Prediction>> ranked =
+      rankLayouts(options, *spec, *cluster, skipped);
+  if (failed(ranked))
+    return failure();
+  std::vector<Prediction> &predictions = *ranked;
   if (predictions.empty())
     return check.error("no layout of " + llvm::Twine(cluster->ranks()) +
                        " ranks fits this model: " + llvm::join(skipped, "; "));
-  // Fastest first among those that fit, then those that do not.
-  std::stable_sort(predictions.begin(), predictions.end(),
-                   [&](const Prediction &a, const Prediction &b) {
-                     if (a.fits(*cluster) != b.fits(*cluster))
-                       return a.fits(*cluster);
-                     return a.stepSeconds < b.stepSeconds;
-                   });
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();

@@ -28,24 +28,20 @@ namespace {
 
 constexpr StringLiteral kAxis = "tp";
 
+/// How many get_param ops read each parameter, counted once per module.
+using ReadCounts = llvm::DenseMap<Attribute, int>;
+
 /// Whether `v` is the only read of a parameter, used once: a weight read by
 /// anything else too (a tied embedding) stays whole.
-bool isOwnParam(Value v) {
+bool isOwnParam(Value v, const ReadCounts &reads) {
   auto get = v ? v.getDefiningOp<GetParamOp>() : GetParamOp();
-  if (!get || !v.hasOneUse())
-    return false;
-  auto module = get->getParentOfType<ModuleOp>();
-  int reads = 0;
-  module.walk([&](GetParamOp other) {
-    reads += other.getParamAttr() == get.getParamAttr();
-  });
-  return reads == 1;
+  return get && v.hasOneUse() && reads.lookup(get.getParamAttr()) == 1;
 }
 
 /// Whether the weight and bias of `linear` may be split.
-bool hasOwnParams(LinearOp linear) {
-  return isOwnParam(linear.getWeight()) &&
-         (!linear.getBias() || isOwnParam(linear.getBias()));
+bool hasOwnParams(LinearOp linear, const ReadCounts &reads) {
+  return isOwnParam(linear.getWeight(), reads) &&
+         (!linear.getBias() || isOwnParam(linear.getBias(), reads));
 }
 
 template <typename OpTy>
@@ -116,12 +112,14 @@ matchToHeads(Value part, SmallVectorImpl<Operation *> &ops) {
   return std::make_pair(transpose, dim);
 }
 
-std::optional<AttentionBlock> matchAttention(LinearOp qkv) {
+std::optional<AttentionBlock> matchAttention(LinearOp qkv,
+                                             const ReadCounts &reads) {
   AttentionBlock blk{};
   blk.qkv = qkv;
   int64_t rank = rankOf(qkv.getResult());
   blk.split = soleUser<SplitOp>(qkv.getResult());
-  if (!hasOwnParams(qkv) || !blk.split || blk.split.getNumResults() != 3 ||
+  if (!hasOwnParams(qkv, reads) || !blk.split ||
+      blk.split.getNumResults() != 3 ||
       int64_t(blk.split.getAxis()) != rank - 1)
     return std::nullopt;
   SmallVector<Value> parts;
@@ -153,19 +151,20 @@ std::optional<AttentionBlock> matchAttention(LinearOp qkv) {
     return std::nullopt;
   blk.proj = soleUser<LinearOp>(blk.merge.getResult());
   if (!blk.proj || blk.proj.getInput() != blk.merge.getResult() ||
-      !hasOwnParams(blk.proj))
+      !hasOwnParams(blk.proj, reads))
     return std::nullopt;
   return blk;
 }
 
-std::optional<MlpBlock> matchMlp(LinearOp up) {
-  if (!hasOwnParams(up) || !up.getResult().hasOneUse())
+std::optional<MlpBlock> matchMlp(LinearOp up, const ReadCounts &reads) {
+  if (!hasOwnParams(up, reads) || !up.getResult().hasOneUse())
     return std::nullopt;
   Operation *act = *up.getResult().user_begin();
   if (!isa<GeluOp, ReluOp, TanhOp>(act) || act->getNumOperands() != 1)
     return std::nullopt;
   auto down = soleUser<LinearOp>(act->getResult(0));
-  if (!down || down.getInput() != act->getResult(0) || !hasOwnParams(down))
+  if (!down || down.getInput() != act->getResult(0) ||
+      !hasOwnParams(down, reads))
     return std::nullopt;
   return MlpBlock{up, act, down};
 }
@@ -282,13 +281,15 @@ void TensorParallelPass::runOnOperation() {
   SmallVector<AttentionBlock> attentions;
   SmallVector<MlpBlock> mlps;
   llvm::DenseSet<Operation *> taken;
+  ReadCounts reads;
+  module.walk([&](GetParamOp get) { ++reads[get.getParamAttr()]; });
   module.walk([&](LinearOp linear) {
     if (taken.contains(linear))
       return;
-    if (auto blk = matchAttention(linear)) {
+    if (auto blk = matchAttention(linear, reads)) {
       taken.insert(blk->proj);
       attentions.push_back(*blk);
-    } else if (auto blk = matchMlp(linear)) {
+    } else if (auto blk = matchMlp(linear, reads)) {
       taken.insert(blk->down);
       mlps.push_back(*blk);
     }
