@@ -67,6 +67,11 @@ static OwningOpRef<ModuleOp> buildFromSpec(const Compilation &c,
              " ranks; use a --tp that divides " + (gpt ? "heads" : "hidden"));
     return {};
   }
+  // A pipelined model is built for one micro-batch: its step runs
+  // --micro-batches of them (Validate.cpp checks that they divide it).
+  int64_t &batch = gpt ? spec->gpt.batch : spec->mlp.batch;
+  if (c.options.pp > 1)
+    batch /= c.options.microBatches;
   Type et = c.options.dtype == "f64" ? Type(Float64Type::get(ctx))
                                      : Type(Float32Type::get(ctx));
   return buildModel(ctx, *spec, et);
@@ -98,10 +103,15 @@ static OwningOpRef<ModuleOp> parseInputFile(const Compilation &c,
 /// The flags that configure the train stage: an input that is already a
 /// training step was made with its own, and they cannot change it now.
 static constexpr const char *kTrainFlags[] = {
-    "optimizer",  "warmup-steps", "decay-steps", "min-lr",
-    "clip-norm",  "dp",           "tp",          "overlap",
-    "bucket-mib", "co2",          "calibration", "link",
-    "zero",       "zo",           "compress",    "partition-sequences"};
+    "optimizer",   "warmup-steps",
+    "decay-steps", "min-lr",
+    "clip-norm",   "dp",
+    "tp",          "overlap",
+    "pp",          "micro-batches",
+    "bucket-mib",  "co2",
+    "calibration", "link",
+    "zero",        "zo",
+    "compress",    "partition-sequences"};
 
 /// Takes the element type of a file's model from its IR (--dtype, which
 /// chooses it for a --model, may only agree), and refuses train flags for a

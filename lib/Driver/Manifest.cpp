@@ -3,6 +3,7 @@
 
 #include "dialects/Comm/IR/CommOps.h"
 #include "dialects/Loom/IR/LoomOps.h"
+#include "passes/Distribute/Pipeline.h"
 
 #include "loom/Driver/Specs.h"
 #include "loom/Version.h"
@@ -103,6 +104,8 @@ static json::Array paramsJson(ModuleOp train) {
           json::Object{{key::tensor_split::dim, split.getDim()},
                        {key::tensor_split::blocks, split.getBlocks()},
                        {key::tensor_split::axis, split.getAxis().str()}};
+    if (auto stages = p->getAttrOfType<DenseI64ArrayAttr>(kPipelineStagesAttr))
+      o[key::tensor::pipeline_stages] = json::Array(stages.asArrayRef());
     params.push_back(std::move(o));
   }
   return params;
@@ -110,7 +113,10 @@ static json::Array paramsJson(ModuleOp train) {
 
 static json::Array inputsJson(ModuleOp train) {
   json::Array inputs;
-  if (auto loss = train.lookupSymbol<func::FuncOp>("loss"))
+  auto loss = train.lookupSymbol<func::FuncOp>("loss");
+  if (!loss) // a pipelined step's: every stage takes the same inputs
+    loss = train.lookupSymbol<func::FuncOp>("loss_pp0");
+  if (loss)
     for (auto [i, t] : llvm::enumerate(loss.getArgumentTypes())) {
       auto name = loss.getArgAttrOfType<StringAttr>(i, kInputAttr);
       inputs.push_back(tensorJson(name ? name.getValue()
@@ -243,6 +249,11 @@ LogicalResult ManifestBuilder::addModel(ModuleOp train,
     addScalars(opt, optimizer);
     manifest[key::root::optimizer] = std::move(optimizer);
   }
+  if (auto pipeline = train->getAttrOfType<DictionaryAttr>(kPipelineAttr)) {
+    json::Object o{{key::pipeline::axis, kPipelineAxis.str()}};
+    addScalars(pipeline, o);
+    manifest[key::root::pipeline] = std::move(o);
+  }
   if (auto co2 = train->getAttrOfType<CO2Attr>(kCO2Attr))
     manifest[key::root::co2] = co2Json(co2);
   if (auto zero = train->getAttrOfType<ZeroAttr>(kZeroAttr)) {
@@ -272,8 +283,8 @@ LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
   json::Object entries;
   json::Array state;
   llvm::StringSet<> seenState, paramNames;
-  // The tensor_split of each split param, which its state shares.
-  llvm::StringMap<json::Value> splits;
+  // The tensor_split and stages of each param, which its state shares.
+  llvm::StringMap<json::Value> splits, stages;
   if (const json::Array *params = manifest.getArray(key::root::params))
     for (const json::Value &p : *params)
       if (auto name = p.getAsObject()->getString(key::tensor::name)) {
@@ -281,6 +292,9 @@ LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
         if (const json::Value *split =
                 p.getAsObject()->get(key::tensor::tensor_split))
           splits.try_emplace(*name, *split);
+        if (const json::Value *held =
+                p.getAsObject()->get(key::tensor::pipeline_stages))
+          stages.try_emplace(*name, *held);
       }
   for (auto fn : lowered.getOps<func::FuncOp>()) {
     auto entry = fn->getAttrOfType<StringAttr>(kEntryAttr);
@@ -310,6 +324,8 @@ LogicalResult ManifestBuilder::addEntries(ModuleOp lowered) {
           s[key::tensor::sharded] = true;
         if (auto split = splits.find(owner); split != splits.end())
           s[key::tensor::tensor_split] = split->second;
+        if (auto held = stages.find(owner); held != stages.end())
+          s[key::tensor::pipeline_stages] = held->second;
       }
       s[key::tensor::init] = initJson("zeros", 0.0);
       state.push_back(std::move(s));

@@ -55,6 +55,8 @@ static TrainOptions trainOptions(const Compilation &c) {
   train.optimizer = c.optimizer;
   train.dp = options.dp;
   train.tp = options.tp;
+  train.pp = options.pp;
+  train.microBatches = options.microBatches;
   train.overlap = options.overlap;
   train.zero = options.zero;
   train.partitionSequences = options.partitionSequences;

@@ -9,6 +9,7 @@
 #include "Compilation.h"
 
 #include "loom/Driver/MachineSpec.h"
+#include "loom/Driver/Specs.h"
 #include "loom/runtime/abi.h"
 
 #include "llvm/MC/MCSubtargetInfo.h"
@@ -186,6 +187,57 @@ static LogicalResult checkTensorParallel(const Compilation &c) {
   return refuseGiven(c, kNotYet, "--tp and --", "do not combine yet");
 }
 
+static LogicalResult checkPipelineParallel(const Compilation &c) {
+  const CompileOptions &options = c.options;
+  if (options.pp < 1 || options.pp > LOOM_MAX_RANKS)
+    return c.error("--pp must be between 1 and " + llvm::Twine(LOOM_MAX_RANKS) +
+                   " (the runtime's limit on ranks), got " +
+                   llvm::Twine(options.pp));
+  if (options.microBatches < 1)
+    return c.error("--micro-batches must be at least 1, got " +
+                   llvm::Twine(options.microBatches));
+  if (options.pp == 1) {
+    if (c.given("micro-batches"))
+      return c.error("--micro-batches applies to --pp only (the micro-batches "
+                     "a pipelined step runs)");
+    return success();
+  }
+  if (options.dp * options.tp * options.pp > LOOM_MAX_RANKS)
+    return c.error("--dp x --tp x --pp must be at most " +
+                   llvm::Twine(LOOM_MAX_RANKS) +
+                   " (the runtime's limit on ranks), got " +
+                   llvm::Twine(options.dp * options.tp * options.pp));
+  if (!options.modelSpec.empty()) {
+    auto spec = parseModelSpec(options.modelSpec);
+    if (spec) {
+      int64_t batch = spec->kind == ModelSpec::Kind::Gpt ? spec->gpt.batch
+                                                         : spec->mlp.batch;
+      int64_t layers = spec->kind == ModelSpec::Kind::Gpt ? spec->gpt.layers
+                                                          : spec->mlp.layers;
+      if (options.pp > layers)
+        return c.error("--pp=" + llvm::Twine(options.pp) +
+                       " is more pipeline stages than the --model's " +
+                       llvm::Twine(layers) +
+                       " layers; use at most one stage per layer");
+      if (batch % options.microBatches)
+        return c.error("--micro-batches=" + llvm::Twine(options.microBatches) +
+                       " does not divide the --model's batch of " +
+                       llvm::Twine(batch) +
+                       " (the step's batch, cut into equal micro-batches)");
+    } else {
+      llvm::consumeError(spec.takeError());
+    }
+  }
+  // Each combination needs its own tests first.
+  static constexpr std::pair<const char *, const char *> kNotYet[] = {
+      {"zo", "its forward-only steps have no backward pass to pipeline"},
+      {"co2", "not tested together yet"},
+      {"zero", "not tested together yet"},
+      {"compress", "not tested together yet"},
+      {"partition-sequences", "not tested together yet"}};
+  return refuseGiven(c, kNotYet, "--pp and --", "do not combine yet");
+}
+
 /// Data parallelism, what to print, the element types, the model and the
 /// output.
 static LogicalResult checkModelFlags(const Compilation &c) {
@@ -205,7 +257,7 @@ static LogicalResult checkModelFlags(const Compilation &c) {
   if (options.zero > 0 && options.dp < 2)
     return c.error("--zero needs --dp=N with N > 1: it shards the "
                    "optimizer state over the data-parallel ranks");
-  if (failed(checkTensorParallel(c)))
+  if (failed(checkTensorParallel(c)) || failed(checkPipelineParallel(c)))
     return failure();
   if (options.partitionSequences) {
     // Each combination needs its own tests first.

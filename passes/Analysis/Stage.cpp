@@ -75,8 +75,10 @@ static bool usesTensors(Operation *op) {
 }
 
 bool mlir::loom::isTrainingStep(ModuleOp module) {
+  // A pipelined step's functions carry their stage's suffix (_pp0, ...).
   return module.lookupSymbol("loss_and_grad") ||
-         module.lookupSymbol("train_step");
+         module.lookupSymbol("train_step") ||
+         module.lookupSymbol("train_step_pp0");
 }
 
 StageEvidence mlir::loom::detectStage(ModuleOp module) {

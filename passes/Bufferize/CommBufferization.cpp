@@ -307,6 +307,64 @@ struct TransferStartModel
   }
 };
 
+/// comm.send reads its operand: `loom_rt_send(group, buf, count, dtype,
+/// peer)`, which copies it before returning.
+struct SendModel
+    : public BufferizableOpInterface::ExternalModel<SendModel, comm::SendOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return false;
+  }
+  AliasingValueList getAliasingValues(Operation *, OpOperand &,
+                                      const AnalysisState &) const {
+    return {};
+  }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto send = cast<comm::SendOp>(op);
+    FailureOr<Value> buffer =
+        denseBuffer(rewriter, op, send.getInput(), options, state);
+    if (failed(buffer))
+      return failure();
+    auto type = send.getInput().getType();
+    if (failed(callRuntime(
+            rewriter, op, "loom_rt_send", {*buffer}, type.getNumElements(),
+            {runtimeDType(type.getElementType()), int32_t(send.getPeer())})))
+      return failure();
+    rewriter.eraseOp(op);
+    return success();
+  }
+};
+
+/// comm.recv writes a new buffer: `loom_rt_recv(group, buf, count, dtype,
+/// peer)`.
+struct RecvModel
+    : public BufferizableOpInterface::ExternalModel<RecvModel, comm::RecvOp> {
+  bool bufferizesToAllocation(Operation *, Value) const { return true; }
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto recv = cast<comm::RecvOp>(op);
+    auto type = recv.getType();
+    FailureOr<Value> out = options.createAlloc(
+        rewriter, op->getLoc(),
+        MemRefType::get(type.getShape(), type.getElementType()), {});
+    if (failed(out))
+      return failure();
+    if (failed(callRuntime(
+            rewriter, op, "loom_rt_recv", {*out}, type.getNumElements(),
+            {runtimeDType(type.getElementType()), int32_t(recv.getPeer())})))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, *out);
+    return success();
+  }
+};
+
 } // namespace
 
 void mlir::loom::registerCommBufferizationModels(DialectRegistry &registry) {
@@ -324,6 +382,8 @@ void mlir::loom::registerCommBufferizationModels(DialectRegistry &registry) {
         InPlaceCollectiveModel<comm::BroadcastStartOp>>(*ctx);
     comm::WaitOp::attachInterface<WaitModel>(*ctx);
     comm::TransferStartOp::attachInterface<TransferStartModel>(*ctx);
+    comm::SendOp::attachInterface<SendModel>(*ctx);
+    comm::RecvOp::attachInterface<RecvModel>(*ctx);
     comm::ReduceScatterOp::attachInterface<
         ResizingCollectiveModel<comm::ReduceScatterOp>>(*ctx);
     comm::AllGatherOp::attachInterface<

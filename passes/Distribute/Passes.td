@@ -79,6 +79,81 @@ def TensorParallelPass : Pass<"loom-tensor-parallel", "mlir::ModuleOp"> {
   ];
 }
 
+def PipelineSplitPass : Pass<"loom-pipeline-split", "mlir::ModuleOp"> {
+  let summary = "Pipeline parallelism, first step: the model cut into "
+                "balanced stages, one nested module per stage.";
+  let description = [{
+    Runs on the model before `--loom-autodiff`. The ops of `@loss` are cut
+    where a single value (the activation, e.g. a transformer's residual
+    stream between two blocks) is all that flows from the ops before to
+    the ops after; of those places, the `stages - 1` that make the costliest
+    stage cheapest (the cost model's FLOPs, `passes/Analysis/CostModel.h`)
+    are chosen. Each stage becomes a nested `builtin.module @pp<s>` holding
+    the parameters it reads and a `@loss` of its ops: it receives the
+    activation from the stage before (`comm.recv ... peer = -1`), sends its
+    own to the stage after (`comm.send ... peer = 1`), and all but the last
+    return a zero loss. A parameter read by two stages (a tied embedding) is
+    declared in both. The model's batch is one micro-batch
+    (`--loom-pipeline-schedule` runs `micro-batches` of them per step).
+
+    Declares `comm.mesh @<mesh> shape = [dp, stages(, tp)] axes = ["dp",
+    "pp"(, "tp")]` in each stage (a tp axis from `--loom-tensor-parallel`
+    stays innermost). Fewer places to cut than `stages - 1` is an error.
+    `--loom-pipeline-merge` puts the stages' training steps back into one
+    module.
+  }];
+  let dependentDialects = ["::mlir::loom::comm::CommDialect"];
+  let options = [
+    Option<"stages", "stages", "int64_t", /*default=*/"2",
+           "Pipeline stages (the mesh's pp axis).">,
+    Option<"microBatches", "micro-batches", "int64_t", /*default=*/"1",
+           "Micro-batches per step (recorded for --loom-pipeline-schedule).">,
+    Option<"dp", "dp", "int64_t", /*default=*/"1",
+           "Data-parallel ranks (the mesh's dp axis).">,
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"world\"",
+           "Name of the mesh symbol.">,
+  ];
+}
+
+def PipelineSchedulePass : Pass<"loom-pipeline-schedule", "mlir::ModuleOp"> {
+  let summary = "Pipeline parallelism, second step: one stage's micro-batches "
+                "in the 1F1B order.";
+  let description = [{
+    Runs, after `--loom-autodiff`, on each stage module of
+    `--loom-pipeline-split` (modules without `loom.pipeline_stage` are left
+    alone). `@loss_and_grad` then holds one micro-batch's forward ops
+    followed by its backward ops; this pass makes it (and `@loss`) take the
+    step's whole batch, `micro_batches` times the model's, cut into
+    micro-batches along dimension 0, and run them in the one-forward-
+    one-backward order of PipeDream-Flush / Megatron-LM: stage s of P runs
+    `min(P - 1 - s, M)` forwards, then alternates one forward and one
+    backward, then runs the backwards left. The schedule is fixed here, the
+    same table on every rank of a stage, and its transfers pair up between
+    neighbouring stages (sends never wait, docs/layouts.md). The
+    micro-batches' losses and gradients are summed in micro-batch order and
+    divided by M; the loss is summed over the stages (the last one's; the
+    others contribute 0) so that every rank reports it, and the gradient of
+    a parameter two stages read is exchanged between them and summed in the
+    order one rank's backward pass sums it.
+  }];
+  let dependentDialects = ["::mlir::loom::comm::CommDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
+def PipelineMergePass : Pass<"loom-pipeline-merge", "mlir::ModuleOp"> {
+  let summary = "Pipeline parallelism, last step: the stages' entry points "
+                "in one module.";
+  let description = [{
+    Moves the contents of `--loom-pipeline-split`'s stage modules into the
+    module that holds them: each function `@<name>` of stage s becomes
+    `@<name>_pp<s>`, the entry point `<name>.pp<s>` (the runtime calls the
+    ones of its stage, docs/artifact.md),
+    a parameter declared by several stages is declared once with
+    `pipeline_stages = [...]` (one stage's: `[s]`), and the module gets
+    `loom.pipeline = {stages, micro_batches}`.
+  }];
+}
+
 def PartitionSequencesPass : Pass<"loom-partition-sequences", "mlir::ModuleOp"> {
   let summary = "Attention over documents placed on the ranks by a per-step "
                 "planner: each rank's queries against the keys of all ranks.";

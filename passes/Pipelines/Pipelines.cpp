@@ -32,6 +32,8 @@ TrainOptions TrainPipelineOptions::bind() const {
 #include "passes/Analysis/MachineOptions.def"
   o.dp = dp;
   o.tp = tp;
+  o.pp = pp;
+  o.microBatches = microBatches;
   o.overlap = overlap;
   o.zero = zero;
   o.partitionSequences = partitionSequences;
@@ -54,6 +56,8 @@ TrainOptions TrainPipelineOptions::bind() const {
   }
   return o;
 }
+
+static void buildStepPasses(OpPassManager &pm, const TrainOptions &o);
 
 void mlir::loom::buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
   addUpstream(pm, "inline,canonicalize,cse");
@@ -78,7 +82,29 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
     partition.ranks = o.dp;
     pm.addPass(createPartitionSequencesPass(partition));
   }
+  if (o.pp != 1) {
+    // Each stage a module of its own, trained as a model is; the stages'
+    // steps merged into one module at the end.
+    PipelineSplitPassOptions split;
+    split.stages = o.pp;
+    split.microBatches = o.microBatches;
+    split.dp = o.dp;
+    pm.addPass(createPipelineSplitPass(split));
+    OpPassManager &stage = pm.nest<ModuleOp>();
+    stage.addPass(createAutodiffPass());
+    stage.addPass(createPipelineSchedulePass());
+    buildStepPasses(stage, o);
+    pm.addPass(createPipelineMergePass());
+    addUpstream(pm, "canonicalize,cse");
+    return;
+  }
   pm.addPass(createAutodiffPass());
+  buildStepPasses(pm, o);
+}
+
+/// From the gradients to the training step: averaging, the optimizer,
+/// sharding, overlap.
+static void buildStepPasses(OpPassManager &pm, const TrainOptions &o) {
   // Bad option values are the passes' to diagnose (an error at the module,
   // not a crash of the tool): dp < 1 reaches --loom-data-parallel, co2
   // without it or with overlap reaches --loom-co2.

@@ -12,6 +12,37 @@ namespace mlir::loom {
 
 namespace {
 
+/// The stage `module` is of a pipelined model (--loom-pipeline-split), if
+/// it is one.
+std::optional<int64_t> pipelineStage(ModuleOp module) {
+  auto dict = module->getAttrOfType<DictionaryAttr>(kPipelineStageAttr);
+  auto stage = dict ? dict.getAs<IntegerAttr>("stage") : IntegerAttr();
+  return stage ? std::optional<int64_t>(stage.getInt()) : std::nullopt;
+}
+
+/// Whether `param`'s gradient counts towards the global norm here: a
+/// parameter two pipeline stages hold (a tied embedding) counts on the
+/// first.
+bool countedHere(ModuleOp module, ParamOp param) {
+  std::optional<int64_t> stage = pipelineStage(module);
+  auto held = param->getAttrOfType<DenseI64ArrayAttr>(kPipelineStagesAttr);
+  return !stage || !held || held.empty() || held[0] == *stage;
+}
+
+/// A pipeline stage's sum of squares, summed over the stages.
+/// Every stage takes part, with 0 if it counts no gradient.
+Value sumOverStages(ModuleOp module, OpBuilder &b, Location loc, Value sq,
+                    Type et) {
+  if (!pipelineStage(module))
+    return sq;
+  if (!sq)
+    sq = LoomBuilder{b, loc}.scalar(et, 0.0);
+  auto mesh = *module.getOps<comm::MeshOp>().begin();
+  return comm::AllReduceOp::create(b, loc, sq.getType(), sq, mesh.getSymName(),
+                                   b.getStrArrayAttr({kPipelineAxis}),
+                                   comm::ReduceKind::sum);
+}
+
 struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
   // The options, one per line of OptimizerOptions.def.
 #define LOOM_OPTION(TYPE, NAME, FLAG, DEFAULT, HELP)                           \
@@ -104,6 +135,8 @@ struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
       SmallVector<int64_t> all(t.getRank());
       std::iota(all.begin(), all.end(), 0);
       Value s = lb.sum(lb.mul(g, g), all, /*keepdim=*/false);
+      if (!countedHere(module, param))
+        continue;
       auto own = param->getAttrOfType<TensorSplitAttr>(kTensorSplitAttr);
       Value &total = own ? splitSq : sq;
       total = total ? lb.add(total, s) : s;
@@ -116,6 +149,7 @@ struct AddOptimizerPass : impl::AddOptimizerPassBase<AddOptimizerPass> {
           comm::ReduceKind::sum);
       sq = sq ? lb.add(sq, splitSq) : splitSq;
     }
+    sq = sumOverStages(module, b, loc, sq, et);
     Value norm = SqrtOp::create(b, loc, sq);
     if (clipNorm > 0) {
       Value coef =

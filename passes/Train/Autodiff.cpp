@@ -44,8 +44,36 @@ FailureOr<Value> commGradient(OpBuilder &b, Operation *op, Value g) {
     return g;
   return op->emitError("cannot differentiate '")
          << op->getName()
-         << "' here: before autodiff only comm.all_gather, comm.fan_out "
-            "and comm.all_reduce sum are differentiated";
+         << "' here: before autodiff only comm.all_gather, comm.fan_out, "
+            "comm.all_reduce sum, comm.send and comm.recv are differentiated";
+}
+
+/// The gradients of a pipeline transfer go the other way (GPipe's backward
+/// pass): a `comm.send`'s operand receives its gradient from the peer it sent
+/// to, and a `comm.recv` sends its result's gradient (zeros when nothing used
+/// it) back to the peer it came from. The reverse walk issues them in the
+/// reverse order of the forward transfers, as the peer's does.
+template <typename Accumulate>
+LogicalResult
+transferGradient(OpBuilder &b, Operation *op, ArrayRef<Value> resultGrads,
+                 llvm::DenseMap<Value, Value> &grads, Accumulate accumulate) {
+  LoomBuilder lb{b, op->getLoc()};
+  if (auto send = dyn_cast<comm::SendOp>(op)) {
+    if (!isDifferentiable(send.getInput()))
+      return success();
+    Value g = comm::RecvOp::create(b, op->getLoc(), send.getInput().getType(),
+                                   send.getMeshAttr(), send.getAxesAttr(),
+                                   send.getPeerAttr());
+    accumulate(grads[send.getInput()], g);
+    return success();
+  }
+  auto recv = cast<comm::RecvOp>(op);
+  if (!isDifferentiable(recv.getResult()))
+    return success();
+  Value g = resultGrads[0] ? resultGrads[0] : lb.zerosLike(recv.getType());
+  comm::SendOp::create(b, op->getLoc(), g, recv.getMeshAttr(),
+                       recv.getAxesAttr(), recv.getPeerAttr());
+  return success();
 }
 
 struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
@@ -99,6 +127,14 @@ struct AutodiffPass : impl::AutodiffPassBase<AutodiffPass> {
         Value g = grads.lookup(r);
         resultGrads.push_back(g);
         any |= bool(g);
+      }
+      // A transfer to or from another pipeline stage is answered whether or
+      // not a gradient reached it here: the peer waits for one.
+      if (isa<comm::SendOp, comm::RecvOp>(op)) {
+        b.setInsertionPoint(ret);
+        if (failed(transferGradient(b, op, resultGrads, grads, accumulate)))
+          return failure();
+        continue;
       }
       if (!any)
         continue;

@@ -67,6 +67,18 @@ static cl::opt<int64_t>
                 "(one all-reduce per block each way; the artifact then runs on "
                 "exactly T ranks; docs/layouts.md)"),
        cl::init(1), cl::cat(cat));
+static cl::opt<int64_t>
+    pp("pp",
+       cl::desc("Pipeline stages: the model cut between layers into P stages "
+                "of balanced cost, each on its own rank, run in the 1F1B "
+                "order over --micro-batches (the artifact then runs on "
+                "exactly P ranks, times --dp and --tp; docs/layouts.md)"),
+       cl::init(1), cl::cat(cat));
+static cl::opt<int64_t> microBatches(
+    "micro-batches",
+    cl::desc("With --pp: micro-batches per step; the --model's batch is the "
+             "step's and must be a multiple of it"),
+    cl::init(1), cl::cat(cat));
 static cl::opt<bool> planLayouts(
     "plan",
     cl::desc("Rank the layouts of the --model on --cluster's ranks (data x "
@@ -264,6 +276,8 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.clipNorm = clip;
   options.dp = dp;
   options.tp = tp;
+  options.pp = pp;
+  options.microBatches = microBatches;
   options.overlap = overlap;
   options.bucketMiB = bucketMiB;
   options.zero = zero;

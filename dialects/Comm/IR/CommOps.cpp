@@ -129,6 +129,8 @@ COMM_SYMBOL_USES(AllGatherStartOp)
 COMM_SYMBOL_USES(BroadcastStartOp)
 COMM_SYMBOL_USES(GroupRankOp)
 COMM_SYMBOL_USES(FanOutOp)
+COMM_SYMBOL_USES(SendOp)
+COMM_SYMBOL_USES(RecvOp)
 #undef COMM_SYMBOL_USES
 
 /// A compressed all-reduce (--loom-compress) averages an f32 gradient.
@@ -215,6 +217,27 @@ LogicalResult BroadcastOp::verify() {
   if (getInput().getType() != getType())
     return emitOpError("result type must equal the operand type");
   return verifyRoot(*this, getRootAttr(), knownGroupSize(*this));
+}
+
+/// A point-to-point peer is another rank of the group.
+static LogicalResult verifyPeer(Operation *op, int64_t peer,
+                                std::optional<int64_t> group) {
+  if (peer == 0)
+    return op->emitOpError("peer must not be 0 (a rank does not send to "
+                           "itself)");
+  if (group && (peer >= *group || -peer >= *group))
+    return op->emitOpError("peer ")
+           << peer << " is not a rank of a group of " << *group
+           << " from every position (|peer| must be below the group size)";
+  return success();
+}
+
+LogicalResult SendOp::verify() {
+  return verifyPeer(*this, getPeer(), knownGroupSize(*this));
+}
+
+LogicalResult RecvOp::verify() {
+  return verifyPeer(*this, getPeer(), knownGroupSize(*this));
 }
 
 //===----------------------------------------------------------------------===//

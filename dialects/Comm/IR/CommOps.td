@@ -246,6 +246,82 @@ def Comm_FanOutOp : Comm_Op<"fan_out", [
 }
 
 //===----------------------------------------------------------------------===//
+// Pipeline parallelism: point-to-point transfers between neighbouring ranks
+//===----------------------------------------------------------------------===//
+
+def Comm_SendOp : Comm_Op<"send", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Sends a tensor to the rank `peer` places after this one "
+                "in its group.";
+  let description = [{
+    The rank at position `p` of its group (the ranks that differ only along
+    `axes`) sends the operand to the rank at position `p + peer`, whose
+    matching `comm.recv` (with `peer` negated) receives it. Between the same
+    two ranks, sends are received in the order they were sent. The runtime
+    copies the operand before returning, so neither rank waits for the
+    other here: only a `comm.recv` waits (`--loom-pipeline-parallel`'s
+    schedules rely on this to be free of deadlocks). `--loom-autodiff`
+    gives the operand the gradient the peer sends back: a `comm.recv` from
+    `peer`.
+
+    Example:
+    ```mlir
+    comm.send %act over @world ["pp"] peer = 1 : tensor<2x64x32xf32>
+    ```
+
+    **Constraints:**
+    - `mesh` names a `comm.mesh`; `axes` is non-empty, has no duplicates and
+      names axes of that mesh.
+    - `peer` is not 0 and names a rank of a group: `|peer| < group size`.
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$peer);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes `peer` `=` $peer attr-dict `:` type($input)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Ranks in the group (1 while the mesh or axes are invalid).
+    int64_t getGroupSize();
+  }];
+}
+
+def Comm_RecvOp : Comm_Op<"recv", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>,
+    MemoryEffects<[MemRead, MemWrite]>]> {
+  let summary = "Receives the tensor the rank `peer` places away sent.";
+  let description = [{
+    The next tensor the rank at position `p + peer` of this rank's group
+    sent it with `comm.send` (whose `peer` is this one's negated); the
+    result type is the sent tensor's. Waits until it has arrived. Its
+    gradient (`--loom-autodiff`) is sent back to that rank: a `comm.send`
+    to `peer`.
+
+    Example:
+    ```mlir
+    %act = comm.recv over @world ["pp"] peer = -1 : tensor<2x64x32xf32>
+    ```
+
+    **Constraints:**
+    - `mesh` names a `comm.mesh`; `axes` is non-empty, has no duplicates and
+      names axes of that mesh.
+    - `peer` is not 0 and names a rank of a group: `|peer| < group size`.
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$mesh, StrArrayAttr:$axes,
+                       I64Attr:$peer);
+  let results = (outs Comm_Tensor:$result);
+  let assemblyFormat = [{
+    `over` $mesh $axes `peer` `=` $peer attr-dict `:` type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Ranks in the group (1 while the mesh or axes are invalid).
+    int64_t getGroupSize();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
 // Asynchronous collectives
 //===----------------------------------------------------------------------===//
 

@@ -29,6 +29,14 @@ inline constexpr llvm::StringLiteral kOutputAttr = "loom.output";
 /// On the module, set by --loom-add-optimizer: the optimizer and schedule
 /// @train_step was built with ({kind, lr, ...}), which the manifest records.
 inline constexpr llvm::StringLiteral kOptimizerAttr = "loom.optimizer";
+/// Pipeline parallelism (passes/Distribute/Pipeline.h): the mesh axis of
+/// the stages; on a stage's module, which stage it is ({stage, stages,
+/// micro_batches}); on the merged module, {stages, micro_batches}; on a
+/// param, the stages that hold it (an i64 array).
+inline constexpr llvm::StringLiteral kPipelineAxis = "pp";
+inline constexpr llvm::StringLiteral kPipelineStageAttr = "loom.pipeline_stage";
+inline constexpr llvm::StringLiteral kPipelineAttr = "loom.pipeline";
+inline constexpr llvm::StringLiteral kPipelineStagesAttr = "pipeline_stages";
 /// On the module, set by --loom-co2: its schedule (#loom.co2).
 inline constexpr llvm::StringLiteral kCO2Attr = "loom.co2";
 /// On the module, set by --loom-describe-machine: what the cost model

@@ -13,6 +13,7 @@
 #include "support/FileUtil.h"
 #include "support/JsonParse.h"
 
+#include <algorithm>
 #include <dlfcn.h>
 #include <sys/stat.h>
 
@@ -384,7 +385,46 @@ SliceOf sliceOf(const Manifest &manifest, const Tensor &tensor, int rank) {
           static_cast<int64_t>(rank) * tensor.numElements()};
 }
 
+void Artifact::selectPipelineStage(int rank) {
+  const PipelineSpec &pipeline = man.pipeline;
+  if (!pipeline.enabled() || stageSelected)
+    return;
+  stageSelected = true;
+  allStages = std::make_unique<Manifest>(man);
+  const int64_t stage = man.mesh.coordinate(rank, pipeline.axis);
+  const std::string suffix = ".pp" + std::to_string(stage);
+  std::map<std::string, Entry> mine;
+  for (auto &[name, entry] : entries)
+    if (name.size() > suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0)
+      mine.emplace(name.substr(0, name.size() - suffix.size()),
+                   std::move(entry));
+  entries = std::move(mine);
+  // The other stages' tensors are freed; specs and buffers stay aligned.
+  auto keep = [&](std::vector<TensorSpec> &specs, std::vector<Tensor *> &list) {
+    std::vector<TensorSpec> keptSpecs;
+    std::vector<Tensor *> kept;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      const std::vector<int64_t> &held = specs[i].pipelineStages;
+      if (held.empty() ||
+          std::find(held.begin(), held.end(), stage) != held.end()) {
+        keptSpecs.push_back(std::move(specs[i]));
+        kept.push_back(list[i]);
+        continue;
+      }
+      if (device)
+        device->release(list[i]->deviceBuffer);
+      tensors.erase(list[i]->name());
+    }
+    specs = std::move(keptSpecs);
+    list = std::move(kept);
+  };
+  keep(man.params, paramList);
+  keep(man.state, stateList);
+}
+
 void Artifact::initialize(uint64_t seed, int rank) {
+  selectPipelineStage(rank);
   auto fill = [&](Tensor &tensor, const TensorSpec &spec) {
     // A ZeRO slice holds the values its elements have in the whole tensor.
     const SliceOf slice = sliceOf(man, tensor, rank);

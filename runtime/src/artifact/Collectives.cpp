@@ -460,6 +460,48 @@ LOOM_RT_ABI_EXPORT void loom_rt_broadcast(int64_t group, void *buf,
              });
 }
 
+namespace {
+
+/// The rank of `group` at `peer` places from this one, or a job abort.
+int transferPeer(const char *name, int64_t group, int64_t count, int32_t dtype,
+                 int32_t peer) {
+  checkedType(name, group, count, dtype);
+  if (deviceCollectives(name))
+    abortJob(formatString("%s: pipeline transfers run on CPU artifacts only "
+                          "yet",
+                          name));
+  Communicator &comm = *groupCommunicator(group);
+  int64_t at = int64_t(comm.rank()) + peer;
+  if (peer == 0 || at < 0 || at >= comm.size())
+    abortJob(formatString("%s: rank %d of its group (of %d) has no peer %d "
+                          "places away (a pipeline stage beyond the first or "
+                          "last)",
+                          name, comm.rank(), comm.size(), peer));
+  return static_cast<int>(at);
+}
+
+} // namespace
+
+LOOM_RT_ABI_EXPORT void loom_rt_send(int64_t group, const void *buf,
+                                     int64_t count, int32_t dtype,
+                                     int32_t peer) {
+  const char *name = "loom_rt_send";
+  int to = transferPeer(name, group, count, dtype, peer);
+  collective(
+      name, group, count, dtype, "send", /*async=*/false,
+      [=](Communicator &comm, DType type) { comm.send(buf, count, type, to); });
+}
+
+LOOM_RT_ABI_EXPORT void loom_rt_recv(int64_t group, void *buf, int64_t count,
+                                     int32_t dtype, int32_t peer) {
+  const char *name = "loom_rt_recv";
+  int from = transferPeer(name, group, count, dtype, peer);
+  collective(name, group, count, dtype, "recv", /*async=*/false,
+             [=](Communicator &comm, DType type) {
+               comm.recv(buf, count, type, from);
+             });
+}
+
 LOOM_RT_ABI_EXPORT int64_t loom_rt_all_reduce_start(int64_t group, void *buf,
                                                     int64_t count,
                                                     int32_t dtype, int32_t op) {

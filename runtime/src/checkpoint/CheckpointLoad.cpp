@@ -135,11 +135,19 @@ const SafeTensorView &matching(const SafeTensorsFile &file,
   return *view;
 }
 
+/// Whether `name` is a tensor another pipeline stage holds.
+bool heldByAnotherStage(const Artifact &artifact, const std::string &name) {
+  const Manifest &all = artifact.manifestOfAllStages();
+  return &all != &artifact.manifest() &&
+         (all.findParam(name) || all.findState(name));
+}
+
 void checkKnownTensors(const SafeTensorsFile &file, Artifact &artifact,
                        ArgRole role, const std::string &source,
                        const char *what) {
   for (const SafeTensorView &view : file.tensors())
-    if (view.name == LOOM_ZO_PENDING_STATE) // zeros when saved (abi.h)
+    if (view.name == LOOM_ZO_PENDING_STATE || // zeros when saved (abi.h)
+        heldByAnotherStage(artifact, view.name))
       continue;
     else if (!artifact.findTensor(view.name) ||
              artifact.findTensor(view.name)->role() != role)
@@ -471,7 +479,8 @@ LoadResult loadWeights(const std::string &path, Artifact &artifact, int rank) {
   int64_t ignoredCount = 0;
   for (const SafeTensorView &view : file.tensors()) {
     Tensor *tensor = artifact.findTensor(view.name);
-    if (tensor && tensor->role() == ArgRole::Param)
+    if ((tensor && tensor->role() == ArgRole::Param) ||
+        heldByAnotherStage(artifact, view.name))
       continue;
     if (++ignoredCount <= 3)
       ignored += (ignored.empty() ? "" : ", ") + view.name;

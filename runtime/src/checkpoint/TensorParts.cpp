@@ -4,6 +4,7 @@
 #include "loom/runtime/Communicator.h"
 
 #include <cstring>
+#include <map>
 
 namespace loom::rt {
 
@@ -38,6 +39,34 @@ wholeTensors(Communicator &comm, Artifact &artifact,
                     source + offset * size, length * size);
       });
     }
+    result.push_back(whole.get());
+    wholes.push_back(std::move(whole));
+  }
+  return result;
+}
+
+std::vector<Tensor *>
+tensorsOfAllStages(Communicator &comm, Artifact &artifact,
+                   const std::vector<Tensor *> &tensors,
+                   const std::vector<TensorSpec> &all, ArgRole role,
+                   std::vector<std::unique_ptr<Tensor>> &wholes) {
+  const Manifest &manifest = artifact.manifest();
+  if (!manifest.pipeline.enabled())
+    return tensors;
+  std::map<std::string, Tensor *> mine;
+  for (Tensor *tensor : tensors)
+    mine[tensor->name()] = tensor;
+  std::vector<Tensor *> result;
+  for (const TensorSpec &spec : all) {
+    const int root = static_cast<int>(manifest.mesh.withCoordinate(
+        0, manifest.pipeline.axis, spec.pipelineStages.front()));
+    auto whole = std::make_unique<Tensor>(
+        spec.name, role, spec.split.enabled() ? spec.fullShape : spec.shape,
+        spec.dtype);
+    auto own = mine.find(spec.name);
+    if (own != mine.end())
+      std::memcpy(whole->data(), own->second->data(), whole->byteSize());
+    comm.broadcast(whole->data(), whole->numElements(), whole->dtype(), root);
     result.push_back(whole.get());
     wholes.push_back(std::move(whole));
   }

@@ -11,6 +11,8 @@
 #ifndef LOOM_RUNTIME_SRC_CHECKPOINT_TENSORPARTS_H
 #define LOOM_RUNTIME_SRC_CHECKPOINT_TENSORPARTS_H
 
+#include "loom/runtime/Manifest.h"
+
 #include <memory>
 #include <vector>
 
@@ -29,6 +31,19 @@ std::vector<Tensor *>
 wholeTensors(Communicator &comm, Artifact &artifact,
              const std::vector<Tensor *> &tensors,
              std::vector<std::unique_ptr<Tensor>> &wholes);
+
+/// A pipelined artifact's `tensors` (this rank's stage's, made whole by
+/// wholeTensors) and those of every other stage, in the order of `all`
+/// (the manifest's list of every stage's params or state, their role
+/// `role`): each broadcast from the first rank of the first stage that
+/// holds it (kept alive in `wholes`). Collective over `comm`, the job's
+/// communicator: one broadcast per tensor of `all`, in order, on every
+/// rank. `tensors` as they are for an artifact without a pipeline.
+std::vector<Tensor *>
+tensorsOfAllStages(Communicator &comm, Artifact &artifact,
+                   const std::vector<Tensor *> &tensors,
+                   const std::vector<TensorSpec> &all, ArgRole role,
+                   std::vector<std::unique_ptr<Tensor>> &wholes);
 
 } // namespace loom::rt
 

@@ -75,6 +75,13 @@ public:
                          DType dtype) override;
   void broadcast(void *buf, int64_t count, DType dtype, int root) override;
   void barrier() override;
+  /// Unchecked: a transfer involves two ranks, not the group.
+  void send(const void *buf, int64_t count, DType dtype, int peer) override {
+    inner->send(buf, count, dtype, peer);
+  }
+  void recv(void *buf, int64_t count, DType dtype, int peer) override {
+    inner->recv(buf, count, dtype, peer);
+  }
 
   void setCollectiveTimeout(double seconds) override {
     inner->setCollectiveTimeout(seconds);

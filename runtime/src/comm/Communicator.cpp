@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "loom/runtime/Communicator.h"
+#include "loom/runtime/Error.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -26,6 +27,19 @@ const char *reduceOpName(ReduceOp op) {
 }
 
 Communicator::~Communicator() = default;
+
+void Communicator::send(const void *, int64_t, DType, int peer) {
+  throw Error(std::string("the ") + backend() +
+              " backend has no point-to-point transfers (a send to rank " +
+              std::to_string(peer) + ")");
+}
+
+void Communicator::recv(void *, int64_t, DType, int peer) {
+  throw Error(std::string("the ") + backend() +
+              " backend has no point-to-point transfers (a receive from "
+              "rank " +
+              std::to_string(peer) + ")");
+}
 
 void LocalCommunicator::reduceScatter(const void *send, void *recv,
                                       int64_t count, DType dtype, ReduceOp) {

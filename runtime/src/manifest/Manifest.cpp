@@ -547,6 +547,7 @@ void parseTensors(ManifestParser &parser, const json &root,
           *decay, ManifestParser::join(path, key::tensor::weight_decay));
     parseShardedParam(parser, params[i], manifest, spec, path);
     parser.tensorSplit(params[i], path, manifest.mesh, spec, nullptr);
+    parser.pipelineStages(params[i], path, manifest.pipeline, spec, nullptr);
     add(std::move(spec), path, manifest.params);
   }
   if (const json *state = parser.optional(root, key::root::state)) {
@@ -573,6 +574,9 @@ void parseTensors(ManifestParser &parser, const json &root,
       parser.tensorSplit((*state)[i], path, manifest.mesh, spec,
                          spec.param.empty() ? nullptr
                                             : manifest.findParam(spec.param));
+      parser.pipelineStages(
+          (*state)[i], path, manifest.pipeline, spec,
+          spec.param.empty() ? nullptr : manifest.findParam(spec.param));
       add(std::move(spec), path, manifest.state);
     }
   }
@@ -604,6 +608,9 @@ Manifest parse(const std::string &text, const std::string &source,
       parser.task(parser.require(root, "", key::root::task), key::root::task);
   if (const json *mesh = parser.optional(root, key::root::mesh))
     manifest.mesh = parser.mesh(*mesh, key::root::mesh);
+  if (const json *pipeline = parser.optional(root, key::root::pipeline))
+    manifest.pipeline =
+        parser.pipeline(*pipeline, key::root::pipeline, manifest.mesh);
   if (const json *zero = parser.optional(root, key::root::zero))
     manifest.zero = parser.zero(*zero, key::root::zero, manifest.mesh);
   parseTensors(parser, root, manifest);

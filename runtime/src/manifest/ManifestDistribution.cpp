@@ -10,6 +10,7 @@
 #include "loom/runtime/abi.h"
 #include "manifest/ManifestParser.h"
 
+#include <algorithm>
 #include <set>
 
 namespace key = loom::manifest;
@@ -280,6 +281,54 @@ void ManifestParser::tensorSplit(const json &value, const std::string &path,
                          "' must be split as the param is");
   spec.fullShape = spec.shape;
   spec.fullShape[split.dim] *= split.parts;
+}
+
+PipelineSpec ManifestParser::pipeline(const json &value,
+                                      const std::string &path,
+                                      const MeshSpec &mesh) {
+  expectObject(value, path);
+  PipelineSpec spec;
+  spec.stages = integer(require(value, path, key::pipeline::stages),
+                        join(path, key::pipeline::stages), 2);
+  spec.microBatches =
+      integer(require(value, path, key::pipeline::micro_batches),
+              join(path, key::pipeline::micro_batches), 1);
+  std::string axisPath = join(path, key::pipeline::axis);
+  spec.axis = string(require(value, path, key::pipeline::axis), axisPath);
+  if (mesh.axisSize(spec.axis) != spec.stages ||
+      std::find(mesh.axes.begin(), mesh.axes.end(), spec.axis) ==
+          mesh.axes.end())
+    error(axisPath, "\"" + spec.axis + "\" is not a mesh axis of " +
+                        std::to_string(spec.stages) + " ranks (the stages)");
+  return spec;
+}
+
+void ManifestParser::pipelineStages(const json &value, const std::string &path,
+                                    const PipelineSpec &pipeline,
+                                    TensorSpec &spec, const TensorSpec *owner) {
+  const json *found = optional(value, key::tensor::pipeline_stages);
+  const std::string stagesPath = join(path, key::tensor::pipeline_stages);
+  if (!found) {
+    if (pipeline.enabled() && (!owner || !owner->pipelineStages.empty()))
+      error(path, "a tensor of a pipelined artifact needs pipeline_stages");
+    return;
+  }
+  if (!pipeline.enabled())
+    error(stagesPath, "pipeline_stages without a pipeline");
+  const json &list = expectArray(*found, stagesPath);
+  for (size_t i = 0; i < list.size(); ++i) {
+    int64_t stage = integer(list[i], index(stagesPath, i), 0);
+    if (stage >= pipeline.stages ||
+        (!spec.pipelineStages.empty() && stage <= spec.pipelineStages.back()))
+      error(index(stagesPath, i), "stages are increasing and below " +
+                                      std::to_string(pipeline.stages));
+    spec.pipelineStages.push_back(stage);
+  }
+  if (spec.pipelineStages.empty())
+    error(stagesPath, "a tensor is held by at least one stage");
+  if (owner && owner->pipelineStages != spec.pipelineStages)
+    error(stagesPath, "the state of param '" + owner->name +
+                          "' is held by the stages that hold the param");
 }
 
 } // namespace loom::rt

@@ -172,6 +172,14 @@ public:
                    const MeshSpec &mesh, TensorSpec &spec,
                    const TensorSpec *owner);
 
+  PipelineSpec pipeline(const json &value, const std::string &path,
+                        const MeshSpec &mesh);
+  /// A tensor's `pipeline_stages`, if any, into `spec.pipelineStages`.
+  /// `owner`: a state tensor's param, whose stages it must share.
+  void pipelineStages(const json &value, const std::string &path,
+                      const PipelineSpec &pipeline, TensorSpec &spec,
+                      const TensorSpec *owner);
+
   std::string source;
   /// Where parseManifestNotingKeys wants the keys looked up; usually null.
   std::set<const char *> *keysRead;

@@ -55,6 +55,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <deque>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -186,6 +187,8 @@ public:
                          DType dtype) override;
   void broadcast(void *buf, int64_t count, DType dtype, int root) override;
   void barrier() override;
+  void send(const void *buf, int64_t count, DType dtype, int peer) override;
+  void recv(void *buf, int64_t count, DType dtype, int peer) override;
   void setCollectiveTimeout(double seconds) override {
     watchdog->setTimeout(seconds);
   }
@@ -289,6 +292,15 @@ private:
   /// Every rank's process, for the watchdog's liveness checks.
   std::vector<ProcessIdentity> peers;
   std::unique_ptr<CollectiveWatchdog> watchdog;
+  /// send()s not yet known to be delivered, each with the copy it reads,
+  /// oldest first.
+  struct PendingSend {
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<char> data;
+  };
+  std::deque<PendingSend> pendingSends;
+  /// Forgets the delivered sends (all of them: waits for each).
+  void retireSends(bool all);
 };
 
 MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
@@ -473,6 +485,7 @@ std::unique_ptr<Communicator> MpiCommunicator::split(int color, int key) {
 }
 
 MpiCommunicator::~MpiCommunicator() {
+  retireSends(/*all=*/true);
   watchdog.reset();
   for (MPI_Comm *c : {&leaderComm, &nodeComm, &comm})
     if (*c != MPI_COMM_NULL)
@@ -730,6 +743,49 @@ void MpiCommunicator::broadcast(void *buf, int64_t count, DType dtype,
 void MpiCommunicator::barrier() {
   Watched watched(*watchdog, "barrier");
   check(MPI_Barrier(comm), "MPI_Barrier");
+}
+
+/// Pipeline transfers have a tag of their own: the rank-ordered sums'
+/// exchanges are point-to-point messages on the same communicator.
+constexpr int kTransferTag = 0x10ad;
+
+void MpiCommunicator::send(const void *buf, int64_t count, DType dtype,
+                           int peer) {
+  // A copy sent without waiting: the stages of a 1F1B schedule send their
+  // next activation while the peer sends them a gradient, which with
+  // waiting (rendezvous-sized) sends would deadlock.
+  int n = intCount(count, "send");
+  const char *from = static_cast<const char *>(buf);
+  PendingSend &pending = pendingSends.emplace_back();
+  pending.data.assign(from, from + count * int64_t(dtypeSize(dtype)));
+  check(MPI_Isend(pending.data.data(), n, mpiType(dtype), peer, kTransferTag,
+                  comm, &pending.request),
+        "MPI_Isend");
+  retireSends(/*all=*/false);
+}
+
+void MpiCommunicator::recv(void *buf, int64_t count, DType dtype, int peer) {
+  Watched watched(*watchdog, "recv", count, dtype);
+  std::vector<MPI_Request> requests(1);
+  check(MPI_Irecv(buf, intCount(count, "recv"), mpiType(dtype), peer,
+                  kTransferTag, comm, &requests[0]),
+        "MPI_Irecv");
+  complete(requests, "MPI_Irecv");
+  retireSends(/*all=*/false);
+}
+
+void MpiCommunicator::retireSends(bool all) {
+  while (!pendingSends.empty()) {
+    int done = 1;
+    MPI_Request &request = pendingSends.front().request;
+    if (all)
+      check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+    else
+      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (!done)
+      return;
+    pendingSends.pop_front();
+  }
 }
 
 } // namespace

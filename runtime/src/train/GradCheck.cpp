@@ -79,6 +79,12 @@ GradCheckResult runGradCheck(Artifact &artifact,
            "check the gradients of the model compiled without --tp",
            manifest.source.c_str(), param.name.c_str(),
            static_cast<long long>(param.split.parts));
+  if (manifest.pipeline.enabled())
+    fail("%s: the artifact is pipelined over %lld stages, each rank "
+         "running its own, and loom-gradcheck runs one rank; check the "
+         "gradients of the model compiled without --pp",
+         manifest.source.c_str(),
+         static_cast<long long>(manifest.pipeline.stages));
   for (const char *name : {"loss", "loss_and_grad"})
     if (!artifact.hasEntry(name))
       fail("artifact %s has no '%s' entry; loom-gradcheck needs both 'loss' "

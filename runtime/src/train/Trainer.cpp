@@ -313,6 +313,8 @@ void Trainer::openInputsAndOutputs(Setup &setup) {
 
 void Trainer::prepare(Setup &setup) {
   checkOptions();
+  // A pipelined artifact's entries and tensors are its stage's from here.
+  artifact.selectPipelineStage(comm.rank());
   findOutputs(setup);
   TrainerState &state = setup.state;
   state.seed = options.seed;

@@ -79,10 +79,16 @@ void Trainer::save(TrainerState &state, SyncPolicy &sync) {
     return saveShards(state);
   // A tensor-parallel rank's parts, made whole (TensorParts.h).
   std::vector<std::unique_ptr<Tensor>> wholes;
-  const std::vector<Tensor *> params =
+  std::vector<Tensor *> params =
       wholeTensors(comm, artifact, artifact.params(), wholes);
-  const std::vector<Tensor *> optimizerState =
+  std::vector<Tensor *> optimizerState =
       wholeTensors(comm, artifact, artifact.state(), wholes);
+  // A pipeline stage's, with the other stages'.
+  const Manifest &all = artifact.manifestOfAllStages();
+  params = tensorsOfAllStages(comm, artifact, params, all.params,
+                              ArgRole::Param, wholes);
+  optimizerState = tensorsOfAllStages(comm, artifact, optimizerState, all.state,
+                                      ArgRole::State, wholes);
   // Ranks must agree on what they save: a check, then rank 0 writes.
   std::string failure = compareReplicas(comm, params, optimizerState);
   if (!failure.empty())

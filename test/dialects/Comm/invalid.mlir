@@ -762,3 +762,71 @@ func.func @fan_out_type(%t: tensor<8xf32>) -> tensor<8xf64> {
   %0 = "comm.fan_out"(%t) {mesh = @world, axes = ["tp"]} : (tensor<8xf32>) -> tensor<8xf64>
   return %0 : tensor<8xf64>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comm.send and comm.recv
+//===----------------------------------------------------------------------===//
+
+// Tests that send must name an existing mesh.
+func.func @send_no_mesh(%t: tensor<8xf32>) {
+  // expected-error@+1 {{'comm.send' op 'world' does not name a comm.mesh}}
+  comm.send %t over @world ["pp"] peer = 1 : tensor<8xf32>
+  return
+}
+
+// -----
+
+comm.mesh @world shape = [1, 4] axes = ["dp", "pp"]
+
+// Tests that send needs at least one axis.
+func.func @send_no_axes(%t: tensor<8xf32>) {
+  // expected-error@+1 {{'comm.send' op expects at least one axis}}
+  comm.send %t over @world [] peer = 1 : tensor<8xf32>
+  return
+}
+
+// -----
+
+comm.mesh @world shape = [1, 4] axes = ["dp", "pp"]
+
+// Tests that every axis of recv must be an axis of its mesh.
+func.func @recv_no_such_axis() -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.recv' op axis 'tp' is not an axis of mesh @world}}
+  %0 = comm.recv over @world ["tp"] peer = -1 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 4] axes = ["dp", "pp"]
+
+// Tests that recv must not list an axis twice.
+func.func @recv_repeated_axis() -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.recv' op axis 'pp' is listed twice}}
+  %0 = comm.recv over @world ["pp", "pp"] peer = -1 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 4] axes = ["dp", "pp"]
+
+// Tests that a rank does not send to itself.
+func.func @send_peer_zero(%t: tensor<8xf32>) {
+  // expected-error@+1 {{'comm.send' op peer must not be 0}}
+  comm.send %t over @world ["pp"] peer = 0 : tensor<8xf32>
+  return
+}
+
+// -----
+
+comm.mesh @world shape = [1, 4] axes = ["dp", "pp"]
+
+// Tests that the peer of a recv lies within a group of 4 ranks.
+func.func @recv_peer_outside(%t: tensor<8xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.recv' op peer -4 is not a rank of a group of 4}}
+  %0 = comm.recv over @world ["pp"] peer = -4 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}

@@ -178,3 +178,21 @@ func.func @fan_out(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>) {
   %unused = comm.fan_out %f over @grid ["dp"] : tensor<4x6xf32>
   return %f, %g : tensor<4x6xf32>, tensor<4x6xf32>
 }
+
+// Tests that send and recv round-trip and, talking to another rank, are
+// never removed or merged: CSE keeps both receives and the unused one.
+// CHECK-LABEL: func.func @send_recv
+// CHECK: comm.send %{{.+}} over @grid ["dp"] peer = 1 : tensor<4x6xf32>
+// CHECK: comm.recv over @grid ["dp"] peer = -1 : tensor<4x6xf32>
+// EFFECTS-LABEL: func.func @send_recv
+// EFFECTS: comm.send
+// EFFECTS-NEXT: comm.recv
+// EFFECTS-NEXT: comm.recv
+// EFFECTS-NEXT: comm.recv
+func.func @send_recv(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>) {
+  comm.send %x over @grid ["dp"] peer = 1 : tensor<4x6xf32>
+  %a = comm.recv over @grid ["dp"] peer = -1 : tensor<4x6xf32>
+  %b = comm.recv over @grid ["dp"] peer = -1 : tensor<4x6xf32>
+  %unused = comm.recv over @grid ["dp"] peer = -1 : tensor<4x6xf32>
+  return %a, %b : tensor<4x6xf32>, tensor<4x6xf32>
+}

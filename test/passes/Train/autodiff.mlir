@@ -218,9 +218,40 @@ module @mean_all_reduce {
   loom.param @w : tensor<4xf32> init ones
   func.func @loss() -> tensor<f32> {
     %w = loom.get_param @w : tensor<4xf32>
-    // expected-error@+1 {{cannot differentiate 'comm.all_reduce' here: before autodiff only comm.all_gather, comm.fan_out and comm.all_reduce sum are differentiated}}
+    // expected-error@+1 {{cannot differentiate 'comm.all_reduce' here: before autodiff only comm.all_gather, comm.fan_out, comm.all_reduce sum, comm.send and comm.recv are differentiated}}
     %s = comm.all_reduce %w over @world ["dp"] mean : tensor<4xf32>
     %l = loom.sum %s axes = [0] : tensor<4xf32> -> tensor<f32>
     return %l : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests the gradients of a pipeline stage's transfers (GPipe's backward
+// pass): the activation received from the stage before sends its gradient
+// back to it, the one sent to the stage after receives its gradient from
+// it, in the reverse order of the forward transfers; a received value that
+// nothing differentiable uses still answers with zeros.
+// CHECK-LABEL: module @pipeline_stage_gradients
+// CHECK: func.func @loss_and_grad
+// CHECK: %[[X:.+]] = comm.recv over @world ["pp"] peer = -1 : tensor<4xf32>
+// CHECK: comm.recv over @world ["pp"] peer = -1 : tensor<4xf32>
+// CHECK: comm.send %{{.+}} over @world ["pp"] peer = 1 : tensor<4xf32>
+// CHECK: %[[GY:.+]] = comm.recv over @world ["pp"] peer = 1 : tensor<4xf32>
+// CHECK: %[[GX:.+]] = loom.mul %[[GY]]
+// CHECK: comm.send %{{.+}} over @world ["pp"] peer = -1 : tensor<4xf32>
+// CHECK: comm.send %[[GX]] over @world ["pp"] peer = -1 : tensor<4xf32>
+// CHECK: return
+module @pipeline_stage_gradients {
+  comm.mesh @world shape = [1, 3] axes = ["dp", "pp"]
+  loom.param @w : tensor<4xf32> init ones
+  func.func @loss() -> tensor<f32> {
+    %x = comm.recv over @world ["pp"] peer = -1 : tensor<4xf32>
+    %unused = comm.recv over @world ["pp"] peer = -1 : tensor<4xf32>
+    %w = loom.get_param @w : tensor<4xf32>
+    %y = loom.mul %x, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+    comm.send %y over @world ["pp"] peer = 1 : tensor<4xf32>
+    %zero = arith.constant dense<0.0> : tensor<f32>
+    return %zero : tensor<f32>
   }
 }

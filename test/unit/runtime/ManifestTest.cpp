@@ -446,6 +446,57 @@ TEST(Manifest, RejectsBadTensorSplits) {
       rejects(m, {"state[0].tensor_split:", "must be split as the param is"}));
 }
 
+/// softmaxManifest pipelined over 2 stages: W on the first, b on the last.
+json pipelineManifest() {
+  json m = softmaxManifest();
+  m["mesh"] = {{"axes", {"dp", "pp"}}, {"shape", {1, 2}}};
+  m["pipeline"] = {{"stages", 2}, {"micro_batches", 4}, {"axis", "pp"}};
+  for (json *list : {&m["params"], &m["state"]})
+    for (json &t : *list)
+      t["pipeline_stages"] =
+          t["name"].get<std::string>().rfind("W", 0) == 0 ? json{0} : json{1};
+  return m;
+}
+
+TEST(Manifest, ParsesPipelines) {
+  Manifest m = parseManifest(pipelineManifest().dump(), "m.json");
+  EXPECT_TRUE(m.pipeline.enabled());
+  EXPECT_EQ(m.pipeline.stages, 2);
+  EXPECT_EQ(m.pipeline.microBatches, 4);
+  EXPECT_EQ(m.pipeline.axis, "pp");
+  EXPECT_EQ(m.findParam("W")->pipelineStages, (std::vector<int64_t>{0}));
+  EXPECT_EQ(m.findParam("b")->pipelineStages, (std::vector<int64_t>{1}));
+  EXPECT_FALSE(
+      parseManifest(softmaxManifest().dump(), "m.json").pipeline.enabled());
+}
+
+TEST(Manifest, RejectsBadPipelines) {
+  json m = pipelineManifest();
+  m["pipeline"]["axis"] = "tp";
+  EXPECT_TRUE(rejects(m, {"pipeline.axis:", "\"tp\" is not a mesh axis of 2 "
+                                            "ranks (the stages)"}));
+  m = pipelineManifest();
+  m["pipeline"]["stages"] = 3;
+  EXPECT_TRUE(rejects(m, {"pipeline.axis:", "not a mesh axis of 3 ranks"}));
+  m = pipelineManifest();
+  m["params"][0]["pipeline_stages"] = {2};
+  EXPECT_TRUE(rejects(m, {"params[0].pipeline_stages[0]:",
+                          "stages are increasing and below 2"}));
+  m = pipelineManifest();
+  m["params"][0].erase("pipeline_stages");
+  EXPECT_TRUE(
+      rejects(m, {"params[0]:", "a tensor of a pipelined artifact needs "
+                                "pipeline_stages"}));
+  m = pipelineManifest();
+  m["state"][0]["pipeline_stages"] = {0, 1};
+  EXPECT_TRUE(rejects(m, {"state[0].pipeline_stages:",
+                          "is held by the stages that hold the param"}));
+  m = softmaxManifest();
+  m["params"][0]["pipeline_stages"] = {0};
+  EXPECT_TRUE(rejects(
+      m, {"params[0].pipeline_stages:", "pipeline_stages without a pipeline"}));
+}
+
 TEST(Manifest, APartIsRunsOfTheWholeTensor) {
   // Rows of a fused [6, 2] weight in 3 blocks over 2 ranks: rank 1 holds
   // rows 1, 3 and 5.
@@ -620,8 +671,9 @@ std::set<const char *> keysTheParserReads() {
   cuda["compile_options"] = {{"precision", "f32"}};
   json none = softmaxManifest();
   none["task"] = {{"kind", "none"}, {"batch", 16}};
-  for (const json &m : {cuda, bigramManifest(), none, zeroManifest(2, 3),
-                        compressedManifest(), tensorParallelManifest()})
+  for (const json &m :
+       {cuda, bigramManifest(), none, zeroManifest(2, 3), compressedManifest(),
+        tensorParallelManifest(), pipelineManifest()})
     parseManifestNotingKeys(m.dump(), "m.json", read);
   return read;
 }

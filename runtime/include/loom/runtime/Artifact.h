@@ -204,8 +204,20 @@ public:
   /// Sets every param and state tensor from its init spec (see Init.h) and
   /// uploads them. A ZeRO artifact's sharded tensors get rank `rank`'s slice
   /// of the values the whole tensors get, so that its ranks start from the
-  /// model an artifact without ZeRO starts from.
+  /// model an artifact without ZeRO starts from. A pipelined artifact
+  /// first becomes rank `rank`'s stage (selectPipelineStage).
   void initialize(uint64_t seed, int rank = 0);
+
+  /// Of a pipelined artifact (manifest "pipeline"), keeps what the stage of
+  /// rank `rank` holds and runs: its params and state (manifest() and
+  /// params()/state() then list those only) and its entries, under their
+  /// names without the stage suffix. Once; a no-op for other artifacts.
+  void selectPipelineStage(int rank);
+  /// The manifest as read: of a pipelined artifact, with every stage's
+  /// params and state (checkpoints hold them all).
+  const Manifest &manifestOfAllStages() const {
+    return allStages ? *allStages : man;
+  }
 
   /// Where the entries run: the manifest's target.
   Target target() const { return man.target; }
@@ -246,6 +258,8 @@ private:
   std::vector<Tensor *> paramList, stateList, inputList;
   Tensor stepValue{"step", ArgRole::Step, {}, DType::I64};
   std::map<std::string, Entry> entries;
+  bool stageSelected = false;
+  std::unique_ptr<Manifest> allStages;
 };
 
 } // namespace loom::rt

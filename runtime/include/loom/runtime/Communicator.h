@@ -58,6 +58,15 @@ public:
   virtual void broadcast(void *buf, int64_t count, DType dtype, int root) = 0;
   virtual void barrier() = 0;
 
+  /// Point-to-point transfers between pipeline stages. send hands `count`
+  /// elements to rank `peer` of this communicator and returns without
+  /// waiting for it (the backend copies them first); recv blocks until the
+  /// next tensor `peer` sent to this rank has arrived in `buf`. Transfers
+  /// between two ranks arrive in the order they were sent. Backends without
+  /// them throw Error.
+  virtual void send(const void *buf, int64_t count, DType dtype, int peer);
+  virtual void recv(void *buf, int64_t count, DType dtype, int peer);
+
   /// The longest one collective may wait for the other ranks before the job
   /// is stopped (0: no limit). Backends that cannot time out ignore it.
   virtual void setCollectiveTimeout(double seconds) { (void)seconds; }

@@ -62,6 +62,9 @@ struct TensorSpec {
   /// For a param split by tensor parallelism and its state: this rank's
   /// part of the whole.
   TensorSplitSpec split;
+  /// For a param of a pipelined artifact and its state: the stages that
+  /// hold it (empty: every rank).
+  std::vector<int64_t> pipelineStages;
 
   int64_t numElements() const { return loom::rt::numElements(shape); }
   size_t byteSize() const { return numElements() * dtypeSize(dtype); }
@@ -141,6 +144,15 @@ struct MeshSpec {
                          int64_t value) const;
   /// The size of `axis` (1 without that axis).
   int64_t axisSize(const std::string &axis) const;
+};
+
+/// Pipeline parallelism (manifest "pipeline"): the stages along a mesh
+/// axis, each rank running the entries of its stage.
+struct PipelineSpec {
+  int64_t stages = 1; ///< 1: not pipelined
+  int64_t microBatches = 1;
+  std::string axis;
+  bool enabled() const { return stages > 1; }
 };
 
 /// Sharded CO2: the slice of the flattened parameters whose outer state
@@ -257,6 +269,7 @@ struct Manifest {
   std::string optimizerKind;
   TaskSpec task;
   MeshSpec mesh;
+  PipelineSpec pipeline;
   CO2Spec co2;
   ZeroSpec zero;
   CompressionSpec compression;

@@ -171,6 +171,15 @@ void loom_rt_all_gather(int64_t group, const void *send, void *recv,
 void loom_rt_broadcast(int64_t group, void *buf, int64_t count, int32_t dtype,
                        int32_t root);
 
+/// Pipeline transfers (comm.send / comm.recv): to and from the rank at
+/// position `own + peer` of `group`. A send copies buf and returns without
+/// waiting for the receiver; a receive blocks until the next tensor that
+/// rank sent here has arrived in buf. Host buffers only for now.
+void loom_rt_send(int64_t group, const void *buf, int64_t count, int32_t dtype,
+                  int32_t peer);
+void loom_rt_recv(int64_t group, void *buf, int64_t count, int32_t dtype,
+                  int32_t peer);
+
 /// Asynchronous collectives (the overlap scheduler's start/wait pairs). A
 /// start enqueues the collective in issue order and returns at once with a
 /// handle; the runtime progresses it while compute runs (a progress thread
