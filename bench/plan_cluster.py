@@ -30,9 +30,12 @@ MODELS = ["gpt:vocab=256,seq=64,dim=128,heads=4,layers=2,batch=8",
 
 def layout_flags(name, spec):
     """The loomc flags of a layout row's name ("dp=2 x tp=2 zero=1
-    overlap"), the spec's global batch divided over dp."""
+    overlap", "dp=1 x pp=2 x tp=2 m=8"), the spec's global batch divided
+    over dp."""
     dp = int(re.search(r"dp=(\d+)", name).group(1))
     tp = re.search(r"tp=(\d+)", name)
+    pp = re.search(r"pp=(\d+)", name)
+    micro = re.search(r" m=(\d+)", name)
     zero = re.search(r"zero=(\d+)", name)
     f = spec_fields(spec)
     f["batch"] = str(int(f["batch"]) // dp)
@@ -40,6 +43,8 @@ def layout_flags(name, spec):
     flags = [f"--model={model}", f"--dp={dp}"]
     if tp:
         flags.append(f"--tp={tp.group(1)}")
+    if pp:
+        flags += [f"--pp={pp.group(1)}", f"--micro-batches={micro.group(1)}"]
     if zero:
         flags.append(f"--zero={zero.group(1)}")
     if "overlap" in name:
@@ -52,8 +57,8 @@ def plan(spec, cluster):
               f"--cluster={cluster}"]).stdout
     rows = {}
     for line in out.splitlines():
-        m = re.match(r"(dp=\S+(?: x tp=\d+)?(?: zero=\d)?(?: overlap)?)\s+([0-9.]+)",
-                     line)
+        m = re.match(r"(dp=\S+(?: x pp=\d+)?(?: x tp=\d+)?(?: m=\d+)?"
+                     r"(?: zero=\d)?(?: overlap)?)\s+([0-9.]+)", line)
         if m:
             rows[m.group(1)] = float(m.group(2)) / 1e3
     winner = re.search(r"^winner: (.+?):", out, re.M).group(1)

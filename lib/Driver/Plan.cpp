@@ -48,35 +48,52 @@ std::string linkSpec(const MachineModel &machine) {
       .str();
 }
 
+/// The micro-batch counts tried for `pp` stages over `rows` rows per
+/// data-parallel rank: P, 2P and 4P (1F1B's bubble (P-1)/(M+P-1) from a
+/// half to a fifth) where they divide the rows; 1 without a pipeline.
+std::vector<int64_t> microBatchCounts(int64_t pp, int64_t rows) {
+  if (pp == 1)
+    return {1};
+  std::vector<int64_t> counts;
+  for (int64_t m : {pp, 2 * pp, 4 * pp})
+    if (rows % m == 0)
+      counts.push_back(m);
+  return counts;
+}
+
 /// Every layout of `ranks` ranks the model allows: tp divides `units`
-/// (heads or hidden units) and dp the global batch; ZeRO stages and
-/// overlap where there is data parallelism (ZeRO without tp: they do not
-/// combine yet).
+/// (heads or hidden units), dp the global batch, pp is at most the layers
+/// and M divides the rows of a data-parallel rank; ZeRO stages and overlap
+/// where there is data parallelism (ZeRO alone: it does not combine with
+/// tp or pp yet).
 std::vector<Layout> enumerateLayouts(int64_t ranks, int64_t units,
-                                     int64_t batch,
+                                     int64_t batch, int64_t layers,
                                      std::vector<std::string> &skipped) {
   std::vector<Layout> layouts;
-  for (int64_t tp = 1; tp <= ranks; ++tp) {
-    if (ranks % tp)
-      continue;
-    const int64_t dp = ranks / tp;
-    if (units % tp) {
-      skipped.push_back(llvm::formatv("tp={0}: {1} does not divide the "
-                                      "model's {2} heads (or hidden units)",
-                                      tp, tp, units));
-      continue;
+  for (int64_t pp = 1; pp <= std::min(ranks, layers); ++pp)
+    for (int64_t tp = 1; pp * tp <= ranks; ++tp) {
+      if (ranks % (pp * tp))
+        continue;
+      const int64_t dp = ranks / (pp * tp);
+      if (units % tp) {
+        skipped.push_back(llvm::formatv("tp={0}: {1} does not divide the "
+                                        "model's {2} heads (or hidden units)",
+                                        tp, tp, units));
+        continue;
+      }
+      if (batch % dp) {
+        skipped.push_back(llvm::formatv("dp={0}: {1} does not divide the "
+                                        "global batch of {2} rows",
+                                        dp, dp, batch));
+        continue;
+      }
+      const bool alone = tp == 1 && pp == 1;
+      for (int64_t micro : microBatchCounts(pp, batch / dp))
+        for (int64_t zero = 0; zero <= (dp > 1 && alone ? 3 : 0); ++zero)
+          for (bool overlap : {false, true})
+            if (!overlap || dp > 1)
+              layouts.push_back({dp, tp, zero, overlap, pp, micro});
     }
-    if (batch % dp) {
-      skipped.push_back(llvm::formatv("dp={0}: {1} does not divide the global "
-                                      "batch of {2} rows",
-                                      dp, dp, batch));
-      continue;
-    }
-    for (int64_t zero = 0; zero <= (dp > 1 && tp == 1 ? 3 : 0); ++zero)
-      for (bool overlap : {false, true})
-        if (!overlap || dp > 1)
-          layouts.push_back({dp, tp, zero, overlap});
-  }
   return layouts;
 }
 
@@ -93,15 +110,18 @@ CompileOptions layoutOptions(const CompileOptions &base, StringRef model,
   o.tp = layout.tp;
   o.zero = layout.zero;
   o.overlap = layout.overlap;
-  const MachineModel &link =
-      groupSpansNodes(layout.dp, layout.tp, cluster, /*tpGroup=*/false)
-          ? cluster.inter
-          : cluster.intra;
+  o.pp = layout.pp;
+  o.microBatches = layout.micro;
+  const MachineModel &link = groupSpansNodes(layout, MeshAxis::DP, cluster)
+                                 ? cluster.inter
+                                 : cluster.intra;
   o.linkSpec = linkSpec(link);
   o.calibrationFile.clear();
   o.givenFlags = {"dp", "tp", "link"};
   if (layout.zero)
     o.givenFlags.push_back("zero");
+  if (layout.pp > 1)
+    o.givenFlags.insert(o.givenFlags.end(), {"pp", "micro-batches"});
   return o;
 }
 
@@ -132,16 +152,18 @@ std::string mib(double bytes) {
 
 void printTable(llvm::raw_ostream &os, ArrayRef<Prediction> ranked,
                 const ClusterSpec &cluster) {
-  os << llvm::formatv("{0,-24} {1,9} {2,9} {3,9} {4,9} {5,11} {6,9} {7,9} "
-                      "{8,9}  {9}\n",
-                      "layout", "step ms", "compute", "tp comm", "dp comm",
-                      "dp exposed", "params", "grads", "state", "fits");
+  os << llvm::formatv("{0,-30} {1,9} {2,9} {3,9} {4,9} {5,9} {6,11} {7,9} "
+                      "{8,9} {9,9}  {10}\n",
+                      "layout", "step ms", "compute", "tp comm", "bubble",
+                      "dp comm", "dp exposed", "params", "grads", "state",
+                      "fits");
   for (const Prediction &p : ranked)
     os << llvm::formatv(
-        "{0,-24} {1,9:f2} {2,9:f2} {3,9:f2} {4,9:f2} {5,11:f2} {6,9} {7,9} "
-        "{8,9}  {9}\n",
+        "{0,-30} {1,9:f2} {2,9:f2} {3,9:f2} {4,9:f2} {5,9:f2} {6,11:f2} {7,9} "
+        "{8,9} {9,9}  {10}\n",
         p.layout.describe(), p.stepSeconds * 1e3, p.computeSeconds * 1e3,
-        p.tpSeconds * 1e3, p.dpSeconds * 1e3, p.dpExposedSeconds * 1e3,
+        p.tpSeconds * 1e3, p.ppSeconds * 1e3, p.dpSeconds * 1e3,
+        p.dpExposedSeconds * 1e3,
         mib(p.paramBytes), mib(p.gradBytes), mib(p.stateBytes),
         cluster.memoryBytes <= 0 ? std::string("-")
         : p.fits(cluster)        ? std::string("yes")
@@ -161,9 +183,10 @@ rankLayouts(const CompileOptions &options, const ModelSpec &spec,
   const bool gpt = spec.kind == ModelSpec::Kind::Gpt;
   const int64_t batch = gpt ? spec.gpt.batch : spec.mlp.batch;
   const int64_t units = gpt ? spec.gpt.heads : spec.mlp.hidden;
+  const int64_t layers = gpt ? spec.gpt.layers : spec.mlp.layers;
   std::vector<Prediction> predictions;
   for (const Layout &layout :
-       enumerateLayouts(cluster.ranks(), units, batch, skipped)) {
+       enumerateLayouts(cluster.ranks(), units, batch, layers, skipped)) {
     FailureOr<Prediction> p =
         predictLayout(layoutOptions(options, spec.text, batch, layout, cluster),
                       cluster, layout);
@@ -188,7 +211,8 @@ LogicalResult mlir::loom::driver::plan(const CompileOptions &options) {
   if (options.modelSpec.empty())
     return check.error("--plan needs --model=SPEC: it chooses the per-rank "
                        "batch of each layout from the spec's global batch");
-  for (const char *flag : {"dp", "tp", "zero", "overlap", "emit", "stage"})
+  for (const char *flag : {"dp", "tp", "pp", "micro-batches", "zero",
+                           "overlap", "emit", "stage"})
     if (check.given(flag))
       return check.error(llvm::Twine("--plan chooses the layout: --") + flag +
                          " does not apply");

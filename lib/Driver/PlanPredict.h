@@ -22,15 +22,21 @@ namespace mlir::loom::driver {
 struct Layout {
   int64_t dp = 1, tp = 1, zero = 0;
   bool overlap = false;
-  /// "dp=2 x tp=2", "dp=4 zero=3 overlap".
+  /// Pipeline stages and micro-batches per step (1, 1: not pipelined).
+  int64_t pp = 1, micro = 1;
+  /// "dp=2 x tp=2", "dp=4 zero=3 overlap", "dp=1 x pp=2 m=4".
   std::string describe() const;
 };
 
-/// Whether the groups of the tp axis (`tpGroup`) or of the dp axis span
-/// more than one node of `cluster` when dp x tp ranks are numbered
-/// row-major (tp groups consecutive ranks) and nodes hold consecutive ranks.
-bool groupSpansNodes(int64_t dp, int64_t tp, const ClusterSpec &cluster,
-                     bool tpGroup);
+/// The mesh axes of a layout, in the order ranks are numbered (row-major:
+/// tp groups consecutive ranks, then the stages of a pipeline).
+enum class MeshAxis { DP, PP, TP };
+
+/// Whether the groups of `axis` span more than one node of `cluster` when
+/// the layout's dp x pp x tp ranks are numbered row-major and nodes hold
+/// consecutive ranks.
+bool groupSpansNodes(const Layout &layout, MeshAxis axis,
+                     const ClusterSpec &cluster);
 
 struct Prediction {
   Layout layout;
@@ -41,6 +47,9 @@ struct Prediction {
   double activationBytes = 0;
   double computeSeconds = 0, tpSeconds = 0, dpSeconds = 0;
   double dpExposedSeconds = 0, stepSeconds = 0;
+  /// A pipeline's bubble and transfers: its step less its costliest
+  /// stage's compute and tensor-parallel time.
+  double ppSeconds = 0;
 
   double totalBytes() const {
     return paramBytes + gradBytes + stateBytes + activationBytes;

@@ -103,7 +103,7 @@ double mlir::loom::estimateCollectiveBytes(Operation *op) {
                                bytes(c->getResult(c->getNumResults() - 1)));
         return full * (n - 1) / n;
       })
-      .Case<comm::BroadcastOp, comm::BroadcastStartOp>(
+      .Case<comm::BroadcastOp, comm::BroadcastStartOp, comm::SendOp>(
           [](auto c) { return bytes(c.getInput()); })
       .Default([](Operation *) { return 0.0; });
 }

@@ -1,10 +1,14 @@
 """Compares the memory per rank loomc --plan predicted for its winner (the
 "winner memory per rank: key=value ..." line of its output) with what
-loom-run reported in its --metrics summary under the same keys.
+loom-run reported in its --metrics summary under the same keys: of the rank
+that holds the most (the stages of a pipeline hold different parameters;
+the plan gives the largest).
 
-usage: plan_memory.py PLAN_OUTPUT METRICS
+usage: plan_memory.py PLAN_OUTPUT METRICS (rank 0's; the other ranks' are
+METRICS.rank<r>)
 """
 import json
+import os
 import sys
 
 plan_path, metrics_path = sys.argv[1:3]
@@ -15,15 +19,27 @@ with open(plan_path) as f:
             for item in line.split(":", 1)[1].split():
                 key, value = item.split("=")
                 planned[key] = int(value)
+def read_summary(path):
+    with open(path) as f:
+        for line in f:
+            record = json.loads(line)
+            if "summary" in record:
+                return record["summary"]
+    return None
+
+
+KEYS = ("param_bytes", "grad_bytes", "optimizer_state_bytes")
+summaries = [read_summary(metrics_path)]
+rank = 1
+while os.path.exists(f"{metrics_path}.rank{rank}"):
+    summaries.append(read_summary(f"{metrics_path}.rank{rank}"))
+    rank += 1
 summary = None
-with open(metrics_path) as f:
-    for line in f:
-        record = json.loads(line)
-        if "summary" in record:
-            summary = record["summary"]
+if all(summaries):
+    summary = max(summaries, key=lambda s: sum(s[k] for k in KEYS))
 if not planned or summary is None:
     sys.exit("no plan line or no metrics summary")
-for key in ("param_bytes", "grad_bytes", "optimizer_state_bytes"):
+for key in KEYS:
     reported = summary.get(key)
     verdict = "equal" if reported == planned[key] else "DIFFERENT"
     print(f"{key}: planned {planned[key]}, reported {reported}: {verdict}")
