@@ -102,16 +102,25 @@ static OwningOpRef<ModuleOp> parseInputFile(const Compilation &c,
 
 /// The flags that configure the train stage: an input that is already a
 /// training step was made with its own, and they cannot change it now.
-static constexpr const char *kTrainFlags[] = {
-    "optimizer",   "warmup-steps",
-    "decay-steps", "min-lr",
-    "clip-norm",   "dp",
-    "tp",          "overlap",
-    "pp",          "micro-batches",
-    "bucket-mib",  "co2",
-    "calibration", "link",
-    "zero",        "zo",
-    "compress",    "partition-sequences"};
+static constexpr const char *kTrainFlags[] = {"optimizer",
+                                              "warmup-steps",
+                                              "decay-steps",
+                                              "min-lr",
+                                              "clip-norm",
+                                              "dp",
+                                              "tp",
+                                              "overlap",
+                                              "pp",
+                                              "micro-batches",
+                                              "sequence-parallel",
+                                              "bucket-mib",
+                                              "co2",
+                                              "calibration",
+                                              "link",
+                                              "zero",
+                                              "zo",
+                                              "compress",
+                                              "partition-sequences"};
 
 /// Takes the element type of a file's model from its IR (--dtype, which
 /// chooses it for a --model, may only agree), and refuses train flags for a

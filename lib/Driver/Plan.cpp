@@ -50,13 +50,15 @@ std::string linkSpec(const MachineModel &machine) {
 
 /// The micro-batch counts tried for `pp` stages over `rows` rows per
 /// data-parallel rank: P, 2P and 4P (1F1B's bubble (P-1)/(M+P-1) from a
-/// half to a fifth) where they divide the rows; 1 without a pipeline.
+/// half to a fifth) where they divide the rows, and micro-batches of one
+/// row (Megatron-LM's and the Frontier study's choice: the smallest
+/// bubble, the least activation memory); 1 without a pipeline.
 std::vector<int64_t> microBatchCounts(int64_t pp, int64_t rows) {
   if (pp == 1)
     return {1};
   std::vector<int64_t> counts;
-  for (int64_t m : {pp, 2 * pp, 4 * pp})
-    if (rows % m == 0)
+  for (int64_t m : {pp, 2 * pp, 4 * pp, rows})
+    if (rows % m == 0 && !llvm::is_contained(counts, m))
       counts.push_back(m);
   return counts;
 }
@@ -99,19 +101,24 @@ std::vector<Layout> enumerateLayouts(int64_t ranks, int64_t units,
 
 /// The options that compile `layout` of `base`'s model on `cluster`: the
 /// per-rank batch, and the data-parallel group's link for the cost model.
+/// `oneMicroBatch`: a pipeline's step of one micro-batch, whose costs the
+/// prediction scales to the layout's M (a step of M micro-batches is M
+/// copies of the same forward and backward passes).
 CompileOptions layoutOptions(const CompileOptions &base, StringRef model,
                              int64_t batch, const Layout &layout,
-                             const ClusterSpec &cluster) {
+                             const ClusterSpec &cluster,
+                             bool oneMicroBatch = false) {
   CompileOptions o = base;
   o.plan = false;
   o.clusterSpec.clear();
-  o.modelSpec = withBatch(model, batch / layout.dp);
+  const bool one = oneMicroBatch && layout.pp > 1;
+  o.modelSpec = withBatch(model, batch / layout.dp / (one ? layout.micro : 1));
   o.dp = layout.dp;
   o.tp = layout.tp;
   o.zero = layout.zero;
   o.overlap = layout.overlap;
   o.pp = layout.pp;
-  o.microBatches = layout.micro;
+  o.microBatches = one ? 1 : layout.micro;
   const MachineModel &link = groupSpansNodes(layout, MeshAxis::DP, cluster)
                                  ? cluster.inter
                                  : cluster.intra;
@@ -163,8 +170,8 @@ void printTable(llvm::raw_ostream &os, ArrayRef<Prediction> ranked,
         "{8,9} {9,9}  {10}\n",
         p.layout.describe(), p.stepSeconds * 1e3, p.computeSeconds * 1e3,
         p.tpSeconds * 1e3, p.ppSeconds * 1e3, p.dpSeconds * 1e3,
-        p.dpExposedSeconds * 1e3,
-        mib(p.paramBytes), mib(p.gradBytes), mib(p.stateBytes),
+        p.dpExposedSeconds * 1e3, mib(p.paramBytes), mib(p.gradBytes),
+        mib(p.stateBytes),
         cluster.memoryBytes <= 0 ? std::string("-")
         : p.fits(cluster)        ? std::string("yes")
                                  : "no (" + mib(p.totalBytes()) + " MiB)");
@@ -188,7 +195,8 @@ rankLayouts(const CompileOptions &options, const ModelSpec &spec,
   for (const Layout &layout :
        enumerateLayouts(cluster.ranks(), units, batch, layers, skipped)) {
     FailureOr<Prediction> p =
-        predictLayout(layoutOptions(options, spec.text, batch, layout, cluster),
+        predictLayout(layoutOptions(options, spec.text, batch, layout, cluster,
+                                    /*oneMicroBatch=*/true),
                       cluster, layout);
     if (failed(p))
       return Compilation(options).error("could not compile layout " +
@@ -211,8 +219,8 @@ LogicalResult mlir::loom::driver::plan(const CompileOptions &options) {
   if (options.modelSpec.empty())
     return check.error("--plan needs --model=SPEC: it chooses the per-rank "
                        "batch of each layout from the spec's global batch");
-  for (const char *flag : {"dp", "tp", "pp", "micro-batches", "zero",
-                           "overlap", "emit", "stage"})
+  for (const char *flag :
+       {"dp", "tp", "pp", "micro-batches", "zero", "overlap", "emit", "stage"})
     if (check.given(flag))
       return check.error(llvm::Twine("--plan chooses the layout: --") + flag +
                          " does not apply");

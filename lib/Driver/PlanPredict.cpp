@@ -67,9 +67,8 @@ static std::string stageSymbol(StringRef name, const Layout &layout,
 }
 
 /// The functions a stage's @train_step runs: itself and what it calls.
-static SmallVector<func::FuncOp> stepFunctions(ModuleOp module,
-                                               const Layout &layout,
-                                               int64_t stage) {
+static SmallVector<func::FuncOp>
+stepFunctions(ModuleOp module, const Layout &layout, int64_t stage) {
   llvm::SetVector<func::FuncOp> found;
   if (auto step = module.lookupSymbol<func::FuncOp>(
           stageSymbol("train_step", layout, stage)))
@@ -94,7 +93,7 @@ static bool holds(ParamOp param, int64_t stage) {
 /// runtime counts them (Trainer.cpp: gradientBytes; the artifact's params
 /// and state), and a bound on the activations it keeps.
 static void predictMemory(ModuleOp module, const Layout &layout, int64_t stage,
-                          Prediction &p) {
+                          int64_t compiledMicro, Prediction &p) {
   for (ParamOp param : module.getOps<ParamOp>()) {
     if (!holds(param, stage))
       continue;
@@ -117,35 +116,47 @@ static void predictMemory(ModuleOp module, const Layout &layout, int64_t stage,
       p.stateBytes +=
           double(opt.getStateSuffixes().size()) * bytesOf(opt.getStateType());
     });
-  // A pipelined @loss holds every micro-batch's forward values; 1F1B keeps
-  // those of at most P - s micro-batches at once on stage s.
-  double kept = layout.pp > 1 ? double(std::min(layout.pp - stage,
-                                                layout.micro)) /
-                                    double(layout.micro)
-                              : 1.0;
-  if (auto loss = module.lookupSymbol<func::FuncOp>(
-          stageSymbol("loss", layout, stage)))
+  // A pipelined @loss holds the forward values of each micro-batch it was
+  // compiled with; 1F1B keeps those of at most P - s micro-batches at once
+  // on stage s.
+  double kept = layout.pp > 1
+                    ? double(std::min(layout.pp - stage, layout.micro)) /
+                          double(compiledMicro)
+                    : 1.0;
+  if (auto loss =
+          module.lookupSymbol<func::FuncOp>(stageSymbol("loss", layout, stage)))
     loss.walk([&](Operation *op) {
       for (Type t : op->getResultTypes())
         p.activationBytes += kept * bytesOf(t);
     });
 }
 
-/// A stage's compute and each axis's collectives, with data-parallel
-/// communication hidden behind the backward pass when overlapped (about
-/// two thirds of the compute), less the share of the cores the
-/// communication takes. `transferSeconds`: its pipeline transfers.
-static void predictTime(ModuleOp module, const Layout &layout,
-                        const ClusterSpec &cluster, int64_t stage,
-                        Prediction &p, double &transferSeconds) {
+/// What one stage's step costs: per micro-batch (its forward and backward
+/// pass: compute, tensor-parallel all-reduces, transfers to and from the
+/// neighbouring stages) and once per step (the optimizer, the exchange of
+/// shared gradients, the data-parallel collectives).
+struct StageTime {
+  double microCompute = 0, microTp = 0, microTransfers = 0;
+  double stepCompute = 0, stepTp = 0, stepTransfers = 0, dp = 0;
+};
+
+/// `stage`'s costs in `module`, compiled with `compiledMicro` micro-batches
+/// per step (the per-micro-batch costs are a compiled step's divided by
+/// it), each collective at the link its group spans.
+static StageTime stageTime(ModuleOp module, const Layout &layout,
+                           const ClusterSpec &cluster, int64_t stage,
+                           int64_t compiledMicro) {
   auto linkOf = [&](MeshAxis axis) -> const MachineModel & {
     return groupSpansNodes(layout, axis, cluster) ? cluster.inter
                                                   : cluster.intra;
   };
-  double flops = 0;
-  for (func::FuncOp fn : stepFunctions(module, layout, stage))
+  StageTime t;
+  const double rate = cluster.intra.flopsPerSecond;
+  for (func::FuncOp fn : stepFunctions(module, layout, stage)) {
+    // @loss_and_grad runs the micro-batches; @train_step updates once.
+    const bool micro = fn.getSymName().starts_with("loss_and_grad");
     fn.walk([&](Operation *op) {
-      flops += estimateFlops(op);
+      (micro ? t.microCompute : t.stepCompute) += estimateFlops(op) / rate;
       auto axes = op->getAttrOfType<ArrayAttr>("axes");
       if (!axes || estimateCollectiveBytes(op) == 0)
         return;
@@ -155,36 +166,38 @@ static void predictTime(ModuleOp module, const Layout &layout,
         });
       };
       if (isa<comm::SendOp>(op))
-        transferSeconds += estimateCollectiveSeconds(op, linkOf(MeshAxis::PP));
+        (op->hasAttr(kPipelineSharedAttr) ? t.stepTransfers
+                                          : t.microTransfers) +=
+            estimateCollectiveSeconds(op, linkOf(MeshAxis::PP));
       else if (spans("tp"))
-        p.tpSeconds += estimateCollectiveSeconds(op, linkOf(MeshAxis::TP));
+        (micro ? t.microTp : t.stepTp) +=
+            estimateCollectiveSeconds(op, linkOf(MeshAxis::TP));
       else if (spans("dp"))
-        p.dpSeconds += estimateCollectiveSeconds(op, linkOf(MeshAxis::DP));
+        t.dp += estimateCollectiveSeconds(op, linkOf(MeshAxis::DP));
     });
-  p.computeSeconds = flops / cluster.intra.flopsPerSecond;
-  p.dpExposedSeconds = p.dpSeconds;
-  if (layout.overlap) {
-    double hidden = std::min(p.dpSeconds, 2.0 / 3 * p.computeSeconds);
-    p.dpExposedSeconds =
-        p.dpSeconds - hidden + cluster.inter.commCpuFraction * hidden;
   }
+  for (double *perMicro : {&t.microCompute, &t.microTp, &t.microTransfers})
+    *perMicro /= double(compiledMicro);
+  return t;
 }
 
 Prediction mlir::loom::driver::predict(ModuleOp module, const Layout &layout,
                                        const ClusterSpec &cluster) {
   // Each stage on its own; a rank's memory is its stage's (the largest is
   // reported), the step the pipeline's: M + P - 1 slots of the slowest
-  // stage's micro-batch and its two transfers (1F1B's bubble).
+  // stage's micro-batch with its transfers (1F1B's bubble), then the
+  // slowest stage's once-per-step work.
+  int64_t compiledMicro = 1;
+  if (auto pipeline = module->getAttrOfType<DictionaryAttr>(kPipelineAttr))
+    if (auto m = pipeline.getAs<IntegerAttr>("micro_batches"))
+      compiledMicro = m.getInt();
+  const double micro = double(layout.micro);
   Prediction result;
   result.layout = layout;
-  double slot = 0, mostBytes = -1;
+  double slot = 0, once = 0, mostBytes = -1;
   for (int64_t stage = 0; stage < layout.pp; ++stage) {
     Prediction p;
-    double transfers = 0;
-    predictMemory(module, layout, stage, p);
-    predictTime(module, layout, cluster, stage, p, transfers);
-    slot = std::max(slot, (p.computeSeconds + p.tpSeconds + transfers) /
-                              double(layout.micro));
+    predictMemory(module, layout, stage, compiledMicro, p);
     if (p.totalBytes() > mostBytes) {
       mostBytes = p.totalBytes();
       result.paramBytes = p.paramBytes;
@@ -192,17 +205,27 @@ Prediction mlir::loom::driver::predict(ModuleOp module, const Layout &layout,
       result.stateBytes = p.stateBytes;
       result.activationBytes = p.activationBytes;
     }
-    result.computeSeconds = std::max(result.computeSeconds, p.computeSeconds);
-    result.tpSeconds = std::max(result.tpSeconds, p.tpSeconds);
-    result.dpSeconds = std::max(result.dpSeconds, p.dpSeconds);
-    result.dpExposedSeconds =
-        std::max(result.dpExposedSeconds, p.dpExposedSeconds);
+    StageTime t = stageTime(module, layout, cluster, stage, compiledMicro);
+    slot = std::max(slot, t.microCompute + t.microTp + t.microTransfers);
+    once = std::max(once, t.stepCompute + t.stepTp + t.stepTransfers);
+    result.computeSeconds =
+        std::max(result.computeSeconds, micro * t.microCompute + t.stepCompute);
+    result.tpSeconds = std::max(result.tpSeconds, micro * t.microTp + t.stepTp);
+    result.dpSeconds = std::max(result.dpSeconds, t.dp);
   }
-  double busy = result.computeSeconds + result.tpSeconds;
-  double pipeline =
-      layout.pp > 1 ? double(layout.micro + layout.pp - 1) * slot : busy;
-  result.ppSeconds = pipeline - busy;
-  result.stepSeconds = pipeline + result.dpExposedSeconds;
+  result.dpExposedSeconds = result.dpSeconds;
+  if (layout.overlap) {
+    // Hidden behind the backward passes (about two thirds of the compute),
+    // less the share of the cores the communication takes.
+    double hidden = std::min(result.dpSeconds, 2.0 / 3 * result.computeSeconds);
+    result.dpExposedSeconds =
+        result.dpSeconds - hidden + cluster.inter.commCpuFraction * hidden;
+  }
+  double pipeline = double(layout.micro + layout.pp - 1) * slot + once;
+  result.ppSeconds =
+      std::max(0.0, pipeline - result.computeSeconds - result.tpSeconds);
+  result.stepSeconds = result.computeSeconds + result.tpSeconds +
+                       result.ppSeconds + result.dpExposedSeconds;
   return result;
 }
 
@@ -224,11 +247,10 @@ std::string Prediction::reason(const ClusterSpec &cluster) const {
                           ppSeconds * 1e3, layout.pp, layout.micro,
                           level(MeshAxis::PP));
   if (layout.dp > 1)
-    text +=
-        llvm::formatv(", data-parallel collectives {0:f2} ms on the {1} "
-                      "link, {2:f2} ms of it not hidden",
-                      dpSeconds * 1e3, level(MeshAxis::DP),
-                      dpExposedSeconds * 1e3);
+    text += llvm::formatv(", data-parallel collectives {0:f2} ms on the {1} "
+                          "link, {2:f2} ms of it not hidden",
+                          dpSeconds * 1e3, level(MeshAxis::DP),
+                          dpExposedSeconds * 1e3);
   return text +
          llvm::formatv("; {0:f1} MiB per rank with activations{1}",
                        totalBytes() / (1024.0 * 1024),

@@ -55,6 +55,7 @@ static TrainOptions trainOptions(const Compilation &c) {
   train.optimizer = c.optimizer;
   train.dp = options.dp;
   train.tp = options.tp;
+  train.sequenceParallel = options.sequenceParallel;
   train.pp = options.pp;
   train.microBatches = options.microBatches;
   train.overlap = options.overlap;

@@ -165,13 +165,36 @@ static LogicalResult checkTensorParallel(const Compilation &c) {
     return c.error("--tp must be between 1 and " + llvm::Twine(LOOM_MAX_RANKS) +
                    " (the runtime's limit on ranks), got " +
                    llvm::Twine(options.tp));
-  if (options.tp == 1)
+  if (options.tp == 1) {
+    if (options.sequenceParallel)
+      return c.error("--sequence-parallel needs --tp=T with T > 1: it shares "
+                     "the tokens between the tensor-parallel blocks over the "
+                     "T ranks");
     return success();
+  }
   if (options.dp * options.tp > LOOM_MAX_RANKS)
     return c.error("--dp x --tp must be at most " +
                    llvm::Twine(LOOM_MAX_RANKS) +
                    " (the runtime's limit on ranks), got " +
                    llvm::Twine(options.dp * options.tp));
+  if (options.sequenceParallel && !options.modelSpec.empty()) {
+    if (auto spec = parseModelSpec(options.modelSpec)) {
+      const bool gpt = spec->kind == ModelSpec::Kind::Gpt;
+      // A pipelined step's activations are one micro-batch's.
+      int64_t rows = gpt ? spec->gpt.batch : spec->mlp.batch;
+      if (options.pp > 1 && options.microBatches > 0)
+        rows /= options.microBatches;
+      const int64_t tokens = gpt ? rows * spec->gpt.seq : rows;
+      if (tokens % options.tp)
+        return c.error("--sequence-parallel: the " + llvm::Twine(tokens) +
+                       (gpt ? " tokens of a step's (micro-)batch"
+                            : " rows of a step's (micro-)batch") +
+                       " cannot be shared equally by --tp=" +
+                       llvm::Twine(options.tp) + " ranks");
+    } else {
+      llvm::consumeError(spec.takeError());
+    }
+  }
   if (options.dp > 1 && options.target == "cuda")
     return c.error("--tp and --dp do not combine on --target=cuda yet: the "
                    "collectives of a group smaller than the job (each "

@@ -97,12 +97,13 @@ double mlir::loom::estimateCollectiveBytes(Operation *op) {
         return 2.0 * bytes(c.getInput()) * (n - 1) / n;
       })
       .Case<comm::ReduceScatterOp, comm::ReduceScatterStartOp,
-            comm::AllGatherOp, comm::AllGatherStartOp>([](auto c) {
-        double n = double(c.getGroupSize());
-        double full = std::max(bytes(c.getInput()),
-                               bytes(c->getResult(c->getNumResults() - 1)));
-        return full * (n - 1) / n;
-      })
+            comm::AllGatherOp, comm::AllGatherStartOp, comm::UnshardOp>(
+          [](auto c) {
+            double n = double(c.getGroupSize());
+            double full = std::max(bytes(c.getInput()),
+                                   bytes(c->getResult(c->getNumResults() - 1)));
+            return full * (n - 1) / n;
+          })
       .Case<comm::BroadcastOp, comm::BroadcastStartOp, comm::SendOp>(
           [](auto c) { return bytes(c.getInput()); })
       .Default([](Operation *) { return 0.0; });

@@ -48,16 +48,16 @@ def TensorParallelPass : Pass<"loom-tensor-parallel", "mlir::ModuleOp"> {
       rank r computes hidden units [r·F/T, (r+1)·F/T).
 
     The first linear reads its input through `comm.fan_out` (its gradient
-    is summed over the tp ranks) and its weight through `comm.slice` (each
-    rank's rows); the second multiplies by its `comm.slice` of columns
-    without bias, a `comm.all_reduce ... sum` adds the ranks' partial
-    products, and the bias is added to the sum. Per block, one all-reduce in
-    the forward pass and one in the backward pass, as in Megatron-LM.
+    is summed over the tp ranks) and multiplies by the rank's rows of its
+    weight; the second multiplies by the rank's columns without bias, a
+    `comm.all_reduce ... sum` adds the ranks' partial products, and the
+    bias is added to the sum. Per block, one all-reduce in the forward pass
+    and one in the backward pass, as in Megatron-LM.
 
-    Parameters stay whole on every rank (`comm.slice` moves no data; its
-    gradient is a `comm.all_gather` of the ranks' slices), so the optimizer
-    updates every replica alike. Weights read by anything else (tied
-    embeddings) are not split.
+    Each rank stores only its part of a split weight: the `loom.param`
+    takes the part's type and `#loom.tensor_split` (which part of which
+    whole), so its gradient and optimizer state are the part's too.
+    Weights read by anything else (tied embeddings) are not split.
 
     Declares `comm.mesh @<mesh> shape = [dp, ranks] axes = ["dp", "tp"]`;
     `--loom-data-parallel` then averages over its "dp" axis. A block whose
@@ -76,6 +76,37 @@ def TensorParallelPass : Pass<"loom-tensor-parallel", "mlir::ModuleOp"> {
   let statistics = [
     Statistic<"numAttentions", "num-attentions", "Attentions split by heads">,
     Statistic<"numMlps", "num-mlps", "MLPs split by hidden units">,
+  ];
+}
+
+def SequenceParallelPass : Pass<"loom-sequence-parallel", "mlir::ModuleOp"> {
+  let summary = "Megatron-LM's sequence parallelism: the layer norms and "
+                "residual adds between tensor-parallel blocks on each rank's "
+                "share of the tokens.";
+  let description = [{
+    Runs after `--loom-tensor-parallel`, before `--loom-autodiff`. Viewing
+    the activations [..., D] as [N, D] (N tokens), each tensor-parallel
+    all-reduce that ends a row-parallel layer becomes a
+    `comm.reduce_scatter ... sum dim = 0` (each rank gets the sum for its
+    N/T tokens), the token-wise ops that follow (`loom.add`,
+    `loom.layernorm`, whose other operands are vectors over D) run on those
+    parts, an activation they also read is cut where it is made
+    (`comm.shard`), the parameters they read are fanned out (each rank saw
+    its tokens only: their gradients are summed over the ranks), and the
+    `comm.fan_out` that starts a column-parallel layer becomes a
+    `comm.all_gather ... dim = 0` of the parts; any other reader gets the
+    gathered whole. The same bytes cross the links as without it; the
+    activations between the blocks take 1/T of the memory. N must divide
+    by T.
+  }];
+  let dependentDialects = ["::mlir::loom::comm::CommDialect"];
+  let options = [
+    Option<"meshName", "mesh", "std::string", /*default=*/"\"world\"",
+           "Name of the tensor-parallel mesh.">,
+  ];
+  let statistics = [
+    Statistic<"numRegionValues", "num-region-values",
+              "Activations computed on token parts">,
   ];
 }
 

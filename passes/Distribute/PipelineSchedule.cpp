@@ -198,19 +198,27 @@ struct PipelineSchedulePass
         continue;
       int64_t first = readers[0], last = readers[1];
       Location loc = fn.getLoc();
+      // Marked as once per step (loomc --plan counts the others per
+      // micro-batch).
+      auto shared = [&](Operation *op) {
+        op->setAttr(kPipelineSharedAttr, b.getUnitAttr());
+        return op;
+      };
       if (stage.stage == last) {
-        comm::SendOp::create(b, loc, totals[i], meshName.getValue(), axis,
-                             first - last);
-        totals[i] =
-            comm::RecvOp::create(b, loc, totals[i].getType(),
-                                 meshName.getValue(), axis, first - last);
+        shared(comm::SendOp::create(b, loc, totals[i], meshName.getValue(),
+                                    axis, first - last));
+        totals[i] = shared(comm::RecvOp::create(b, loc, totals[i].getType(),
+                                                meshName.getValue(), axis,
+                                                first - last))
+                        ->getResult(0);
       } else {
-        Value other =
-            comm::RecvOp::create(b, loc, totals[i].getType(),
-                                 meshName.getValue(), axis, last - first);
+        Value other = shared(comm::RecvOp::create(b, loc, totals[i].getType(),
+                                                  meshName.getValue(), axis,
+                                                  last - first))
+                          ->getResult(0);
         totals[i] = lb.add(other, totals[i]);
-        comm::SendOp::create(b, loc, totals[i], meshName.getValue(), axis,
-                             last - first);
+        shared(comm::SendOp::create(b, loc, totals[i], meshName.getValue(),
+                                    axis, last - first));
       }
     }
     return success();

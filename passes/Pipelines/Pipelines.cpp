@@ -32,6 +32,7 @@ TrainOptions TrainPipelineOptions::bind() const {
 #include "passes/Analysis/MachineOptions.def"
   o.dp = dp;
   o.tp = tp;
+  o.sequenceParallel = sequenceParallel;
   o.pp = pp;
   o.microBatches = microBatches;
   o.overlap = overlap;
@@ -75,6 +76,8 @@ void mlir::loom::buildTrainPipeline(OpPassManager &pm, const TrainOptions &o) {
     tensor.ranks = o.tp;
     tensor.dp = o.dp;
     pm.addPass(createTensorParallelPass(tensor));
+    if (o.sequenceParallel)
+      pm.addPass(createSequenceParallelPass());
   }
   if (o.partitionSequences) {
     // Before autodiff, which differentiates its gathers.

@@ -34,12 +34,13 @@ namespace mlir::loom {
 /// Stages.cpp) or by loom-opt from TrainPipelineOptions.
 struct TrainOptions {
   OptimizerOptions optimizer;
-  int64_t dp = 1;           ///< data-parallel ranks (1: no averaging)
-  int64_t tp = 1;           ///< tensor-parallel ranks (1: not split)
-  int64_t pp = 1;           ///< pipeline stages (1: not pipelined)
-  int64_t microBatches = 1; ///< micro-batches per step (with pp > 1)
-  bool overlap = false;     ///< bucketed, asynchronous, scheduled all-reduces
-  int64_t zero = 0;         ///< ZeRO stage (0: none; 1, 2: --loom-shard-state)
+  int64_t dp = 1;                ///< data-parallel ranks (1: no averaging)
+  int64_t tp = 1;                ///< tensor-parallel ranks (1: not split)
+  bool sequenceParallel = false; ///< with tp > 1: --loom-sequence-parallel
+  int64_t pp = 1;                ///< pipeline stages (1: not pipelined)
+  int64_t microBatches = 1;      ///< micro-batches per step (with pp > 1)
+  bool overlap = false; ///< bucketed, asynchronous, scheduled all-reduces
+  int64_t zero = 0;     ///< ZeRO stage (0: none; 1, 2: --loom-shard-state)
   bool partitionSequences = false; ///< --loom-partition-sequences
   double bucketMiB = 1.0;
   std::optional<CO2Options> co2;           ///< none: no CO2
@@ -65,6 +66,12 @@ struct TrainPipelineOptions : public PassPipelineOptions<TrainPipelineOptions> {
                      llvm::cl::desc("Tensor-parallel ranks "
                                     "(--loom-tensor-parallel; 1: not split)"),
                      llvm::cl::init(TrainOptions().tp)};
+  Option<bool> sequenceParallel{
+      *this, "sequence-parallel",
+      llvm::cl::desc("With tp > 1: the norms and residual adds between the "
+                     "tensor-parallel blocks on each rank's share of the "
+                     "tokens (--loom-sequence-parallel)"),
+      llvm::cl::init(false)};
   Option<int64_t> pp{*this, "pp",
                      llvm::cl::desc("Pipeline stages (--loom-pipeline-split; "
                                     "1: not pipelined)"),

@@ -32,6 +32,22 @@ FailureOr<Value> commGradient(OpBuilder &b, Operation *op, Value g) {
     return Value(comm::ReduceScatterOp::create(
         b, loc, type, g, gather.getMesh(), gather.getAxes(),
         comm::ReduceKind::sum, gather.getDim()));
+  // The other way round: a rank's part (of a sum, or of a value every rank
+  // holds) has the gradient of its part of the whole, so the whole's
+  // gradient on every rank is the parts' gradients put together.
+  auto gatherBack = [&](auto partOp) {
+    return Value(comm::AllGatherOp::create(b, loc, type, g, partOp.getMesh(),
+                                           partOp.getAxes(), partOp.getDim()));
+  };
+  if (auto shard = dyn_cast<comm::ShardOp>(op))
+    return gatherBack(shard);
+  // Every rank computed alike from the whole: its part of the gradient.
+  if (auto unshard = dyn_cast<comm::UnshardOp>(op))
+    return Value(comm::ShardOp::create(b, loc, type, g, unshard.getMesh(),
+                                       unshard.getAxes(), unshard.getDim()));
+  if (auto scatter = dyn_cast<comm::ReduceScatterOp>(op);
+      scatter && scatter.getReduction() == comm::ReduceKind::sum)
+    return gatherBack(scatter);
   if (auto fanOut = dyn_cast<comm::FanOutOp>(op))
     return Value(comm::AllReduceOp::create(b, loc, type, g, fanOut.getMesh(),
                                            fanOut.getAxes(),
@@ -45,7 +61,9 @@ FailureOr<Value> commGradient(OpBuilder &b, Operation *op, Value g) {
   return op->emitError("cannot differentiate '")
          << op->getName()
          << "' here: before autodiff only comm.all_gather, comm.fan_out, "
-            "comm.all_reduce sum, comm.send and comm.recv are differentiated";
+            "comm.shard, comm.unshard, comm.all_reduce sum, "
+            "comm.reduce_scatter sum, "
+            "comm.send and comm.recv are differentiated";
 }
 
 /// The gradients of a pipeline transfer go the other way (GPipe's backward

@@ -67,6 +67,14 @@ static cl::opt<int64_t>
                 "(one all-reduce per block each way; the artifact then runs on "
                 "exactly T ranks; docs/layouts.md)"),
        cl::init(1), cl::cat(cat));
+static cl::opt<bool> sequenceParallel(
+    "sequence-parallel",
+    cl::desc("With --tp: the layer norms and residual adds between the "
+             "tensor-parallel blocks computed on each rank's share of the "
+             "tokens, a reduce-scatter and an all-gather in place of each "
+             "all-reduce (Megatron-LM's sequence parallelism; "
+             "docs/layouts.md)"),
+    cl::init(false), cl::cat(cat));
 static cl::opt<int64_t>
     pp("pp",
        cl::desc("Pipeline stages: the model cut between layers into P stages "
@@ -276,6 +284,7 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.clipNorm = clip;
   options.dp = dp;
   options.tp = tp;
+  options.sequenceParallel = sequenceParallel;
   options.pp = pp;
   options.microBatches = microBatches;
   options.overlap = overlap;

@@ -130,6 +130,8 @@ COMM_SYMBOL_USES(BroadcastStartOp)
 COMM_SYMBOL_USES(GroupRankOp)
 COMM_SYMBOL_USES(FanOutOp)
 COMM_SYMBOL_USES(SendOp)
+COMM_SYMBOL_USES(ShardOp)
+COMM_SYMBOL_USES(UnshardOp)
 COMM_SYMBOL_USES(RecvOp)
 #undef COMM_SYMBOL_USES
 
@@ -191,6 +193,15 @@ LogicalResult FanOutOp::verify() {
   if (getInput().getType() != getType())
     return emitOpError("result type must equal the operand type");
   return success();
+}
+
+LogicalResult ShardOp::verify() {
+  // A part of the operand: resized as a scatter is.
+  return verifyResizedCollective(*this, getType(), /*scatter=*/true);
+}
+
+LogicalResult UnshardOp::verify() {
+  return verifyResizedCollective(*this, getType(), /*scatter=*/false);
 }
 
 LogicalResult ReduceScatterOp::verify() {

@@ -321,6 +321,79 @@ def Comm_RecvOp : Comm_Op<"recv", [
   }];
 }
 
+def Comm_ShardOp : Comm_Op<"shard", [
+    Pure, DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "This rank's part of a value every rank of the group holds.";
+  let description = [{
+    The operand, which every rank of the group holds alike, cut into as many
+    equal parts along `dim` as the group has ranks: the rank at position p
+    gets part p (sequence parallelism, `--loom-sequence-parallel`: a rank
+    keeps its share of the tokens). Moves no data. Its gradient
+    (`--loom-autodiff`) is the `comm.all_gather` of the ranks' part
+    gradients along `dim`.
+
+    Example:
+    ```mlir
+    %mine = comm.shard %x over @world ["tp"] dim = 0 : tensor<256x64xf32> -> tensor<128x64xf32>
+    ```
+
+    **Constraints:**
+    - `mesh` names a `comm.mesh`; `axes` is non-empty, has no duplicates and
+      names axes of that mesh.
+    - `dim` is a dimension of the operand, divisible by the group size.
+    - The result has the operand's element type and shape, with `dim`
+      divided by the group size.
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs Comm_Tensor:$result);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Ranks in the group (1 while the mesh or axes are invalid).
+    int64_t getGroupSize();
+  }];
+}
+
+def Comm_UnshardOp : Comm_CollectiveOp<"unshard"> {
+  let summary = "The whole a group's parts make, for work every rank then "
+                "does alike.";
+  let description = [{
+    The ranks' operands concatenated along `dim` in group-rank order, as
+    `comm.all_gather`, for computations every rank of the group then does
+    alike (sequence parallelism's exit to the layers that are not split:
+    the output head and the loss). Its gradient (`--loom-autodiff`) is this
+    rank's part of the result's gradient (`comm.shard`): every rank holds
+    the same gradient of the whole, where `comm.all_gather`'s is the sum of
+    the ranks' different gradients (a split layer's). Lowered to
+    `comm.all_gather`.
+
+    Example:
+    ```mlir
+    %x = comm.unshard %mine over @world ["tp"] dim = 0 : tensor<128x64xf32> -> tensor<256x64xf32>
+    ```
+
+    **Constraints:**
+    - `mesh` names a `comm.mesh`; `axes` is non-empty, has no duplicates and
+      names axes of that mesh.
+    - `dim` is a dimension of the operand.
+    - The result has the operand's element type and shape, with `dim`
+      multiplied by the group size.
+  }];
+  let arguments = (ins Comm_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       StrArrayAttr:$axes, I64Attr:$dim);
+  let results = (outs Comm_Tensor:$result);
+  let assemblyFormat = [{
+    $input `over` $mesh $axes `dim` `=` $dim attr-dict `:` type($input) `->`
+    type($result)
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = commonExtra;
+}
+
 //===----------------------------------------------------------------------===//
 // Asynchronous collectives
 //===----------------------------------------------------------------------===//

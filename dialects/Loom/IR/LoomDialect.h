@@ -37,6 +37,10 @@ inline constexpr llvm::StringLiteral kPipelineAxis = "pp";
 inline constexpr llvm::StringLiteral kPipelineStageAttr = "loom.pipeline_stage";
 inline constexpr llvm::StringLiteral kPipelineAttr = "loom.pipeline";
 inline constexpr llvm::StringLiteral kPipelineStagesAttr = "pipeline_stages";
+/// On a pipeline transfer made once per step (a shared parameter's
+/// gradient), not per micro-batch: what loomc --plan tells apart.
+inline constexpr llvm::StringLiteral kPipelineSharedAttr =
+    "loom.pipeline_shared";
 /// On the module, set by --loom-co2: its schedule (#loom.co2).
 inline constexpr llvm::StringLiteral kCO2Attr = "loom.co2";
 /// On the module, set by --loom-describe-machine: what the cost model

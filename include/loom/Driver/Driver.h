@@ -68,13 +68,14 @@ struct CompileOptions {
   int64_t decaySteps = OptimizerOptions().decaySteps;
   double minLr = OptimizerOptions().minLr;
   double clipNorm = OptimizerOptions().clipNorm;
-  int64_t dp = 1;           ///< data-parallel ranks
-  int64_t tp = 1;           ///< tensor-parallel ranks (--loom-tensor-parallel)
-  int64_t pp = 1;           ///< pipeline stages (--loom-pipeline-split)
-  int64_t microBatches = 1; ///< micro-batches of a pipelined step
-  bool overlap = false;     ///< async, bucketed, overlapped gradient all-reduce
-  double bucketMiB = 0.0;   ///< largest bucket with overlap (0: from the model)
-  int64_t zero = 0;         ///< ZeRO stage (0: none; 1, 2: sharded state)
+  int64_t dp = 1; ///< data-parallel ranks
+  int64_t tp = 1; ///< tensor-parallel ranks (--loom-tensor-parallel)
+  bool sequenceParallel = false; ///< --loom-sequence-parallel (with tp)
+  int64_t pp = 1;                ///< pipeline stages (--loom-pipeline-split)
+  int64_t microBatches = 1;      ///< micro-batches of a pipelined step
+  bool overlap = false;   ///< async, bucketed, overlapped gradient all-reduce
+  double bucketMiB = 0.0; ///< largest bucket with overlap (0: from the model)
+  int64_t zero = 0;       ///< ZeRO stage (0: none; 1, 2: sharded state)
   /// Documents placed on the ranks by the runtime's planner
   /// (--loom-partition-sequences).
   bool partitionSequences = false;

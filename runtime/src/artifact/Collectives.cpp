@@ -301,6 +301,10 @@ ScopedCurrentCommunicator::~ScopedCurrentCommunicator() {
   exchangeCurrentCommunicator(previous);
 }
 
+Communicator *currentGroupCommunicator(int64_t group) {
+  return group == 0 || meshGroups.load() ? groupCommunicator(group) : nullptr;
+}
+
 double collectiveSeconds() { return nanosInCollectives.load() * 1e-9; }
 
 double blockedCollectiveSeconds() { return nanosBlocked.load() * 1e-9; }

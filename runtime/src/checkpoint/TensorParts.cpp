@@ -1,12 +1,25 @@
 //===- TensorParts.cpp - Tensor-parallel parts made whole for a save -----===//
 #include "checkpoint/TensorParts.h"
 #include "loom/runtime/Artifact.h"
+#include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
 
 #include <cstring>
 #include <map>
 
 namespace loom::rt {
+
+namespace {
+
+/// The group id (abi.h) of the ranks that differ along `axis` only.
+int64_t axisGroup(const MeshSpec &mesh, const std::string &axis) {
+  for (size_t i = 0; i < mesh.axes.size(); ++i)
+    if (mesh.axes[i] == axis)
+      return int64_t(1) << i;
+  return 0;
+}
+
+} // namespace
 
 std::vector<Tensor *>
 wholeTensors(Communicator &comm, Artifact &artifact,
@@ -23,8 +36,13 @@ wholeTensors(Communicator &comm, Artifact &artifact,
     }
     const int64_t count = tensor->numElements();
     const size_t size = dtypeSize(tensor->dtype());
-    gathered.resize(count * size * comm.size());
-    comm.allGather(tensor->data(), gathered.data(), count, tensor->dtype());
+    // Over the split's group where it is connected (a pipelined artifact's
+    // stages hold different tensors), its part p at p; else over the job.
+    Communicator *group =
+        currentGroupCommunicator(axisGroup(manifest.mesh, mine.split.axis));
+    Communicator &over = group ? *group : comm;
+    gathered.resize(count * size * over.size());
+    over.allGather(tensor->data(), gathered.data(), count, tensor->dtype());
     auto whole = std::make_unique<Tensor>(tensor->name(), tensor->role(),
                                           mine.wholeShape, tensor->dtype());
     // Part p is the one of the rank of this rank's group at p.
@@ -32,7 +50,8 @@ wholeTensors(Communicator &comm, Artifact &artifact,
       SliceOf part = mine;
       part.part = p;
       const int64_t from =
-          manifest.mesh.withCoordinate(comm.rank(), mine.split.axis, p);
+          group ? p
+                : manifest.mesh.withCoordinate(comm.rank(), mine.split.axis, p);
       const char *source = gathered.data() + from * count * size;
       part.forEachRun(count, [&](int64_t at, int64_t offset, int64_t length) {
         std::memcpy(static_cast<char *>(whole->data()) + at * size,

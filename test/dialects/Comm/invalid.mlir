@@ -830,3 +830,151 @@ func.func @recv_peer_outside(%t: tensor<8xf32>) -> tensor<8xf32> {
   %0 = comm.recv over @world ["pp"] peer = -4 : tensor<8xf32>
   return %0 : tensor<8xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comm.shard
+//===----------------------------------------------------------------------===//
+
+// Tests that shard must name an existing mesh.
+func.func @shard_no_mesh(%t: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'comm.shard' op 'world' does not name a comm.mesh}}
+  %0 = comm.shard %t over @world ["tp"] dim = 0 : tensor<8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+
+// Tests that shard needs at least one axis.
+func.func @shard_no_axes(%t: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'comm.shard' op expects at least one axis}}
+  %0 = comm.shard %t over @world [] dim = 0 : tensor<8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+
+// Tests that every axis of shard must be an axis of its mesh.
+func.func @shard_no_such_axis(%t: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'comm.shard' op axis 'pp' is not an axis of mesh @world}}
+  %0 = comm.shard %t over @world ["pp"] dim = 0 : tensor<8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+
+// Tests that shard must not list an axis twice.
+func.func @shard_repeated_axis(%t: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'comm.shard' op axis 'tp' is listed twice}}
+  %0 = comm.shard %t over @world ["tp", "tp"] dim = 0 : tensor<8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+
+// Tests that the dimension of shard is one of the operand's.
+func.func @shard_dim(%t: tensor<8xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'comm.shard' op dim 1 is out of range for rank 1}}
+  %0 = comm.shard %t over @world ["tp"] dim = 1 : tensor<8xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+
+// Tests that the sharded dimension divides by the group size.
+func.func @shard_indivisible(%t: tensor<7xf32>) -> tensor<3xf32> {
+  // expected-error@+1 {{'comm.shard' op dimension 0 of size 7 is not divisible by the group size 2}}
+  %0 = comm.shard %t over @world ["tp"] dim = 0 : tensor<7xf32> -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+
+// Tests that the result is the operand's part: the dimension divided by
+// the group size, the element type kept.
+func.func @shard_result(%t: tensor<8xf32>) -> tensor<4xf64> {
+  // expected-error@+1 {{'comm.shard' op result type 'tensor<4xf64>' does not match 'tensor<4xf32>'}}
+  %0 = comm.shard %t over @world ["tp"] dim = 0 : tensor<8xf32> -> tensor<4xf64>
+  return %0 : tensor<4xf64>
+}
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// comm.unshard
+//===----------------------------------------------------------------------===//
+
+// Tests that unshard must name an existing mesh.
+func.func @unshard_no_mesh(%t: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.unshard' op 'world' does not name a comm.mesh}}
+  %0 = comm.unshard %t over @world ["tp"] dim = 0 : tensor<4xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+
+// Tests that unshard needs at least one axis.
+func.func @unshard_no_axes(%t: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.unshard' op expects at least one axis}}
+  %0 = comm.unshard %t over @world [] dim = 0 : tensor<4xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+
+// Tests that every axis of unshard must be an axis of its mesh.
+func.func @unshard_no_such_axis(%t: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.unshard' op axis 'pp' is not an axis of mesh @world}}
+  %0 = comm.unshard %t over @world ["pp"] dim = 0 : tensor<4xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+
+// Tests that unshard must not list an axis twice.
+func.func @unshard_repeated_axis(%t: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.unshard' op axis 'tp' is listed twice}}
+  %0 = comm.unshard %t over @world ["tp", "tp"] dim = 0 : tensor<4xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+
+// Tests that the dimension of unshard is one of the operand's.
+func.func @unshard_dim(%t: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error@+1 {{'comm.unshard' op dim 1 is out of range for rank 1}}
+  %0 = comm.unshard %t over @world ["tp"] dim = 1 : tensor<4xf32> -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
+comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+
+// Tests that the result is the whole: the dimension times the group size.
+func.func @unshard_result(%t: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error@+1 {{'comm.unshard' op result type 'tensor<4xf32>' does not match 'tensor<8xf32>'}}
+  %0 = comm.unshard %t over @world ["tp"] dim = 0 : tensor<4xf32> -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

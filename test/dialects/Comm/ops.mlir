@@ -196,3 +196,29 @@ func.func @send_recv(%x: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x6xf32>) 
   %unused = comm.recv over @grid ["dp"] peer = -1 : tensor<4x6xf32>
   return %a, %b : tensor<4x6xf32>, tensor<4x6xf32>
 }
+
+// Tests that shard round-trips and, moving no data, is pure: CSE merges
+// two of the same operand.
+// CHECK-LABEL: func.func @shard
+// CHECK: comm.shard %{{.+}} over @grid ["tp"] dim = 0 : tensor<6x4xf32> -> tensor<2x4xf32>
+// EFFECTS-LABEL: func.func @shard
+// EFFECTS: %[[S:.+]] = comm.shard
+// EFFECTS-NEXT: return %[[S]], %[[S]]
+func.func @shard(%x: tensor<6x4xf32>) -> (tensor<2x4xf32>, tensor<2x4xf32>) {
+  %a = comm.shard %x over @grid ["tp"] dim = 0 : tensor<6x4xf32> -> tensor<2x4xf32>
+  %b = comm.shard %x over @grid ["tp"] dim = 0 : tensor<6x4xf32> -> tensor<2x4xf32>
+  return %a, %b : tensor<2x4xf32>, tensor<2x4xf32>
+}
+
+// Tests that unshard round-trips and, talking to the other ranks, is never
+// removed: CSE keeps the unused one.
+// CHECK-LABEL: func.func @unshard
+// CHECK: comm.unshard %{{.+}} over @grid ["tp"] dim = 0 : tensor<2x4xf32> -> tensor<6x4xf32>
+// EFFECTS-LABEL: func.func @unshard
+// EFFECTS: comm.unshard
+// EFFECTS-NEXT: comm.unshard
+func.func @unshard(%x: tensor<2x4xf32>) -> tensor<6x4xf32> {
+  %a = comm.unshard %x over @grid ["tp"] dim = 0 : tensor<2x4xf32> -> tensor<6x4xf32>
+  %unused = comm.unshard %x over @grid ["tp"] dim = 0 : tensor<2x4xf32> -> tensor<6x4xf32>
+  return %a : tensor<6x4xf32>
+}

@@ -12,7 +12,7 @@
 // summed in micro-batch order and divided by 3, the loss summed over the
 // stages; the tied @w0's gradient goes from the last stage to the first,
 // which adds it before its own (as one rank's backward pass adds them)
-// and sends the sum back.
+// and sends the sum back (transfers marked as made once per step).
 // CHECK-LABEL: module @pp0
 // CHECK: func.func @loss(%[[X:.+]]: tensor<6x8xf32> {loom.input = "x"})
 // CHECK-COUNT-3: comm.send %{{.+}} over @world ["pp"] peer = 1 : tensor<2x8xf32>
@@ -38,9 +38,9 @@
 // CHECK-NEXT: %[[LOSS:.+]] = loom.mul %{{.+}}, %[[THIRD]]
 // CHECK-NOT: comm.
 // CHECK: %[[SUM:.+]] = comm.all_reduce %[[LOSS]] over @world ["pp"] sum : tensor<f32>
-// CHECK-NEXT: %[[LAST:.+]] = comm.recv over @world ["pp"] peer = 1 : tensor<8x8xf32>
+// CHECK-NEXT: %[[LAST:.+]] = comm.recv over @world ["pp"] peer = 1 {loom.pipeline_shared} : tensor<8x8xf32>
 // CHECK-NEXT: %[[W0:.+]] = loom.add %[[LAST]], %{{.+}} : (tensor<8x8xf32>, tensor<8x8xf32>)
-// CHECK-NEXT: comm.send %[[W0]] over @world ["pp"] peer = 1 : tensor<8x8xf32>
+// CHECK-NEXT: comm.send %[[W0]] over @world ["pp"] peer = 1 {loom.pipeline_shared} : tensor<8x8xf32>
 // CHECK-NEXT: return %[[SUM]], %[[W0]], %{{.+}} : tensor<f32>, tensor<8x8xf32>, tensor<8x8xf32>
 // CHECK-LABEL: module @pp1
 // CHECK: func.func @loss_and_grad
@@ -58,8 +58,8 @@
 // CHECK: comm.send %{{.+}} over @world ["pp"] peer = -1 : tensor<2x8xf32>
 // CHECK-NOT: comm.
 // CHECK: %[[SUM:.+]] = comm.all_reduce %{{.+}} over @world ["pp"] sum : tensor<f32>
-// CHECK-NEXT: comm.send %[[MINE:.+]] over @world ["pp"] peer = -1 : tensor<8x8xf32>
-// CHECK-NEXT: %[[W0:.+]] = comm.recv over @world ["pp"] peer = -1 : tensor<8x8xf32>
+// CHECK-NEXT: comm.send %[[MINE:.+]] over @world ["pp"] peer = -1 {loom.pipeline_shared} : tensor<8x8xf32>
+// CHECK-NEXT: %[[W0:.+]] = comm.recv over @world ["pp"] peer = -1 {loom.pipeline_shared} : tensor<8x8xf32>
 // CHECK-NEXT: return %[[SUM]], %[[W0]]
 module @chain attributes {loom.task = {batch = 6 : i64, kind = "none"}} {
   module @pp0 attributes {loom.pipeline_stage = {micro_batches = 3 : i64, stage = 0 : i64, stages = 2 : i64}, loom.task = {batch = 6 : i64, kind = "none"}} {

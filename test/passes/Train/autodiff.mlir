@@ -218,7 +218,7 @@ module @mean_all_reduce {
   loom.param @w : tensor<4xf32> init ones
   func.func @loss() -> tensor<f32> {
     %w = loom.get_param @w : tensor<4xf32>
-    // expected-error@+1 {{cannot differentiate 'comm.all_reduce' here: before autodiff only comm.all_gather, comm.fan_out, comm.all_reduce sum, comm.send and comm.recv are differentiated}}
+    // expected-error@+1 {{cannot differentiate 'comm.all_reduce' here: before autodiff only comm.all_gather, comm.fan_out, comm.shard, comm.unshard, comm.all_reduce sum, comm.reduce_scatter sum, comm.send and comm.recv are differentiated}}
     %s = comm.all_reduce %w over @world ["dp"] mean : tensor<4xf32>
     %l = loom.sum %s axes = [0] : tensor<4xf32> -> tensor<f32>
     return %l : tensor<f32>
@@ -253,5 +253,35 @@ module @pipeline_stage_gradients {
     comm.send %y over @world ["pp"] peer = 1 : tensor<4xf32>
     %zero = arith.constant dense<0.0> : tensor<f32>
     return %zero : tensor<f32>
+  }
+}
+
+// -----
+
+// Tests the gradients of sequence parallelism's comm ops: a comm.shard's
+// operand and a comm.reduce_scatter sum's get the all-gather of their
+// result's gradient along the same dimension, a comm.unshard's operand its
+// part of the result's gradient.
+// CHECK-LABEL: module @sequence_parallel_gradients
+// CHECK: func.func @loss_and_grad
+// CHECK: %[[S:.+]] = comm.reduce_scatter %{{.+}} over @world ["tp"] sum dim = 0 : tensor<4x2xf32> -> tensor<2x2xf32>
+// CHECK: %[[P:.+]] = comm.shard %{{.+}} over @world ["tp"] dim = 0 : tensor<4x2xf32> -> tensor<2x2xf32>
+// CHECK: %[[U:.+]] = comm.unshard %{{.+}} over @world ["tp"] dim = 0 : tensor<2x2xf32> -> tensor<4x2xf32>
+// CHECK: comm.shard %{{.+}} over @world ["tp"] dim = 0 : tensor<4x2xf32> -> tensor<2x2xf32>
+// CHECK: comm.all_gather %{{.+}} over @world ["tp"] dim = 0 : tensor<2x2xf32> -> tensor<4x2xf32>
+// CHECK: comm.all_gather %{{.+}} over @world ["tp"] dim = 0 : tensor<2x2xf32> -> tensor<4x2xf32>
+module @sequence_parallel_gradients {
+  comm.mesh @world shape = [1, 2] axes = ["dp", "tp"]
+  loom.param @w : tensor<4x2xf32> init ones
+  loom.param @v : tensor<4x2xf32> init ones
+  func.func @loss() -> tensor<f32> {
+    %w = loom.get_param @w : tensor<4x2xf32>
+    %v = loom.get_param @v : tensor<4x2xf32>
+    %s = comm.reduce_scatter %w over @world ["tp"] sum dim = 0 : tensor<4x2xf32> -> tensor<2x2xf32>
+    %p = comm.shard %v over @world ["tp"] dim = 0 : tensor<4x2xf32> -> tensor<2x2xf32>
+    %m = loom.mul %s, %p : (tensor<2x2xf32>, tensor<2x2xf32>) -> tensor<2x2xf32>
+    %u = comm.unshard %m over @world ["tp"] dim = 0 : tensor<2x2xf32> -> tensor<4x2xf32>
+    %l = loom.sum %u axes = [0, 1] : tensor<4x2xf32> -> tensor<f32>
+    return %l : tensor<f32>
   }
 }

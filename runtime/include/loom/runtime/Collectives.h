@@ -95,6 +95,12 @@ int64_t asyncStartsIssued();
 /// kernels (not counted as blocked: the GPU's own stalls are).
 void waitForAllCollectives();
 
+/// The communicator of the current mesh's group `group` (0: every rank;
+/// else the bit set of the mesh axes it spans, abi.h), or nullptr when no
+/// such group is connected (no ScopedCurrentCommunicator with a mesh of
+/// several axes).
+Communicator *currentGroupCommunicator(int64_t group);
+
 /// Whether the asynchronous collective `handle` (from a loom_rt_*_start
 /// call) has finished. Never blocks: for work that advances between steps.
 bool collectiveFinished(int64_t handle);
