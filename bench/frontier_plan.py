@@ -74,9 +74,10 @@ def plan(name):
     rows = {}
     for line in out.stdout.splitlines():
         m = re.match(r"(dp=\S+(?: x pp=\d+)?(?: x tp=\d+)?(?: m=\d+)?"
-                     r"(?: zero=\d)?(?: overlap)?)\s+([0-9.]+)\s+(.*)", line)
+                     r"(?: zero=\d)?(?: overlap)?)\s+([0-9.]+)\s+.*?"
+                     r"(yes|no \([0-9.]+ MiB\)|-)$", line)
         if m:
-            rows[m.group(1)] = (float(m.group(2)) / 1e3, m.group(3).split())
+            rows[m.group(1)] = (float(m.group(2)) / 1e3, m.group(3))
     found = re.search(r"^winner: (.+?):", out.stdout, re.M)
     # None fits: the planner says what the smallest needs.
     winner = found.group(1) if found else None
@@ -88,12 +89,16 @@ def plan(name):
         return flops / (rows[layout][0] * ranks * PEAK)
 
     def fits(layout):
-        return rows[layout][1][-1]
+        return rows[layout][1]
+
+    fastest = min(rows, key=lambda layout: rows[layout][0])
 
     return {"name": name, "spec": spec, "ranks": ranks, "layouts": len(rows),
             "seconds": seconds, "winner": winner,
             "winner_step": rows[winner][0] if winner else None,
             "winner_mfu": mfu(winner) if winner else None, "nofit": nofit,
+            "fastest": fastest, "fastest_step": rows[fastest][0],
+            "fastest_mfu": mfu(fastest), "fastest_fits": fits(fastest),
             "paper": paper, "paper_mfu": paper_mfu,
             "paper_step": rows[paper][0] if paper in rows else None,
             "paper_pred_mfu": mfu(paper) if paper in rows else None,
@@ -105,17 +110,22 @@ def main():
     parser.add_argument("--models", default="22B,175B,1T")
     parser.add_argument("--record", action="store_true")
     args = parser.parse_args()
-    table = ["| model | GCDs | layouts planned (s) | planner's pick | "
-             "predicted step, MFU | the study's layout | Loom's prediction "
-             "for it: step, MFU, fits 64 GiB | the study's MFU |",
+    table = ["| model | GCDs | layouts planned (s) | planner's pick within "
+             "64 GiB: step, MFU | fastest predicted (memory aside): step, "
+             "MFU, fits | the study's layout | Loom's prediction for it: step, "
+             "MFU, fits | the study's MFU |",
              "|---|---|---|---|---|---|---|---|"]
     for name in args.models.split(","):
         r = plan(name)
         paper = (f"{r['paper_step']:.2f} s, {100 * r['paper_pred_mfu']:.1f} %, "
                  f"{r['paper_fits']}" if r["paper_step"] else "not planned")
-        pick = (f"{r['winner']} | {r['winner_step']:.2f} s, "
+        pick = (f"{r['winner']}: {r['winner_step']:.2f} s, "
                 f"{100 * r['winner_mfu']:.1f} %" if r["winner"] else
-                f"none fits ({r['nofit'].replace('loomc: error: ', '')}) | -")
+                "none (" + r["nofit"].replace(
+                    "loomc: error: no layout fits in 65536.0 MiB per rank (",
+                    "").rstrip(")") + ")")
+        pick += (f" | {r['fastest']}: {r['fastest_step']:.2f} s, "
+                 f"{100 * r['fastest_mfu']:.1f} %, {r['fastest_fits']}")
         table.append(
             f"| {name} | {r['ranks']} | {r['layouts']} ({r['seconds']:.1f} s) "
             f"| {pick} | {r['paper']} | {paper} | "
