@@ -571,8 +571,11 @@ loom_rt_reduce_scatter_start(int64_t group, const void *send, void *recv,
                       return comm.startReduceScatter(send, recv, count, type,
                                                      reduce);
                     });
+  // Every rank's block of the group's (not the job's: a tensor-parallel
+  // reduce-scatter spans some of the ranks).
+  checkedType("loom_rt_reduce_scatter_start", group, count, dtype);
   int64_t bytes =
-      count > 0 ? count * currentCommunicator().size() * elementBytes(dtype)
+      count > 0 ? count * groupCommunicator(group)->size() * elementBytes(dtype)
                 : 0;
   std::shared_ptr<void> staged = stage(send, bytes);
   return collective(

@@ -1,7 +1,8 @@
 //===- MpiCommunicator.cpp - Collectives over MPI ---------------*- C++ -*-===//
 //
-// The MPI plugin, libLoomMpi.so: the only file that includes mpi.h, built
-// into its own library so that libLoomRuntime.so has no dependency on
+// The MPI plugin, libLoomMpi.so (with MpiPointToPoint.cpp, through
+// MpiCommunicator.h the only code that includes mpi.h), built into its own
+// library so that libLoomRuntime.so has no dependency on
 // libmpi (support/Plugin.h); comm/MpiPlugin.cpp loads it for multi-rank jobs
 // through loom_mpi_plugin_connect at the end of this file. On the thread that
 // created the communicator, collectives are MPI's blocking ones: Open MPI's
@@ -34,12 +35,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#define OMPI_SKIP_MPICXX 1
-#define MPICH_SKIP_MPICXX 1
-#include <mpi.h>
+#include "mpi/MpiCommunicator.h"
 
-#include "comm/Watchdog.h"
-#include "loom/runtime/Communicator.h"
 #include "loom/runtime/CurrentCommunicator.h"
 #include "loom/runtime/Error.h"
 #include "loom/runtime/Flags.h"
@@ -55,27 +52,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
-#include <deque>
 #include <thread>
 #include <unistd.h>
 #include <vector>
 
-namespace loom::rt {
+namespace loom::rt::mpi {
 
 namespace {
-
-/// An all-reduce (and a reduce-scatter, all ranks' blocks together) goes in
-/// pieces of at most this many bytes, one after the other. Open MPI's
-/// all-reduce algorithms take a temporary buffer about the size of the message
-/// from malloc, and glibc serves requests above 32 MiB with a fresh mmap each
-/// time, every page of which faults in when touched: a 100 MB all-reduce of 2
-/// local ranks took 300 ms (blocking) and 415 ms (non-blocking) with 12k-24k
-/// page faults, in 8 MiB pieces 35-40 ms with none, the buffers reused from the
-/// heap (CO2's round, which is the whole model, on this project's VMs;
-/// bench/RESULTS.md). Larger pieces would save per-piece latency on a slow
-/// link, but that is a few round trips per 8 MiB, which such a link takes far
-/// longer to carry. LOOM_MPI_PIECE_BYTES sets another size (0: whole messages).
-constexpr int64_t kPieceBytes = int64_t(8) << 20;
 
 /// MPI counts are ints: no piece has more elements.
 constexpr int64_t kMaxPieceElements = int64_t(1) << 30;
@@ -93,30 +76,7 @@ int64_t pieceBytesFromEnvironment() {
   return value;
 }
 
-MPI_Datatype mpiType(DType dtype) {
-  switch (dtype) {
-  case DType::F32:
-    return MPI_FLOAT;
-  case DType::F64:
-    return MPI_DOUBLE;
-  case DType::I32:
-    return MPI_INT32_T;
-  case DType::I64:
-    return MPI_INT64_T;
-  }
-  return MPI_BYTE;
-}
-
 MPI_Op mpiOp(ReduceOp op) { return op == ReduceOp::Max ? MPI_MAX : MPI_SUM; }
-
-void check(int code, const char *call) {
-  if (code == MPI_SUCCESS)
-    return;
-  char text[MPI_MAX_ERROR_STRING] = {0};
-  int length = 0;
-  MPI_Error_string(code, text, &length);
-  fail("%s failed: %s", call, text);
-}
 
 template <typename T>
 void divideAll(void *buf, int64_t count, int divisor) {
@@ -158,150 +118,37 @@ void sumInRankOrder(const void *blocks, void *out, int ranks, int64_t count,
   sumInRankOrder<float>(blocks, out, ranks, count);
 }
 
+} // namespace
+
+MPI_Datatype mpiType(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
+    return MPI_FLOAT;
+  case DType::F64:
+    return MPI_DOUBLE;
+  case DType::I32:
+    return MPI_INT32_T;
+  case DType::I64:
+    return MPI_INT64_T;
+  }
+  return MPI_BYTE;
+}
+
+void check(int code, const char *call) {
+  if (code == MPI_SUCCESS)
+    return;
+  char text[MPI_MAX_ERROR_STRING] = {0};
+  int length = 0;
+  MPI_Error_string(code, text, &length);
+  fail("%s failed: %s", call, text);
+}
+
 int intCount(int64_t count, const char *what) {
   if (count > INT_MAX)
     fail("%s of %lld elements per rank exceeds MPI's int element count", what,
          static_cast<long long>(count));
   return static_cast<int>(count);
 }
-
-class MpiCommunicator final : public Communicator {
-public:
-  explicit MpiCommunicator(const WorldOptions &options);
-  ~MpiCommunicator() override;
-  /// duplicate(): a private MPI communicator of the same ranks.
-  MpiCommunicator(const MpiCommunicator &parent, MPI_Comm dup);
-
-  int rank() const override { return myRank; }
-  int size() const override { return mySize; }
-  const char *backend() const override {
-    return hierarchical ? "mpi; all-reduces by host" : "mpi";
-  }
-
-  void allReduce(void *buf, int64_t count, DType dtype, ReduceOp op) override;
-  void reduceScatter(const void *send, void *recv, int64_t count, DType dtype,
-                     ReduceOp op) override;
-  void allGather(const void *send, void *recv, int64_t count,
-                 DType dtype) override;
-  void allGatherBlocking(const void *send, void *recv, int64_t count,
-                         DType dtype) override;
-  void broadcast(void *buf, int64_t count, DType dtype, int root) override;
-  void barrier() override;
-  void send(const void *buf, int64_t count, DType dtype, int peer) override;
-  void recv(void *buf, int64_t count, DType dtype, int peer) override;
-  void setCollectiveTimeout(double seconds) override {
-    watchdog->setTimeout(seconds);
-  }
-  double collectiveTimeout() const override { return watchdog->timeout(); }
-  bool supportsCommThread() const override {
-    return threadLevel >= MPI_THREAD_SERIALIZED;
-  }
-  std::unique_ptr<Communicator> duplicate() override;
-  std::unique_ptr<Communicator> split(int color, int key) override;
-  [[noreturn]] void abort(int status) override;
-
-private:
-  /// Marks the span of one collective for the watchdog.
-  class Watched {
-  public:
-    Watched(CollectiveWatchdog &watchdog, const char *what, int64_t count = 0,
-            DType dtype = DType::F32)
-        : watchdog(watchdog) {
-      watchdog.begin(what, count, dtype);
-    }
-    ~Watched() { watchdog.end(); }
-
-  private:
-    CollectiveWatchdog &watchdog;
-  };
-
-  /// Whether this call should poll politely (see the file comment).
-  bool onCommThread() const { return std::this_thread::get_id() != mainThread; }
-  /// Completes `requests`, sleeping between polls.
-  /// Polls `requests` until all are done; `started` is when the collective
-  /// they belong to began (the polling slows down as it goes on).
-  void complete(std::vector<MPI_Request> &requests, const char *call,
-                std::chrono::steady_clock::time_point started =
-                    std::chrono::steady_clock::now());
-  /// Watches this communicator's collectives with the given options.
-  void watch(double timeout, bool dumpOnSignal);
-  /// Whether a reduction of `dtype` by `op` adds in rank order here
-  /// (rankOrderedSums; integer sums and maxima are exact in any order).
-  bool inRankOrder(DType dtype, ReduceOp op) const {
-    return rankOrderedSums && floatSum(dtype, op);
-  }
-  static bool floatSum(DType dtype, ReduceOp op) {
-    return op != ReduceOp::Max && (dtype == DType::F32 || dtype == DType::F64);
-  }
-  /// Whether a reduce-scatter goes as an all-to-all and a local sum: in
-  /// rank order, and on 2 ranks always. There x0 + x1 is the only sum, so
-  /// the bits are MPI's, and it is faster: Open MPI's reduce_scatter_block
-  /// took 16.5 ms for a 241 KB bucket of 2 ranks at 250 Mbit/s, the
-  /// exchange 6.8 ms (bench/RESULTS.md).
-  bool scatterByExchange(DType dtype, ReduceOp op) const {
-    return inRankOrder(dtype, op) || (mySize == 2 && floatSum(dtype, op));
-  }
-  /// Runs one MPI collective: `blocking()` on the thread that created the
-  /// communicator, `start(&request)` polled politely on the communication
-  /// thread (see the file comment). Both return MPI's code.
-  template <typename Blocking, typename Start>
-  void run(const char *blockingName, const char *startName, Blocking blocking,
-           Start start, std::chrono::steady_clock::time_point started) {
-    if (!onCommThread())
-      return check(blocking(), blockingName);
-    std::vector<MPI_Request> requests(1);
-    check(start(&requests[0]), startName);
-    complete(requests, startName, started);
-  }
-  /// The rank-ordered reduce-scatter of one piece: `send` holds every
-  /// rank's block of `count` elements, packed; `recv` gets this rank's sum.
-  void reduceScatterInRankOrder(const void *send, void *recv, int64_t count,
-                                DType dtype,
-                                std::chrono::steady_clock::time_point started);
-  /// The rank-ordered all-reduce of one piece, in place.
-  void allReduceInRankOrder(void *buf, int64_t count, DType dtype,
-                            std::chrono::steady_clock::time_point started);
-
-  /// Sets up all-reduces in two levels (LOOM_MPI_HIERARCHICAL=1): only on
-  /// the main communicator of a job with several hosts, one of them with
-  /// several ranks; the same on every rank.
-  void splitNodes();
-  /// One piece of a two-level all-reduce, in place: a reduce to each
-  /// host's first rank, an all-reduce between those (over every NIC of
-  /// their hosts), a broadcast back inside each host.
-  void allReduceByNode(void *at, int piece, MPI_Datatype type, MPI_Op op,
-                       std::chrono::steady_clock::time_point started);
-
-  MPI_Comm comm = MPI_COMM_NULL;
-  /// The ranks of this rank's host, and (on a host's first rank) the
-  /// hosts' first ranks; MPI_COMM_NULL unless hierarchical.
-  MPI_Comm nodeComm = MPI_COMM_NULL, leaderComm = MPI_COMM_NULL;
-  bool hierarchical = false;
-  int myRank = 0, mySize = 1;
-  /// All-reduces go in pieces of this many bytes (0: whole), and
-  /// reduce-scatters in pieces of all ranks' blocks together this large.
-  int64_t pieceBytes = kPieceBytes;
-  /// A reduce-scatter's piece of every rank's block, packed.
-  std::vector<char> staging;
-  /// The blocks the ranks sent this one, for rank-ordered sums.
-  std::vector<char> received;
-  bool rankOrderedSums = false;
-  int threadLevel = MPI_THREAD_SINGLE;
-  bool initializedHere = false;
-  std::thread::id mainThread = std::this_thread::get_id();
-  /// Every rank's process, for the watchdog's liveness checks.
-  std::vector<ProcessIdentity> peers;
-  std::unique_ptr<CollectiveWatchdog> watchdog;
-  /// send()s not yet known to be delivered, each with the copy it reads,
-  /// oldest first.
-  struct PendingSend {
-    MPI_Request request = MPI_REQUEST_NULL;
-    std::vector<char> data;
-  };
-  std::deque<PendingSend> pendingSends;
-  /// Forgets the delivered sends (all of them: waits for each).
-  void retireSends(bool all);
-};
 
 MpiCommunicator::MpiCommunicator(const WorldOptions &options) {
   int initialized = 0;
@@ -745,51 +592,7 @@ void MpiCommunicator::barrier() {
   check(MPI_Barrier(comm), "MPI_Barrier");
 }
 
-/// Pipeline transfers have a tag of their own: the rank-ordered sums'
-/// exchanges are point-to-point messages on the same communicator.
-constexpr int kTransferTag = 0x10ad;
-
-void MpiCommunicator::send(const void *buf, int64_t count, DType dtype,
-                           int peer) {
-  // A copy sent without waiting: the stages of a 1F1B schedule send their
-  // next activation while the peer sends them a gradient, which with
-  // waiting (rendezvous-sized) sends would deadlock.
-  int n = intCount(count, "send");
-  const char *from = static_cast<const char *>(buf);
-  PendingSend &pending = pendingSends.emplace_back();
-  pending.data.assign(from, from + count * int64_t(dtypeSize(dtype)));
-  check(MPI_Isend(pending.data.data(), n, mpiType(dtype), peer, kTransferTag,
-                  comm, &pending.request),
-        "MPI_Isend");
-  retireSends(/*all=*/false);
-}
-
-void MpiCommunicator::recv(void *buf, int64_t count, DType dtype, int peer) {
-  Watched watched(*watchdog, "recv", count, dtype);
-  std::vector<MPI_Request> requests(1);
-  check(MPI_Irecv(buf, intCount(count, "recv"), mpiType(dtype), peer,
-                  kTransferTag, comm, &requests[0]),
-        "MPI_Irecv");
-  complete(requests, "MPI_Irecv");
-  retireSends(/*all=*/false);
-}
-
-void MpiCommunicator::retireSends(bool all) {
-  while (!pendingSends.empty()) {
-    int done = 1;
-    MPI_Request &request = pendingSends.front().request;
-    if (all)
-      check(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
-    else
-      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-    if (!done)
-      return;
-    pendingSends.pop_front();
-  }
-}
-
-} // namespace
-} // namespace loom::rt
+} // namespace loom::rt::mpi
 
 /// The plugin's entry point: initialises MPI if needed and returns the
 /// communicator of all ranks (owned by the caller). Throws Error.
@@ -797,5 +600,5 @@ extern "C" LOOM_RT_ABI_EXPORT loom::rt::Communicator *
 loom_mpi_plugin_connect(int abiVersion, const loom::rt::WorldOptions *options) {
   loom::rt::checkPluginAbi(abiVersion, loom::rt::kPluginAbiVersion,
                            "libLoomMpi.so");
-  return new loom::rt::MpiCommunicator(*options);
+  return new loom::rt::mpi::MpiCommunicator(*options);
 }

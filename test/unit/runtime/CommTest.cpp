@@ -13,6 +13,7 @@
 #include "comm/CommQueue.h"
 #include "loom/runtime/Collectives.h"
 #include "loom/runtime/Communicator.h"
+#include "loom/runtime/Error.h"
 #include "loom/runtime/Manifest.h"
 #include "loom/runtime/World.h"
 #include "loom/runtime/abi.h"
@@ -96,6 +97,23 @@ TEST(Collectives, LocalWorldIsIdentityOrCopy) {
   EXPECT_EQ(all[1], 6);
   loom_rt_broadcast(0, all, 2, LOOM_I32, 0);
   EXPECT_EQ(all[1], 6);
+}
+
+TEST(Collectives, ABackendWithoutTransfersSaysSo) {
+  // Pipeline transfers need a peer: the one-rank world has none.
+  LocalCommunicator local;
+  float x[2] = {1, 2};
+  try {
+    local.send(x, 2, DType::F32, 1);
+    FAIL() << "send on the local backend did not throw";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "the local backend has no point-to-point transfers (a "
+                  "send to rank 1)"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(local.recv(x, 2, DType::F32, 1), Error);
 }
 
 TEST(Collectives, GoToTheCurrentCommunicatorAndAreTimed) {
