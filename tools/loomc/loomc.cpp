@@ -90,9 +90,10 @@ static cl::opt<int64_t> microBatches(
 static cl::opt<bool> planLayouts(
     "plan",
     cl::desc("Rank the layouts of the --model on --cluster's ranks (data x "
-             "tensor parallelism, ZeRO stage, overlap; the spec's batch is "
-             "the global batch) by predicted step time, with each one's "
-             "memory per rank; with -o, compile the best (docs/layouts.md)"),
+             "pipeline x tensor parallelism with their micro-batches, ZeRO "
+             "stage, overlap; the spec's batch is the global batch) by "
+             "predicted step time, with each one's memory per rank; with -o, "
+             "compile the best (docs/layouts.md)"),
     cl::init(false), cl::cat(cat));
 static cl::opt<std::string> cluster(
     "cluster",
