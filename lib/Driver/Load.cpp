@@ -58,8 +58,8 @@ static OwningOpRef<ModuleOp> buildFromSpec(const Compilation &c,
   // --tp's divisibility by the spec's field names (the pass says the same
   // of any model, at the op).
   const int64_t tp = c.options.tp;
-  const bool gpt = spec->kind == ModelSpec::Kind::Gpt;
-  const int64_t units = gpt ? spec->gpt.heads : spec->mlp.hidden;
+  const bool gpt = spec->isGpt();
+  const int64_t units = spec->splitUnits();
   if (tp > 1 && units % tp) {
     c.report("--tp=" + std::to_string(tp) + ": the model's " +
              std::to_string(units) + (gpt ? " heads" : " hidden units") +
@@ -69,9 +69,8 @@ static OwningOpRef<ModuleOp> buildFromSpec(const Compilation &c,
   }
   // A pipelined model is built for one micro-batch: its step runs
   // --micro-batches of them (Validate.cpp checks that they divide it).
-  int64_t &batch = gpt ? spec->gpt.batch : spec->mlp.batch;
   if (c.options.pp > 1)
-    batch /= c.options.microBatches;
+    spec->batch() /= c.options.microBatches;
   Type et = c.options.dtype == "f64" ? Type(Float64Type::get(ctx))
                                      : Type(Float32Type::get(ctx));
   return buildModel(ctx, *spec, et);

@@ -115,7 +115,7 @@ static json::Array inputsJson(ModuleOp train) {
   json::Array inputs;
   auto loss = train.lookupSymbol<func::FuncOp>("loss");
   if (!loss) // a pipelined step's: every stage takes the same inputs
-    loss = train.lookupSymbol<func::FuncOp>("loss_pp0");
+    loss = train.lookupSymbol<func::FuncOp>(pipelineSymbol("loss", 0));
   if (loss)
     for (auto [i, t] : llvm::enumerate(loss.getArgumentTypes())) {
       auto name = loss.getArgAttrOfType<StringAttr>(i, kInputAttr);

@@ -187,13 +187,10 @@ void printTable(llvm::raw_ostream &os, ArrayRef<Prediction> ranked,
 FailureOr<std::vector<Prediction>>
 rankLayouts(const CompileOptions &options, const ModelSpec &spec,
             const ClusterSpec &cluster, std::vector<std::string> &skipped) {
-  const bool gpt = spec.kind == ModelSpec::Kind::Gpt;
-  const int64_t batch = gpt ? spec.gpt.batch : spec.mlp.batch;
-  const int64_t units = gpt ? spec.gpt.heads : spec.mlp.hidden;
-  const int64_t layers = gpt ? spec.gpt.layers : spec.mlp.layers;
+  const int64_t batch = spec.batch();
   std::vector<Prediction> predictions;
-  for (const Layout &layout :
-       enumerateLayouts(cluster.ranks(), units, batch, layers, skipped)) {
+  for (const Layout &layout : enumerateLayouts(
+           cluster.ranks(), spec.splitUnits(), batch, spec.layers(), skipped)) {
     FailureOr<Prediction> p =
         predictLayout(layoutOptions(options, spec.text, batch, layout, cluster,
                                     /*oneMicroBatch=*/true),
@@ -231,8 +228,7 @@ LogicalResult mlir::loom::driver::plan(const CompileOptions &options) {
   auto cluster = parseClusterSpec(options.clusterSpec, base);
   if (!cluster)
     return check.error(llvm::toString(cluster.takeError()));
-  const int64_t batch =
-      spec->kind == ModelSpec::Kind::Gpt ? spec->gpt.batch : spec->mlp.batch;
+  const int64_t batch = spec->batch();
   registerPassesOnce();
   const auto start = std::chrono::steady_clock::now();
   std::vector<std::string> skipped;

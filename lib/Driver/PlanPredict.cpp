@@ -62,8 +62,7 @@ static double bytesOf(Type type) {
 /// `name` itself without a pipeline.
 static std::string stageSymbol(StringRef name, const Layout &layout,
                                int64_t stage) {
-  return layout.pp > 1 ? (name + "_pp" + std::to_string(stage)).str()
-                       : name.str();
+  return layout.pp > 1 ? pipelineSymbol(name, stage) : name.str();
 }
 
 /// The functions a stage's @train_step runs: itself and what it calls.

@@ -158,13 +158,22 @@ static LogicalResult parseTrainSpecs(Compilation &c) {
   return success();
 }
 
+/// A rank count of a mesh axis (--tp, --pp) within the runtime's limit.
+static LogicalResult checkAxisRanks(const Compilation &c, const char *flag,
+                                    int64_t ranks) {
+  if (ranks < 1 || ranks > LOOM_MAX_RANKS)
+    return c.error(llvm::Twine(flag) + " must be between 1 and " +
+                   llvm::Twine(LOOM_MAX_RANKS) +
+                   " (the runtime's limit on ranks), got " +
+                   llvm::Twine(ranks));
+  return success();
+}
+
 /// --tp, and what it does not combine with yet.
 static LogicalResult checkTensorParallel(const Compilation &c) {
   const CompileOptions &options = c.options;
-  if (options.tp < 1 || options.tp > LOOM_MAX_RANKS)
-    return c.error("--tp must be between 1 and " + llvm::Twine(LOOM_MAX_RANKS) +
-                   " (the runtime's limit on ranks), got " +
-                   llvm::Twine(options.tp));
+  if (failed(checkAxisRanks(c, "--tp", options.tp)))
+    return failure();
   if (options.tp == 1) {
     if (options.sequenceParallel)
       return c.error("--sequence-parallel needs --tp=T with T > 1: it shares "
@@ -179,9 +188,9 @@ static LogicalResult checkTensorParallel(const Compilation &c) {
                    llvm::Twine(options.dp * options.tp));
   if (options.sequenceParallel && !options.modelSpec.empty()) {
     if (auto spec = parseModelSpec(options.modelSpec)) {
-      const bool gpt = spec->kind == ModelSpec::Kind::Gpt;
+      const bool gpt = spec->isGpt();
       // A pipelined step's activations are one micro-batch's.
-      int64_t rows = gpt ? spec->gpt.batch : spec->mlp.batch;
+      int64_t rows = spec->batch();
       if (options.pp > 1 && options.microBatches > 0)
         rows /= options.microBatches;
       const int64_t tokens = gpt ? rows * spec->gpt.seq : rows;
@@ -212,10 +221,8 @@ static LogicalResult checkTensorParallel(const Compilation &c) {
 
 static LogicalResult checkPipelineParallel(const Compilation &c) {
   const CompileOptions &options = c.options;
-  if (options.pp < 1 || options.pp > LOOM_MAX_RANKS)
-    return c.error("--pp must be between 1 and " + llvm::Twine(LOOM_MAX_RANKS) +
-                   " (the runtime's limit on ranks), got " +
-                   llvm::Twine(options.pp));
+  if (failed(checkAxisRanks(c, "--pp", options.pp)))
+    return failure();
   if (options.microBatches < 1)
     return c.error("--micro-batches must be at least 1, got " +
                    llvm::Twine(options.microBatches));
@@ -233,10 +240,7 @@ static LogicalResult checkPipelineParallel(const Compilation &c) {
   if (!options.modelSpec.empty()) {
     auto spec = parseModelSpec(options.modelSpec);
     if (spec) {
-      int64_t batch = spec->kind == ModelSpec::Kind::Gpt ? spec->gpt.batch
-                                                         : spec->mlp.batch;
-      int64_t layers = spec->kind == ModelSpec::Kind::Gpt ? spec->gpt.layers
-                                                          : spec->mlp.layers;
+      const int64_t batch = spec->batch(), layers = spec->layers();
       if (options.pp > layers)
         return c.error("--pp=" + llvm::Twine(options.pp) +
                        " is more pipeline stages than the --model's " +

@@ -78,7 +78,7 @@ bool mlir::loom::isTrainingStep(ModuleOp module) {
   // A pipelined step's functions carry their stage's suffix (_pp0, ...).
   return module.lookupSymbol("loss_and_grad") ||
          module.lookupSymbol("train_step") ||
-         module.lookupSymbol("train_step_pp0");
+         module.lookupSymbol(pipelineSymbol("train_step", 0));
 }
 
 StageEvidence mlir::loom::detectStage(ModuleOp module) {

@@ -53,20 +53,18 @@ struct PipelineMergePass : impl::PipelineMergePassBase<PipelineMergePass> {
 
   LogicalResult moveStage(ModuleOp module, ModuleOp stage,
                           const PipelineStage &info) {
-    // Symbols take `_pp<s>` (kernel names are made of them, and PTX has no
-    // dots in names); the entries the runtime looks up `.pp<s>`.
-    std::string stageName = stageModuleName(info.stage);
-    std::string suffix = "_" + stageName, entrySuffix = "." + stageName;
+    // Symbols take `_pp<s>`, the entries the runtime looks up `.pp<s>`.
     // Every function renamed first, while its callers are still beside it.
     for (auto fn : stage.getOps<func::FuncOp>()) {
-      StringAttr renamed =
-          StringAttr::get(fn.getContext(), fn.getSymName() + suffix);
+      StringAttr renamed = StringAttr::get(
+          fn.getContext(), pipelineSymbol(fn.getSymName(), info.stage));
       if (failed(SymbolTable::replaceAllSymbolUses(fn, renamed, stage)))
         return fn.emitError("cannot rename @") << fn.getSymName();
       fn.setSymName(renamed);
       if (auto entry = fn->getAttrOfType<StringAttr>(kEntryAttr))
         fn->setAttr(kEntryAttr, StringAttr::get(fn.getContext(),
-                                                entry.str() + entrySuffix));
+                                                pipelineEntry(entry.getValue(),
+                                                              info.stage)));
     }
     Block *into = module.getBody();
     for (Operation &op : llvm::make_early_inc_range(*stage.getBody())) {

@@ -49,7 +49,8 @@ bool tokenwiseOn(Operation *op, RankedTensorType whole) {
          llvm::all_of(op->getOperandTypes(), [&](Type t) {
            auto r = cast<RankedTensorType>(t);
            return r == whole || r.getRank() == 0 ||
-                  (r.getRank() == 1 && r.getShape()[0] == whole.getShape().back());
+                  (r.getRank() == 1 &&
+                   r.getShape()[0] == whole.getShape().back());
          });
 }
 
@@ -151,7 +152,8 @@ void SequenceParallelPass::buildParts(Block &body) {
           b.getI64IntegerAttr(0));
       continue;
     }
-    bool onParts = tokenwiseOn(op, whole) && region.contains(op->getResult(0)) &&
+    bool onParts = tokenwiseOn(op, whole) &&
+                   region.contains(op->getResult(0)) &&
                    llvm::any_of(op->getOperands(),
                                 [&](Value v) { return parts.count(v); });
     if (onParts) {
@@ -183,12 +185,11 @@ Value SequenceParallelPass::gatherWhole(Value v, bool intoSplit) {
     OpBuilder b = OpBuilder::atBlockBegin(p.getParentBlock());
     b.setInsertionPointAfterValue(p);
     Value all =
-        intoSplit ? Value(comm::AllGatherOp::create(b, p.getLoc(), flat, p,
-                                                    mesh, axes,
-                                                    b.getI64IntegerAttr(0)))
-                  : Value(comm::UnshardOp::create(b, p.getLoc(), flat, p, mesh,
-                                                  axes,
-                                                  b.getI64IntegerAttr(0)));
+        intoSplit
+            ? Value(comm::AllGatherOp::create(b, p.getLoc(), flat, p, mesh,
+                                              axes, b.getI64IntegerAttr(0)))
+            : Value(comm::UnshardOp::create(b, p.getLoc(), flat, p, mesh, axes,
+                                            b.getI64IntegerAttr(0)));
     whole_ = ReshapeOp::create(b, p.getLoc(), whole, all);
   }
   return whole_;
@@ -200,11 +201,10 @@ void SequenceParallelPass::replaceReaders(Block &body) {
   for (Value v : region) {
     for (OpOperand &use : llvm::make_early_inc_range(v.getUses())) {
       Operation *user = use.getOwner();
-      bool replaced = tokenwiseOn(user, whole) &&
-                      region.contains(user->getResult(0)) &&
-                      parts.count(user->getResult(0)) &&
-                      !isa<comm::ShardOp>(
-                          parts[user->getResult(0)].getDefiningOp());
+      bool replaced =
+          tokenwiseOn(user, whole) && region.contains(user->getResult(0)) &&
+          parts.count(user->getResult(0)) &&
+          !isa<comm::ShardOp>(parts[user->getResult(0)].getDefiningOp());
       bool cuts = isa<ReshapeOp>(user) && user->hasOneUse() &&
                   isa<comm::ShardOp>(*user->user_begin());
       if (replaced || cuts)

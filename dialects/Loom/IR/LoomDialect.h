@@ -6,6 +6,8 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Dialect.h"
 
+#include <string>
+
 #include "dialects/Loom/IR/LoomDialect.h.inc"
 
 #define GET_ATTRDEF_CLASSES
@@ -37,6 +39,16 @@ inline constexpr llvm::StringLiteral kPipelineAxis = "pp";
 inline constexpr llvm::StringLiteral kPipelineStageAttr = "loom.pipeline_stage";
 inline constexpr llvm::StringLiteral kPipelineAttr = "loom.pipeline";
 inline constexpr llvm::StringLiteral kPipelineStagesAttr = "pipeline_stages";
+/// Stage `stage`'s copy of function `name` in a merged pipelined module
+/// (`train_step_pp1`: kernel names are made of symbols, and PTX has no dots
+/// in names), and of entry point `name` (`train_step.pp1`, what the
+/// runtime looks up for its stage; docs/artifact.md).
+inline std::string pipelineSymbol(llvm::StringRef name, int64_t stage) {
+  return (name + "_pp" + llvm::Twine(stage)).str();
+}
+inline std::string pipelineEntry(llvm::StringRef name, int64_t stage) {
+  return (name + ".pp" + llvm::Twine(stage)).str();
+}
 /// On a pipeline transfer made once per step (a shared parameter's
 /// gradient), not per micro-batch: what loomc --plan tells apart.
 inline constexpr llvm::StringLiteral kPipelineSharedAttr =

@@ -44,6 +44,14 @@ struct ModelSpec {
   MlpSpec mlp;
   GptSpec gpt;
   std::string text; ///< The spec, a preset expanded (expandModelPreset).
+
+  bool isGpt() const { return kind == Kind::Gpt; }
+  /// The step's rows, whichever the kind.
+  int64_t &batch() { return isGpt() ? gpt.batch : mlp.batch; }
+  int64_t batch() const { return isGpt() ? gpt.batch : mlp.batch; }
+  int64_t layers() const { return isGpt() ? gpt.layers : mlp.layers; }
+  /// What tensor parallelism shares among its ranks: heads, hidden units.
+  int64_t splitUnits() const { return isGpt() ? gpt.heads : mlp.hidden; }
 };
 
 /// A named model (`gpt2-124m[:FIELD=VALUE,...]`) as the gpt spec it stands

@@ -6,27 +6,15 @@ whole (a tied embedding held by two stages counted twice, so at least it).
 usage: pipeline_memory.py ONE_METRICS PIPELINED_METRICS (rank 0's path;
 the other ranks' are PATH.rank<r>)
 """
-import json
-import os
 import sys
 
-
-def summary(path):
-    with open(path) as f:
-        for line in f:
-            record = json.loads(line)
-            if "summary" in record:
-                return record["summary"]
-    sys.exit(f"{path}: no metrics summary")
-
+from metrics_summaries import rank_summaries
 
 one_path, staged_path = sys.argv[1:3]
-whole = summary(one_path)
-stages = [summary(staged_path)]
-rank = 1
-while os.path.exists(f"{staged_path}.rank{rank}"):
-    stages.append(summary(f"{staged_path}.rank{rank}"))
-    rank += 1
+whole = rank_summaries(one_path)[0]
+stages = rank_summaries(staged_path)
+if whole is None or None in stages:
+    sys.exit("a run wrote no metrics summary")
 for key in ("param_bytes", "optimizer_state_bytes"):
     held = [s[key] for s in stages]
     print(f"{key}: whole {whole[key]}, stages {held}")

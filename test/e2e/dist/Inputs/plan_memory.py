@@ -7,9 +7,9 @@ the plan gives the largest).
 usage: plan_memory.py PLAN_OUTPUT METRICS (rank 0's; the other ranks' are
 METRICS.rank<r>)
 """
-import json
-import os
 import sys
+
+from metrics_summaries import rank_summaries
 
 plan_path, metrics_path = sys.argv[1:3]
 planned = {}
@@ -19,21 +19,8 @@ with open(plan_path) as f:
             for item in line.split(":", 1)[1].split():
                 key, value = item.split("=")
                 planned[key] = int(value)
-def read_summary(path):
-    with open(path) as f:
-        for line in f:
-            record = json.loads(line)
-            if "summary" in record:
-                return record["summary"]
-    return None
-
-
 KEYS = ("param_bytes", "grad_bytes", "optimizer_state_bytes")
-summaries = [read_summary(metrics_path)]
-rank = 1
-while os.path.exists(f"{metrics_path}.rank{rank}"):
-    summaries.append(read_summary(f"{metrics_path}.rank{rank}"))
-    rank += 1
+summaries = rank_summaries(metrics_path)
 summary = None
 if all(summaries):
     summary = max(summaries, key=lambda s: sum(s[k] for k in KEYS))
