@@ -66,8 +66,8 @@ std::vector<int64_t> microBatchCounts(int64_t pp, int64_t rows) {
 /// Every layout of `ranks` ranks the model allows: tp divides `units`
 /// (heads or hidden units), dp the global batch, pp is at most the layers
 /// and M divides the rows of a data-parallel rank; ZeRO stages and overlap
-/// where there is data parallelism (ZeRO alone: it does not combine with
-/// tp or pp yet).
+/// where there is data parallelism (stage 3 with data parallelism alone:
+/// it does not combine with tp or pp yet).
 std::vector<Layout> enumerateLayouts(int64_t ranks, int64_t units,
                                      int64_t batch, int64_t layers,
                                      std::vector<std::string> &skipped) {
@@ -91,7 +91,7 @@ std::vector<Layout> enumerateLayouts(int64_t ranks, int64_t units,
       }
       const bool alone = tp == 1 && pp == 1;
       for (int64_t micro : microBatchCounts(pp, batch / dp))
-        for (int64_t zero = 0; zero <= (dp > 1 && alone ? 3 : 0); ++zero)
+        for (int64_t zero = 0; zero <= (dp == 1 ? 0 : alone ? 3 : 2); ++zero)
           for (bool overlap : {false, true})
             if (!overlap || dp > 1)
               layouts.push_back({dp, tp, zero, overlap, pp, micro});

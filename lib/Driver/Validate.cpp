@@ -213,7 +213,6 @@ static LogicalResult checkTensorParallel(const Compilation &c) {
   static constexpr std::pair<const char *, const char *> kNotYet[] = {
       {"zo", "its forward-only steps have no backward pass to split"},
       {"co2", "not tested together yet"},
-      {"zero", "not tested together yet"},
       {"compress", "not tested together yet"},
       {"partition-sequences", "not tested together yet"}};
   return refuseGiven(c, kNotYet, "--tp and --", "do not combine yet");
@@ -259,7 +258,6 @@ static LogicalResult checkPipelineParallel(const Compilation &c) {
   static constexpr std::pair<const char *, const char *> kNotYet[] = {
       {"zo", "its forward-only steps have no backward pass to pipeline"},
       {"co2", "not tested together yet"},
-      {"zero", "not tested together yet"},
       {"compress", "not tested together yet"},
       {"partition-sequences", "not tested together yet"}};
   return refuseGiven(c, kNotYet, "--pp and --", "do not combine yet");
@@ -284,6 +282,10 @@ static LogicalResult checkModelFlags(const Compilation &c) {
   if (options.zero > 0 && options.dp < 2)
     return c.error("--zero needs --dp=N with N > 1: it shards the "
                    "optimizer state over the data-parallel ranks");
+  if (options.zero == 3 && (options.tp > 1 || options.pp > 1))
+    return c.error("--zero=3 does not combine with --tp or --pp yet (its "
+                   "parameter slices would be cut from the tensor-parallel "
+                   "parts and gathered per stage); --zero=1 and 2 combine");
   if (failed(checkTensorParallel(c)) || failed(checkPipelineParallel(c)))
     return failure();
   if (options.partitionSequences) {

@@ -36,9 +36,8 @@ struct PipelineMergePass : impl::PipelineMergePassBase<PipelineMergePass> {
     PipelineStage first = stages.front().second;
     for (auto &[stage, info] : stages) {
       for (NamedAttribute attr : stage->getDiscardableAttrs())
-        if (attr.getName() != kPipelineStageAttr &&
-            !module->hasAttr(attr.getName()))
-          module->setAttr(attr.getName(), attr.getValue());
+        if (attr.getName() != kPipelineStageAttr)
+          mergeModuleAttr(module, attr);
       if (failed(moveStage(module, stage, info)))
         return signalPassFailure();
       stage.erase();
@@ -49,6 +48,28 @@ struct PipelineMergePass : impl::PipelineMergePassBase<PipelineMergePass> {
             {b.getNamedAttr("stages", b.getI64IntegerAttr(first.stages)),
              b.getNamedAttr("micro_batches",
                             b.getI64IntegerAttr(first.microBatches))}));
+  }
+
+  /// A stage's module attribute on the merged module: the first stage's
+  /// serves all (the same mesh, optimizer, data), but ZeRO's list of
+  /// sharded params is every stage's.
+  static void mergeModuleAttr(ModuleOp module, NamedAttribute attr) {
+    Attribute held = module->getAttr(attr.getName());
+    if (!held)
+      return module->setAttr(attr.getName(), attr.getValue());
+    auto zero = dyn_cast<ZeroAttr>(held);
+    auto more = dyn_cast<ZeroAttr>(attr.getValue());
+    if (!zero || !more)
+      return;
+    SmallVector<Attribute> params(zero.getParams().begin(),
+                                  zero.getParams().end());
+    for (Attribute name : more.getParams())
+      if (!llvm::is_contained(params, name))
+        params.push_back(name);
+    module->setAttr(attr.getName(),
+                    ZeroAttr::get(module.getContext(), zero.getStage(),
+                                  zero.getMesh(), zero.getRanks(),
+                                  ArrayAttr::get(module.getContext(), params)));
   }
 
   LogicalResult moveStage(ModuleOp module, ModuleOp stage,

@@ -119,7 +119,8 @@ static cl::opt<int64_t>
                   "all-gathered); 2: also the gradients (reduce-scattered "
                   "instead of all-reduced); 3: also the parameters (each "
                   "rank stores its slice, all-gathered before each use). "
-                  "Default 0: off (docs/zero.md)"),
+                  "With --tp or --pp (stages 1 and 2), over the N "
+                  "data-parallel ranks. Default 0: off (docs/zero.md)"),
          cl::init(0), cl::cat(cat));
 static cl::opt<bool> partitionSequences(
     "partition-sequences",

@@ -14,6 +14,7 @@
 #include "support/JsonParse.h"
 
 #include <algorithm>
+#include <cstring>
 #include <dlfcn.h>
 #include <sys/stat.h>
 
@@ -366,23 +367,27 @@ int64_t SliceOf::runStart(int64_t k) const {
          inner;
 }
 
+int64_t SliceOf::available(int64_t count) const {
+  int64_t elements = numElements(wholeShape);
+  if (split.enabled())
+    elements /= split.parts;
+  return std::clamp<int64_t>(elements - first, 0, count);
+}
+
 SliceOf sliceOf(const Manifest &manifest, const Tensor &tensor, int rank) {
   const TensorSpec *spec = nullptr;
   if (tensor.role() == ArgRole::Param)
     spec = manifest.findParam(tensor.name());
   else if (tensor.role() == ArgRole::State)
     spec = manifest.findState(tensor.name());
+  SliceOf slice{spec ? manifest.wholeShape(*spec) : tensor.shape(), 0};
   if (spec && spec->split.enabled()) {
-    SliceOf slice{spec->fullShape, 0};
     slice.split = spec->split;
     slice.part = manifest.mesh.coordinate(rank, spec->split.axis);
-    return slice;
   }
-  spec = shardedSpec(manifest, tensor);
-  if (!spec)
-    return {tensor.shape(), 0};
-  return {manifest.wholeShape(*spec),
-          static_cast<int64_t>(rank) * tensor.numElements()};
+  if (shardedSpec(manifest, tensor))
+    slice.first = manifest.zeroRank(rank) * tensor.numElements();
+  return slice;
 }
 
 void Artifact::selectPipelineStage(int rank) {
@@ -426,9 +431,11 @@ void Artifact::selectPipelineStage(int rank) {
 void Artifact::initialize(uint64_t seed, int rank) {
   selectPipelineStage(rank);
   auto fill = [&](Tensor &tensor, const TensorSpec &spec) {
-    // A ZeRO slice holds the values its elements have in the whole tensor.
+    // A ZeRO slice holds the values its elements have in the whole tensor,
+    // zeros past its end.
     const SliceOf slice = sliceOf(man, tensor, rank);
     const size_t size = dtypeSize(tensor.dtype());
+    std::memset(tensor.data(), 0, tensor.byteSize());
     slice.forEachRun(tensor.numElements(), [&](int64_t whole, int64_t at,
                                                int64_t length) {
       fillInitSlice(static_cast<char *>(tensor.data()) + at * size,

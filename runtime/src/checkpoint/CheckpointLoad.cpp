@@ -191,19 +191,14 @@ namespace {
 /// the caller.
 void copyInto(Tensor &tensor, const SafeTensorView &view,
               const std::string &source, const SliceOf &slice) {
-  if (slice.split.enabled())
-    return slice.forEachRun(
-        tensor.numElements(), [&](int64_t whole, int64_t at, int64_t length) {
-          copyElements(tensor, at, view, whole, length, source);
-        });
-  const int64_t first = slice.first;
-  const int64_t count = std::clamp<int64_t>(numElements(view.shape) - first, 0,
-                                            tensor.numElements());
+  const int64_t count = slice.available(tensor.numElements());
   const size_t size = dtypeSize(tensor.dtype());
   if (count < tensor.numElements())
     std::memset(static_cast<char *>(tensor.data()) + count * size, 0,
                 tensor.byteSize() - count * size);
-  copyElements(tensor, 0, view, first, count, source);
+  slice.forEachRun(count, [&](int64_t whole, int64_t at, int64_t length) {
+    copyElements(tensor, at, view, whole, length, source);
+  });
 }
 
 const SafeTensorView &matching(const SafeTensorsFile &file,

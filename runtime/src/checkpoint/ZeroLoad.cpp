@@ -119,10 +119,6 @@ void loadShards(const std::vector<Tensor *> &tensors, ArgRole role,
   std::vector<Shape> shardShapes;
   for (Tensor *tensor : tensors) {
     const SliceOf slice = sliceOf(artifact.manifest(), *tensor, rank);
-    if (slice.split.enabled())
-      fail("%s: a ZeRO checkpoint's shards do not load into a "
-           "tensor-parallel artifact yet; load its %s (the weights) instead",
-           trainerPath.c_str(), kModelFile);
     auto whole = layout.shapes.find(tensor->name());
     if (whole == layout.shapes.end())
       fail("%s: the checkpoint has no shards of tensor '%s', which the "
@@ -135,9 +131,17 @@ void loadShards(const std::vector<Tensor *> &tensors, ArgRole role,
            trainerPath.c_str(), tensor->name().c_str(),
            shapeToString(whole->second).c_str(),
            shapeToString(slice.wholeShape).c_str());
+    // Each run of the tensor in the whole (a tensor-parallel part has
+    // several) from the shards it lies in.
     const int64_t n = numElements(slice.wholeShape);
-    pieces.push_back(
-        shardPieces(n, layout.ranks, slice.first, tensor->numElements()));
+    std::vector<ShardPiece> &mine = pieces.emplace_back();
+    slice.forEachRun(
+        tensor->numElements(), [&](int64_t whole, int64_t at, int64_t length) {
+          for (ShardPiece piece : shardPieces(n, layout.ranks, whole, length)) {
+            piece.at += at;
+            mine.push_back(piece);
+          }
+        });
     shardShapes.push_back({ZeroSpec{0, layout.ranks}.shardElements(n)});
     std::memset(tensor->data(), 0, tensor->byteSize());
   }

@@ -109,7 +109,9 @@ void checkJobMatchesMesh(const MeshSpec &mesh, int64_t ranks, bool external) {
 
 void checkZeroJob(const Manifest &manifest, int64_t ranks, bool external) {
   const ZeroSpec &zero = manifest.zero;
-  if (!zero.enabled() || zero.ranks == ranks)
+  // With tensor or pipeline parallelism ZeRO shards over the mesh's dp
+  // axis, and the mesh's own check names the job's ranks.
+  if (!zero.enabled() || zero.ranks == ranks || manifest.mesh.axes.size() > 1)
     return;
   const long long compiled = zero.ranks;
   // ZeRO needs 2 ranks or more; one rank runs the model compiled without.

@@ -468,8 +468,11 @@ void checkShardedState(ManifestParser &parser, const Manifest &manifest,
                                   "' is sharded, but names no param (a "
                                   "sharded tensor is a slice of the state of "
                                   "its param)");
-  const int64_t elements =
-      numElements(manifest.wholeShape(*manifest.findParam(spec.param)));
+  // A slice of the param's whole state, or with tensor parallelism of its
+  // part's (the param's own shape: ZeRO-3 does not combine with it).
+  const TensorSpec &param = *manifest.findParam(spec.param);
+  const int64_t elements = numElements(
+      param.split.enabled() ? param.shape : manifest.wholeShape(param));
   if (elements == 0)
     parser.error(shardedPath, "state '" + spec.name + "' is sharded, but " +
                                   "its param '" + spec.param +

@@ -154,13 +154,19 @@ ZeroSpec ManifestParser::zero(const json &value, const std::string &path,
     error(ranksPath, "must be at least 2 (the ranks the optimizer state is "
                      "split over), got " +
                          std::to_string(zero.ranks));
-  if (zero.ranks != mesh.ranks())
+  // Over the job's ranks, or with tensor or pipeline parallelism over the
+  // data-parallel ones (Manifest::zeroRank).
+  const bool grid = mesh.axes.size() > 1;
+  const int64_t over = grid ? mesh.axisSize("dp") : mesh.ranks();
+  if (zero.ranks != over)
     error(ranksPath,
           std::to_string(zero.ranks) + " ranks, but the artifact runs on " +
               (mesh.axes.empty() ? std::string("1 rank (no mesh)")
                                  : std::to_string(mesh.ranks()) + " (mesh " +
                                        mesh.describe() + ")") +
-              "; ZeRO splits the state over every rank of the job");
+              (grid ? "; ZeRO splits the state over the ranks of the mesh's "
+                      "dp axis"
+                    : "; ZeRO splits the state over every rank of the job"));
   return zero;
 }
 
@@ -261,13 +267,16 @@ void ManifestParser::tensorSplit(const json &value, const std::string &path,
   split.axis = string(require(*found, splitPath, key::tensor_split::axis),
                       join(splitPath, key::tensor_split::axis));
   split.parts = mesh.axisSize(split.axis);
-  if (spec.sharded)
-    error(splitPath, "a tensor is split by ZeRO (sharded) or by tensor "
+  // ZeRO-1 and 2 shard the optimizer state of a rank's part over the
+  // data-parallel ranks: a slice of the part, whose shape is the param's.
+  if (spec.sharded && !(owner && !owner->sharded))
+    error(splitPath, "a param is split by ZeRO (sharded) or by tensor "
                      "parallelism, not both");
-  if (split.dim >= static_cast<int64_t>(spec.shape.size()) ||
-      spec.shape[split.dim] % split.blocks != 0)
+  const Shape &part = spec.sharded ? owner->shape : spec.shape;
+  if (split.dim >= static_cast<int64_t>(part.size()) ||
+      part[split.dim] % split.blocks != 0)
     error(splitPath, "dimension " + std::to_string(split.dim) + " of " +
-                         shapeToString(spec.shape) + " is not " +
+                         shapeToString(part) + " is not " +
                          std::to_string(split.blocks) + " equal blocks");
   if (split.parts < 2)
     error(join(splitPath, key::tensor_split::axis),
@@ -279,7 +288,7 @@ void ManifestParser::tensorSplit(const json &value, const std::string &path,
        owner->split.axis != split.axis))
     error(splitPath, "the state of param '" + owner->name +
                          "' must be split as the param is");
-  spec.fullShape = spec.shape;
+  spec.fullShape = part;
   spec.fullShape[split.dim] *= split.parts;
 }
 

@@ -168,6 +168,9 @@ const Shape &Manifest::wholeShape(const TensorSpec &spec) const {
     return spec.fullShape;
   return wholeShape(*findParam(spec.param));
 }
+int64_t Manifest::zeroRank(int64_t rank) const {
+  return mesh.axes.size() > 1 ? mesh.coordinate(rank, "dp") : rank;
+}
 const TensorSpec *Manifest::findInput(const std::string &name) const {
   return findIn(inputs, name);
 }

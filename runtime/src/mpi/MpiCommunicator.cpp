@@ -354,7 +354,8 @@ void MpiCommunicator::abort(int status) {
 
 void MpiCommunicator::complete(std::vector<MPI_Request> &requests,
                                const char *call,
-                               std::chrono::steady_clock::time_point started) {
+                               std::chrono::steady_clock::time_point started,
+                               Polling polling) {
   // Every hop of a collective (a rendezvous, a round of the algorithm) waits
   // for the peer's next poll, so the pauses start short: 2 us doubling to
   // 20 us, with a 1 ns timer slack on this thread so they are not rounded
@@ -380,7 +381,8 @@ void MpiCommunicator::complete(std::vector<MPI_Request> &requests,
   // these 3-4 %, still with 96-100 % of the all-reduce hidden
   // (bench/RESULTS.md).
   constexpr int kTestsPerWakeup = 8, kTestsPerLongWakeup = 2;
-  constexpr long kLongNs = 1000000, kMaxSleepNs = 2000000;
+  constexpr long kLongNs = 1000000;
+  const long maxSleepNs = polling == Polling::Prompt ? 50000 : 2000000;
   long elapsedNs = 0;
   for (;;) {
     const int tests =
@@ -399,7 +401,7 @@ void MpiCommunicator::complete(std::vector<MPI_Request> &requests,
                     std::chrono::steady_clock::now() - started)
                     .count();
     sleepNs = std::min(sleepNs * 2, 20000L);
-    sleepNs = std::clamp(elapsedNs / 16, sleepNs, kMaxSleepNs);
+    sleepNs = std::min(std::max(elapsedNs / 16, sleepNs), maxSleepNs);
   }
 }
 

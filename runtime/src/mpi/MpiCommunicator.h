@@ -96,12 +96,19 @@ private:
 
   /// Whether this call should poll politely (see the file comment).
   bool onCommThread() const { return std::this_thread::get_id() != mainThread; }
-  /// Completes `requests`, sleeping between polls.
-  /// Polls `requests` until all are done; `started` is when the collective
-  /// they belong to began (the polling slows down as it goes on).
+  /// How long a wait may sleep between polls. A collective that may
+  /// overlap compute polls patiently (pauses up to 2 ms); a pipeline stage
+  /// waiting for its neighbour's activation or gradient has nothing to
+  /// overlap, and each microsecond it oversleeps is bubble (pauses up to
+  /// 50 us: the 1/16 rule overslept a 6 ms wait by 0.35 ms).
+  enum class Polling { Patient, Prompt };
+  /// Polls `requests` until all are done, sleeping between polls; `started`
+  /// is when the collective they belong to began (the polling slows down
+  /// as it goes on).
   void complete(std::vector<MPI_Request> &requests, const char *call,
                 std::chrono::steady_clock::time_point started =
-                    std::chrono::steady_clock::now());
+                    std::chrono::steady_clock::now(),
+                Polling polling = Polling::Patient);
   /// Watches this communicator's collectives with the given options.
   void watch(double timeout, bool dumpOnSignal);
   /// Whether a reduction of `dtype` by `op` adds in rank order here

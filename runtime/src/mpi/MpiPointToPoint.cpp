@@ -40,7 +40,8 @@ void MpiCommunicator::recv(void *buf, int64_t count, DType dtype, int peer) {
   check(MPI_Irecv(buf, intCount(count, "recv"), mpiType(dtype), peer,
                   kTransferTag, comm, &requests[0]),
         "MPI_Irecv");
-  complete(requests, "MPI_Irecv");
+  complete(requests, "MPI_Irecv", std::chrono::steady_clock::now(),
+           Polling::Prompt);
   retireSends(/*all=*/false);
 }
 

@@ -197,7 +197,7 @@ void Trainer::checkOptions() {
   // part.
   const bool writesCheckpoints = comm.isRoot() ||
                                  artifact.manifest().co2.localSteps > 0 ||
-                                 artifact.manifest().zero.enabled();
+                                 artifact.manifest().zeroSavesShards();
   if (!options.savePath.empty()) {
     if (writesCheckpoints)
       checkCanSaveTo(options.savePath);
@@ -342,7 +342,7 @@ void Trainer::agreeOnStart(Setup &setup) {
                    {"the data position", std::to_string(state.dataPosition)},
                    {"the seed", std::to_string(state.seed)}});
   if (options.saveAsync &&
-      (setup.sync->savesPerRank() || artifact.manifest().zero.enabled())) {
+      (setup.sync->savesPerRank() || artifact.manifest().zeroSavesShards())) {
     // The per-rank writers' collectives (CO2's averages, ZeRO-3's gathers,
     // their agreement) run on a communicator of their own, so that they
     // never meet the training's (a collective, hence here, where every

@@ -75,7 +75,7 @@ void Trainer::save(TrainerState &state, SyncPolicy &sync) {
   if (sync.savesPerRank())
     return savePerRank(state, sync);
   artifact.downloadModel(); // a cuda artifact's params and state
-  if (artifact.manifest().zero.enabled())
+  if (artifact.manifest().zeroSavesShards())
     return saveShards(state);
   // A tensor-parallel rank's parts, made whole (TensorParts.h).
   std::vector<std::unique_ptr<Tensor>> wholes;

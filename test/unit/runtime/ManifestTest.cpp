@@ -446,6 +446,57 @@ TEST(Manifest, RejectsBadTensorSplits) {
       rejects(m, {"state[0].tensor_split:", "must be split as the param is"}));
 }
 
+/// tensorParallelManifest on dp=2 x tp=2 with ZeRO-1: W's momentum on each
+/// rank is its dp slice of its tp part, [8] of the part's [4, 4].
+json zeroTensorParallelManifest() {
+  json m = tensorParallelManifest();
+  m["mesh"] = {{"axes", {"dp", "tp"}}, {"shape", {2, 2}}};
+  m["zero"] = {{"stage", 1}, {"ranks", 2}};
+  for (json &t : m["state"]) {
+    t["sharded"] = true;
+    t["shape"] = t["name"] == "W.momentum_buffer" ? json{8} : json{2};
+  }
+  for (auto &[name, entry] : m["entries"].items())
+    for (json &arg : entry["args"])
+      if (arg["name"] == "W.momentum_buffer")
+        arg["shape"] = {8};
+      else if (arg["name"] == "b.momentum_buffer")
+        arg["shape"] = {2};
+  return m;
+}
+
+TEST(Manifest, ShardsTensorParallelPartsOverDp) {
+  Manifest m = parseManifest(zeroTensorParallelManifest().dump(), "m.json");
+  const TensorSpec &momentum = *m.findState("W.momentum_buffer");
+  EXPECT_EQ(m.wholeShape(momentum), (Shape{4, 8}));
+  EXPECT_FALSE(m.zeroSavesShards()); // the checkpoint holds whole tensors
+  // Rank 3 is dp 1, tp 1: part 1 (columns 4..7), its rows 2 and 3.
+  EXPECT_EQ(m.zeroRank(3), 1);
+  Tensor tensor("W.momentum_buffer", ArgRole::State, {8}, DType::F32);
+  SliceOf slice = sliceOf(m, tensor, 3);
+  EXPECT_EQ(slice.part, 1);
+  EXPECT_EQ(slice.first, 8);
+  std::vector<std::vector<int64_t>> runs;
+  slice.forEachRun(8, [&](int64_t whole, int64_t at, int64_t length) {
+    runs.push_back({whole, at, length});
+  });
+  EXPECT_EQ(runs, (std::vector<std::vector<int64_t>>{{20, 0, 4}, {28, 4, 4}}));
+  EXPECT_EQ(slice.wholeIndex(5), 29);
+  // b (not split, [4]): dp rank 1 holds its last 2 elements, whatever its
+  // tp coordinate; no element past the end.
+  Tensor bias("b.momentum_buffer", ArgRole::State, {2}, DType::F32);
+  EXPECT_EQ(sliceOf(m, bias, 2).first, 2);
+  EXPECT_EQ(sliceOf(m, bias, 3).first, 2);
+  EXPECT_EQ(sliceOf(m, bias, 3).available(4), 2);
+}
+
+TEST(Manifest, RejectsZeroOverOtherThanDp) {
+  json m = zeroTensorParallelManifest();
+  m["zero"]["ranks"] = 4;
+  EXPECT_TRUE(rejects(m, {"zero.ranks:", "4 ranks, but the artifact runs on 4",
+                          "over the ranks of the mesh's dp axis"}));
+}
+
 /// softmaxManifest pipelined over 2 stages: W on the first, b on the last.
 json pipelineManifest() {
   json m = softmaxManifest();

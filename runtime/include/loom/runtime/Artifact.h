@@ -30,6 +30,7 @@
 #include "loom/runtime/Manifest.h"
 #include "loom/runtime/abi.h"
 
+#include <algorithm>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -125,31 +126,40 @@ struct SliceOf {
   /// The checkpoint tensor's shape (Manifest::wholeShape): a sharded
   /// param's full_shape, a sharded state tensor's param's whole shape.
   Shape wholeShape;
-  /// The element of its row-major flattening where the artifact tensor
-  /// starts: 0, or for a sharded one rank r's r x (its element count).
+  /// The element where the artifact tensor starts in the row-major
+  /// flattening of the whole, or of the part where `split` is enabled: 0,
+  /// or for a ZeRO slice rank r's r x (its element count).
   int64_t first = 0;
-  /// A tensor-parallel part (TensorSplitSpec) instead: part `part` of
-  /// every block, in runs of contiguous elements.
+  /// A tensor-parallel part (TensorSplitSpec): part `part` of every block,
+  /// in runs of contiguous elements (a ZeRO slice of it from `first`).
   TensorSplitSpec split;
   int64_t part = 0;
 
+  /// How many of the artifact tensor's first `count` elements lie in the
+  /// whole (a ZeRO slice's last rank holds padding past its end).
+  int64_t available(int64_t count) const;
   /// Calls fn(wholeOffset, offset, length) for each run of the artifact
   /// tensor's first `count` elements that is contiguous in the whole: one
-  /// run from `first`, or a part's runs.
+  /// run from `first`, or a part's runs; none past the whole's end.
   template <typename Fn>
   void forEachRun(int64_t count, Fn fn) const {
+    count = available(count);
     if (!split.enabled())
-      return fn(first, int64_t(0), count);
+      return count > 0 ? fn(first, int64_t(0), count) : void();
     auto [runs, length] = runShape();
-    for (int64_t k = 0; k < runs && k * length < count; ++k)
-      fn(runStart(k), k * length, std::min(length, count - k * length));
+    for (int64_t k = first / length; k < runs && k * length < first + count;
+         ++k) {
+      const int64_t from = std::max(first, k * length);
+      const int64_t to = std::min(first + count, (k + 1) * length);
+      fn(runStart(k) + from - k * length, from - first, to - from);
+    }
   }
   /// Element `i` of the artifact tensor's place in the whole.
   int64_t wholeIndex(int64_t i) const {
     if (!split.enabled())
       return first + i;
-    int64_t length = runShape().second;
-    return runStart(i / length) + i % length;
+    int64_t length = runShape().second, j = first + i;
+    return runStart(j / length) + j % length;
   }
 
 private:
@@ -163,10 +173,11 @@ private:
 /// tensor (docs/zero.md), else null.
 const TensorSpec *shardedSpec(const Manifest &manifest, const Tensor &tensor);
 
-/// `tensor` of the artifact `manifest` describes, on rank `rank`: all of
-/// the checkpoint tensor, or a slice of it for a ZeRO-sharded param or
-/// state tensor. Initialisation fills it so (Artifact::initialize) and
-/// loads copy it so (CheckpointLoad.cpp).
+/// `tensor` of the artifact `manifest` describes, on rank `rank` of the
+/// job: all of the checkpoint tensor, a tensor-parallel part of it, or a
+/// ZeRO slice of either (over the "dp" axis, Manifest::zeroRank).
+/// Initialisation fills it so (Artifact::initialize) and loads copy it so
+/// (CheckpointLoad.cpp).
 SliceOf sliceOf(const Manifest &manifest, const Tensor &tensor, int rank);
 
 class Artifact {

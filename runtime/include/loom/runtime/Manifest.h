@@ -285,6 +285,17 @@ struct Manifest {
   /// this manifest) is a slice of: a sharded param's full_shape, a sharded
   /// state tensor's param's whole shape, or else its own shape.
   const Shape &wholeShape(const TensorSpec &spec) const;
+  /// Job rank `rank`'s index among the ranks ZeRO shards over: its
+  /// coordinate along the mesh's "dp" axis (the job's rank where the mesh
+  /// is data parallelism alone).
+  int64_t zeroRank(int64_t rank) const;
+  /// Whether each rank saves its own ZeRO shards (docs/zero.md): where the
+  /// job is data parallelism alone. With tensor or pipeline parallelism
+  /// too, the slices are gathered over the data-parallel ranks and the
+  /// checkpoint holds whole tensors, as a replicated job's does.
+  bool zeroSavesShards() const {
+    return zero.enabled() && mesh.axes.size() == 1;
+  }
   const TensorSpec *findState(const std::string &name) const;
   const TensorSpec *findInput(const std::string &name) const;
   const EntrySpec *findEntry(const std::string &name) const;
