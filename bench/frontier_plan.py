@@ -20,10 +20,11 @@ study's launch scripts (docs/layouts.md has the table); the vocabulary
 MFU is model FLOPs per step (Megatron-LM's count without recomputation:
 72 B s L h^2 (1 + s / 6h + V / 16 L h)) over the predicted step time,
 the GCDs and their peak. Loom's steps are f32 (the study's bf16/fp16
-halves the bytes of every collective and of the parameters), and Loom does
-not combine ZeRO-1 with pipelines yet (the study shards the optimizer
-state over its 2 data-parallel ranks): both make Loom's memory per GCD
-larger than the study's.
+halves the bytes of every collective and of the parameters) and keep
+every activation (the study recomputes them): both make Loom's memory per
+GCD larger than the study's. The study's layouts shard the optimizer state
+over their 2 data-parallel ranks (ZeRO-1), as the planner's rows with
+zero=1 do.
 
 usage: python3 bench/frontier_plan.py [--models 22B,175B,1T] [--record]
 """
@@ -46,11 +47,11 @@ VOCAB = 51200
 # name: (layers, hidden, heads, seq, global batch, nodes, the study's
 # layout as loomc --plan describes it, its MFU)
 MODELS = {
-    "22B": (48, 6144, 48, 2048, 640, 2, "dp=2 x pp=8 m=320", 0.3838),
-    "175B": (96, 12288, 96, 4096, 640, 16, "dp=2 x pp=16 x tp=4 m=320",
-             0.3614),
-    "1T": (128, 25600, 200, 2048, 1024, 128, "dp=2 x pp=128 x tp=4 m=512",
-           0.3196),
+    "22B": (48, 6144, 48, 2048, 640, 2, "dp=2 x pp=8 m=320 zero=1", 0.3838),
+    "175B": (96, 12288, 96, 4096, 640, 16,
+             "dp=2 x pp=16 x tp=4 m=320 zero=1", 0.3614),
+    "1T": (128, 25600, 200, 2048, 1024, 128,
+           "dp=2 x pp=128 x tp=4 m=512 zero=1", 0.3196),
 }
 
 

@@ -186,6 +186,9 @@ struct ShardStatePass : impl::ShardStatePassBase<ShardStatePass> {
 };
 
 void ShardStatePass::runOnOperation() {
+  // One instance runs on each stage module of a pipeline in turn.
+  deadAfterUpdates.clear();
+  gathers.clear();
   ModuleOp module = getOperation();
   auto step = module.lookupSymbol<func::FuncOp>("train_step");
   auto grad = module.lookupSymbol<func::FuncOp>("loss_and_grad");
