@@ -13,8 +13,9 @@ study's launch scripts (docs/layouts.md has the table); the vocabulary
   most that fraction);
 - within a node: Infinity Fabric, 50 GB/s between GCDs (400 Gbit/s),
   10 us per collective;
-- between nodes: Slingshot-11, four 200 Gbit/s NICs per node shared by its
-  8 GCDs (100 Gbit/s each), 20 us;
+- between nodes: Slingshot-11, four 200 Gbit/s NICs per node (800 Gbit/s,
+  which loomc --plan shares among the node's groups that communicate at
+  once: 100 Gbit/s each when all 8 GCDs do), 20 us;
 - memory: 64 GiB of HBM per GCD.
 
 MFU is model FLOPs per step (Megatron-LM's count without recomputation:
@@ -22,9 +23,9 @@ MFU is model FLOPs per step (Megatron-LM's count without recomputation:
 the GCDs and their peak. Loom's steps are f32 (the study's bf16/fp16
 halves the bytes of every collective and of the parameters) and keep
 every activation (the study recomputes them): both make Loom's memory per
-GCD larger than the study's. The study's layouts shard the optimizer state
-over their 2 data-parallel ranks (ZeRO-1), as the planner's rows with
-zero=1 do.
+GCD larger than the study's. The 175B's and 1T's layouts shard the
+optimizer state over their 2 data-parallel ranks (ZeRO-1), as the
+planner's rows with zero=1 do.
 
 usage: python3 bench/frontier_plan.py [--models 22B,175B,1T] [--record]
 """
@@ -40,14 +41,14 @@ from clusterlib import BIN, results_section  # noqa: E402
 
 PEAK = 191.5e12
 GFLOPS = PEAK / 2 / 1e9
-LINKS = ("intra-bw=400gbit,intra-lat=10us,inter-bw=100gbit,inter-lat=20us,"
+LINKS = ("intra-bw=400gbit,intra-lat=10us,inter-bw=800gbit,inter-lat=20us,"
          f"memory=64GiB,gflops={GFLOPS:.0f}")
 VOCAB = 51200
 
 # name: (layers, hidden, heads, seq, global batch, nodes, the study's
 # layout as loomc --plan describes it, its MFU)
 MODELS = {
-    "22B": (48, 6144, 48, 2048, 640, 2, "dp=2 x pp=8 m=320 zero=1", 0.3838),
+    "22B": (48, 6144, 48, 2048, 640, 2, "dp=2 x pp=8 m=320", 0.3838),
     "175B": (96, 12288, 96, 4096, 640, 16,
              "dp=2 x pp=16 x tp=4 m=320 zero=1", 0.3614),
     "1T": (128, 25600, 200, 2048, 1024, 128,

@@ -6,15 +6,18 @@ the host's loopback, the hosts joined by a tbf-shaped link). For each model:
      loopback inside a host) and on 4 local ranks (the compute rate of a
      rank while all four compute on this machine's cores);
   2. `loomc --plan` with that --cluster: every layout's predicted step;
-  3. compile and run every layout (20 timed steps, synthetic data) and take
-     its median step time.
+  3. compile every layout, run each (20 timed steps, synthetic data) in
+     each of --rounds rounds, the rounds one after the other over all
+     layouts (so that a slow minute of this shared machine hits one round
+     of many layouts, not all rounds of one), and take the median over the
+     rounds of each run's median step time.
 Reports per layout predicted and measured time, Spearman's rank correlation
 over all layouts of all models, and how far the planner's pick is from the
 fastest measured layout. --record appends the table and the command to
 bench/RESULTS.md.
 
 Usage (root, after building, on an otherwise idle machine):
-  /usr/bin/python3 bench/plan_cluster.py [--rate 1gbit] [--record]"""
+  /usr/bin/python3 bench/plan_cluster.py [--rate 1gbit] [--rounds 3] [--record]"""
 import argparse
 import os
 import re
@@ -99,6 +102,7 @@ def main():
     ap.add_argument("--rate", default="1gbit")
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--record", action="store_true")
     args = ap.parse_args()
     results = []
@@ -113,24 +117,32 @@ def main():
                    f"intra-bw={intra['link_gbps']:.4f},intra-lat={intra['link_latency_us']:.1f},"
                    f"comm-cpu={busy.get('comm_cpu_fraction', 0.2):.3f}")
         print("cluster:", cluster, flush=True)
+        plans, artifacts = {}, {}
         for spec in MODELS:
-            predicted, winner = plan(spec, cluster)
-            measured = {}
-            for name in predicted:
-                out = os.path.join(tmp, "a")
-                sh(["rm", "-rf", out])
+            plans[spec] = plan(spec, cluster)
+            for name in plans[spec][0]:
+                out = os.path.join(tmp, f"a{len(artifacts)}")
                 sh([os.path.join(BIN, "loomc"), *layout_flags(name, spec), "-o", out])
-                measured[name] = measure(out, args.rate, args.steps, args.warmup, tmp,
-                                         "overlap" in name)
-                print(f"{spec} {name}: predicted {predicted[name] * 1e3:.1f} ms, "
-                      f"measured {measured[name] * 1e3:.1f} ms", flush=True)
+                artifacts[(spec, name)] = out
+        times = {key: [] for key in artifacts}
+        for round_ in range(args.rounds):
+            for (spec, name), out in artifacts.items():
+                times[(spec, name)].append(measure(out, args.rate, args.steps,
+                                                   args.warmup, tmp, "overlap" in name))
+                print(f"round {round_ + 1} {spec} {name}: predicted "
+                      f"{plans[spec][0][name] * 1e3:.1f} ms, measured "
+                      f"{times[(spec, name)][-1] * 1e3:.1f} ms", flush=True)
+        for spec in MODELS:
+            predicted, winner = plans[spec]
+            measured = {name: statistics.median(times[(spec, name)]) for name in predicted}
             best = min(measured, key=measured.get)
             results.append((spec, predicted, measured, winner, best))
     xs = [p[n] for _, p, m, _, _ in results for n in p]
     ys = [m[n] for _, p, m, _, _ in results for n in p]
     rho = spearman(xs, ys)
     lines = [f"cluster: `{cluster}` (calibrated with loom-run --calibrate), "
-             f"{args.rate} between the hosts", "",
+             f"{args.rate} between the hosts; measured: the median over "
+             f"{args.rounds} rounds of each run's median step", "",
              "| model | layout | predicted ms | measured ms |", "|---|---|---|---|"]
     for spec, p, m, winner, best in results:
         for n in sorted(p, key=p.get):
@@ -146,7 +158,8 @@ def main():
     if args.record:
         with results_section("Layout planner against measurement on the emulated cluster") as f:
             f.write("Command: `/usr/bin/python3 bench/plan_cluster.py"
-                    f" --rate {args.rate} --record`\n\n" + "\n".join(lines) + "\n")
+                    f" --rate {args.rate} --rounds {args.rounds} --record`\n\n"
+                    + "\n".join(lines) + "\n")
 
 
 if __name__ == "__main__":

@@ -32,11 +32,20 @@ struct Layout {
 /// tp groups consecutive ranks, then the stages of a pipeline).
 enum class MeshAxis { DP, PP, TP };
 
-/// Whether the groups of `axis` span more than one node of `cluster` when
-/// the layout's dp x pp x tp ranks are numbered row-major and nodes hold
-/// consecutive ranks.
-bool groupSpansNodes(const Layout &layout, MeshAxis axis,
-                     const ClusterSpec &cluster);
+/// Where the groups of `axis` lie when the layout's dp x pp x tp ranks are
+/// numbered row-major and nodes hold consecutive ranks: the nodes a group
+/// spans and how many of its ranks share a node.
+struct GroupPlacement {
+  int64_t nodes = 1, ranksPerNode = 1;
+};
+GroupPlacement placeGroups(const Layout &layout, MeshAxis axis,
+                           const ClusterSpec &cluster);
+
+/// Whether the groups of `axis` span more than one node of `cluster`.
+inline bool groupSpansNodes(const Layout &layout, MeshAxis axis,
+                            const ClusterSpec &cluster) {
+  return placeGroups(layout, axis, cluster).nodes > 1;
+}
 
 struct Prediction {
   Layout layout;

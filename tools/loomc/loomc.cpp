@@ -101,7 +101,8 @@ static cl::opt<std::string> cluster(
         "With --plan: the ranks, e.g. nodes=2,ranks-per-node=2,"
         "intra-bw=10gbit,intra-lat=5us,inter-bw=1gbit,inter-lat=50us,"
         "memory=512MiB[,gflops=50,comm-cpu=0.2] (bandwidths and latencies "
-        "as --link's; gflops and comm-cpu as loom-run --calibrate measures "
+        "as --link's, inter-bw a node's link, which its ranks share; gflops "
+        "and comm-cpu as loom-run --calibrate measures "
         "them), or a level's link measured: intra-calibration=FILE, "
         "inter-calibration=FILE (loom-run --calibrate on two ranks of a "
         "node, of two nodes)"),

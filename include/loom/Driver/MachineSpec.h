@@ -45,7 +45,8 @@ struct ClusterSpec {
 /// Parses a `--cluster` spec, comma-separated keys in any order:
 ///   nodes=N, ranks-per-node=R (default 1 each)
 ///   intra-bw=<rate>, intra-lat=<time>, inter-bw=<rate>, inter-lat=<time>
-///     (as --link's bw and lat; defaults from `base`)
+///     (as --link's bw and lat; defaults from `base`; inter-bw is a node's
+///     link, all its NICs, which the groups communicating at once share)
 ///   intra-calibration=FILE, inter-calibration=FILE (a `loom-run --calibrate`
 ///     file measured on two ranks of one node, or of two nodes: the link,
 ///     the compute rate and the communication share; keys after it
