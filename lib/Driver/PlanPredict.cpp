@@ -102,10 +102,16 @@ static void predictMemory(ModuleOp module, const Layout &layout, int64_t stage,
     if (auto full = param->getAttrOfType<TypeAttr>(kFullTypeAttr))
       elements =
           double(cast<RankedTensorType>(full.getValue()).getNumElements());
-    if (layout.zero >= 2)
+    const double elementBytes =
+        double(type.getElementType().getIntOrFloatBitWidth()) / 8;
+    if (layout.zero >= 2) {
+      // A pipeline sums its micro-batches' gradients whole before they are
+      // reduce-scattered: the sums are temporaries of the step.
+      if (layout.pp > 1)
+        p.activationBytes += elements * elementBytes;
       elements = std::ceil(elements / double(layout.dp));
-    p.gradBytes +=
-        elements * double(type.getElementType().getIntOrFloatBitWidth()) / 8;
+    }
+    p.gradBytes += elements * elementBytes;
   }
   if (auto step = module.lookupSymbol<func::FuncOp>(
           stageSymbol("train_step", layout, stage)))
@@ -114,12 +120,13 @@ static void predictMemory(ModuleOp module, const Layout &layout, int64_t stage,
           double(opt.getStateSuffixes().size()) * bytesOf(opt.getStateType());
     });
   // A pipelined @loss holds the forward values of each micro-batch it was
-  // compiled with; 1F1B keeps those of at most P - s micro-batches at once
-  // on stage s.
-  double kept = layout.pp > 1
-                    ? double(std::min(layout.pp - stage, layout.micro)) /
-                          double(compiledMicro)
-                    : 1.0;
+  // compiled with. 1F1B needs those of at most P - s micro-batches at once
+  // on stage s, but Loom's compiled step keeps every micro-batch's until
+  // the step ends (the step's temporaries peak at 106 and 202 MiB with 4
+  // and 8 micro-batches of a 25 M GPT at P = 4; bench/RESULTS.md): what
+  // it keeps is what a rank must hold.
+  double kept =
+      layout.pp > 1 ? double(layout.micro) / double(compiledMicro) : 1.0;
   if (auto loss =
           module.lookupSymbol<func::FuncOp>(stageSymbol("loss", layout, stage)))
     loss.walk([&](Operation *op) {
@@ -208,10 +215,10 @@ static StageTime stageTime(ModuleOp module, const Layout &layout,
 
 Prediction mlir::loom::driver::predict(ModuleOp module, const Layout &layout,
                                        const ClusterSpec &cluster) {
-  // Each stage on its own; a rank's memory is its stage's (the largest is
-  // reported), the step the pipeline's: M + P - 1 slots of the slowest
-  // stage's micro-batch with its transfers (1F1B's bubble), then the
-  // slowest stage's once-per-step work.
+  // Each stage on its own; a rank's memory is its stage's (the most of
+  // each quantity over the stages is reported), the step the pipeline's:
+  // M + P - 1 slots of the slowest stage's micro-batch with its transfers
+  // (1F1B's bubble), then the slowest stage's once-per-step work.
   int64_t compiledMicro = 1;
   if (auto pipeline = module->getAttrOfType<DictionaryAttr>(kPipelineAttr))
     if (auto m = pipeline.getAs<IntegerAttr>("micro_batches"))
@@ -219,17 +226,17 @@ Prediction mlir::loom::driver::predict(ModuleOp module, const Layout &layout,
   const double micro = double(layout.micro);
   Prediction result;
   result.layout = layout;
-  double slot = 0, once = 0, mostBytes = -1;
+  double slot = 0, once = 0;
   for (int64_t stage = 0; stage < layout.pp; ++stage) {
+    // Each quantity the most any stage holds, as loom-run's "memory per
+    // rank" reports it (their sum bounds any rank's).
     Prediction p;
     predictMemory(module, layout, stage, compiledMicro, p);
-    if (p.totalBytes() > mostBytes) {
-      mostBytes = p.totalBytes();
-      result.paramBytes = p.paramBytes;
-      result.gradBytes = p.gradBytes;
-      result.stateBytes = p.stateBytes;
-      result.activationBytes = p.activationBytes;
-    }
+    result.paramBytes = std::max(result.paramBytes, p.paramBytes);
+    result.gradBytes = std::max(result.gradBytes, p.gradBytes);
+    result.stateBytes = std::max(result.stateBytes, p.stateBytes);
+    result.activationBytes =
+        std::max(result.activationBytes, p.activationBytes);
     StageTime t = stageTime(module, layout, cluster, stage, compiledMicro);
     slot = std::max(slot, t.microCompute + t.microTp + t.microTransfers);
     once = std::max(once, t.stepCompute + t.stepTp + t.stepTransfers);

@@ -24,9 +24,11 @@ class Tensor;
 
 /// `tensors` (of `artifact`) as a checkpoint holds them: each split one
 /// replaced by its whole tensor, put together from the parts of the ranks
-/// of its group (kept alive in `wholes`), the others as they are.
-/// Collective over `comm`, the job's communicator: one all-gather per split
-/// tensor, in `tensors`' order, on every rank.
+/// of its group (kept alive in `wholes`); with ZeRO beside tensor or
+/// pipeline parallelism, each sharded one first put together from the
+/// slices of the data-parallel ranks; the others as they are. Collective
+/// over `comm`, the job's communicator: one all-gather per sharded tensor
+/// and one per split tensor, in `tensors`' order, on every rank.
 std::vector<Tensor *>
 wholeTensors(Communicator &comm, Artifact &artifact,
              const std::vector<Tensor *> &tensors,
