@@ -144,15 +144,13 @@ struct StageTime {
   double stepCompute = 0, stepTp = 0, stepTransfers = 0, dp = 0;
 };
 
-/// `stage`'s costs in `module`, compiled with `compiledMicro` micro-batches
-/// per step (the per-micro-batch costs are a compiled step's divided by
-/// it), each collective at the link its group spans.
 /// What collective `op` of a group along `axis` takes. Inside a node, a
 /// ring of its ranks on the within-node link. Between nodes, what bounds
 /// it is the nodes' links: the bytes of a ring over the nodes (the ranks
 /// of a node combine over the fast link, as hierarchical MPI and NCCL
-/// algorithms do), on a link shared by every group of the axis that has
-/// ranks on the node (they run the same collective at once). Measured on
+/// algorithms do), on a link shared by the groups of the axis that have
+/// ranks of one pipeline stage on the node (they run the same collective
+/// at once). Measured on
 /// 2 emulated hosts of 2 ranks (bench/RESULTS.md): an all-reduce of 4
 /// ranks took 0.85x the time of 2 ranks' (one per host) of the same
 /// bytes, where a ring of ranks predicts 1.5x; two groups of 2 crossing
@@ -179,6 +177,9 @@ static double collectiveSeconds(Operation *op, MeshAxis axis,
          sharing * bytes / cluster.inter.linkBytesPerSecond;
 }
 
+/// `stage`'s costs in `module`, compiled with `compiledMicro` micro-batches
+/// per step (the per-micro-batch costs are a compiled step's divided by
+/// it), each collective at the link its group spans.
 static StageTime stageTime(ModuleOp module, const Layout &layout,
                            const ClusterSpec &cluster, int64_t stage,
                            int64_t compiledMicro) {

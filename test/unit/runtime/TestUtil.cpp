@@ -6,6 +6,7 @@
 
 #include "TestUtil.h"
 #include "loom/runtime/Launcher.h"
+#include "loom/runtime/Manifest.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -218,6 +219,12 @@ std::string makeArtifactDir(const std::string &parent, const std::string &name,
            << "threw a non-loom exception: " << e.what();
   }
   return ::testing::AssertionFailure() << "did not throw";
+}
+
+::testing::AssertionResult
+manifestRejected(const nlohmann::json &manifest,
+                 const std::vector<std::string> &parts) {
+  return throwsError([&] { parseManifest(manifest.dump(), "m.json"); }, parts);
 }
 
 MpiexecRun runUnderMpiexec(int ranks, const std::vector<std::string> &args) {

@@ -105,6 +105,17 @@ std::string makeArtifactDir(const std::string &parent, const std::string &name,
 ::testing::AssertionResult throwsError(const std::function<void()> &fn,
                                        const std::vector<std::string> &parts);
 
+/// Parses `manifest` and checks that it is refused with an error whose
+/// message contains every string of `parts`.
+::testing::AssertionResult
+manifestRejected(const nlohmann::json &manifest,
+                 const std::vector<std::string> &parts);
+
+/// softmaxManifest with W split over 2 tp ranks, and pipelined over 2
+/// stages (ManifestLayoutsTest.cpp).
+nlohmann::json tensorParallelManifest();
+nlohmann::json pipelineManifest();
+
 /// What a job under the runtime's MPI launcher printed (stdout and stderr)
 /// and its wait status.
 struct MpiexecRun {
