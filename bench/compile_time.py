@@ -10,14 +10,18 @@ the two artifacts of the first depth (alternated, three runs each):
       against one thread per core (parts of whole functions,
       lib/Driver/PartitionModule.h);
   --compare segments: each entry cut into functions of at most 2000 ops
-      (--loom-outline-segments, the default) against the entries whole
-      (--segment-ops=0), both with the nests outlined.
+      (--segment-ops=2000) against the entries whole (--segment-ops=0),
+      both with the nests outlined;
+  --compare layers: each entry's repeated runs, a model's layers, compiled
+      once (--loom-outline-layers, the default) against every layer's copy
+      compiled (--outline-layers=false).
 
 Prints a Markdown table; with --record, appends it and the command to
 bench/RESULTS.md.
 
 Usage: python3 bench/compile_time.py [--depths 2,12] [--dim 128]
-       [--target cpu|cuda] [--compare outline|threads|segments] [--record]
+       [--target cpu|cuda] [--compare outline|threads|segments|layers]
+       [--record]
 (cuda: compiles only, through ptxas; no step time without a GPU)
 (run from the repository root after building)"""
 import argparse
@@ -73,7 +77,10 @@ def variants(compare, cores):
                 (f"{cores} threads", ["--compile-threads=0"])]
     if compare == "segments":
         return [("entries whole", ["--segment-ops=0"]),
-                ("entries in segments", [])]
+                ("entries in segments", ["--segment-ops=2000"])]
+    if compare == "layers":
+        return [("every layer", ["--outline-layers=false"]),
+                ("layers once", [])]
     return [("one function", ["--outline-nests=false"]),
             ("nests outlined", [])]
 
@@ -83,7 +90,8 @@ def main():
     ap.add_argument("--depths", default="2,12")
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--target", default="cpu", choices=["cpu", "cuda"])
-    ap.add_argument("--compare", default="outline", choices=["outline", "threads", "segments"])
+    ap.add_argument("--compare", default="outline", choices=["outline", "threads", "segments",
+                             "layers"])
     ap.add_argument("--first-up-to", type=int, default=None,
                     help="compile the first way only up to this depth (the "
                          "step as one function takes minutes and gigabytes "
@@ -136,12 +144,22 @@ def main():
         table.append(f"| {depth} | {before} | {b[0]:.1f} s | "
                      f"{b[1]:.0f} MiB | {b[0] / first['b']:.1f}x | " +
                      (f"{a[0] / b[0]:.2f}x |" if a else "- |"))
+    by_depth = {depth: (a, b) for depth, a, b in rows}
+    if 12 in by_depth and 48 in by_depth:
+        ratios = [f"{label}: {by_depth[48][i][0] / by_depth[12][i][0]:.2f}x"
+                  for i, label in ((0, label_a), (1, label_b))
+                  if by_depth[48][i] and by_depth[12][i]]
+        print("48 layers against 12: " + ", ".join(ratios), file=sys.stderr)
+        rows_note = "48 layers against 12: " + ", ".join(ratios) + ".\n"
+    else:
+        rows_note = ""
     note = "" if not steps else (
         f"Step time of `{step_model}` (the median of three "
         f"alternated runs' medians of 19 steps, one BLAS thread): "
         f"{steps[0]:.2f} ms ({label_a}), {steps[1]:.2f} ms ({label_b}) "
         f"({steps[1] / steps[0]:.2f}x).")
-    text = "\n".join(table) + "\n" + (f"\n{note}\n" if note else "")
+    text = "\n".join(table) + "\n" + (f"\n{rows_note}" if rows_note else "") + (
+        f"\n{note}\n" if note else "")
     print(text)
     if args.record:
         cmd = "python3 bench/compile_time.py " + " ".join(sys.argv[1:])

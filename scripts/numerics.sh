@@ -6,6 +6,7 @@
 #   bash scripts/numerics.sh record OUT   # compiles and trains every config
 #   bash scripts/numerics.sh compare A B  # bit for bit; exit 1 on a difference
 #   LOOM_NUMERICS_LOOMC_ARGS='--segment-ops=100' bash scripts/numerics.sh record OUT
+#   LOOM_NUMERICS_LAYERS=4 ...            # the GPT configs with 4 layers
 #
 # OUT/numerics.tsv holds one line per config, rank and step: the loss, the
 # rank's own loss, CO2's round loss, lr and grad_norm as exact hexadecimal
@@ -20,7 +21,8 @@ STEPS=${LOOM_NUMERICS_STEPS:-24}
 # must equal the default's (e.g. --segment-ops=100).
 read -r -a EXTRA <<< "${LOOM_NUMERICS_LOOMC_ARGS:-}"
 
-gpt=gpt:vocab=256,seq=32,dim=32,heads=4,layers=2,batch=4
+# More layers exercise what repeats per layer (--loom-outline-layers).
+gpt=gpt:vocab=256,seq=32,dim=32,heads=4,layers=${LOOM_NUMERICS_LAYERS:-2},batch=4
 schedule=(--optimizer=adamw:lr=3e-3,beta1=0.9,beta2=0.95,wd=0.1
   --warmup-steps=4 --decay-steps=16 --min-lr=3e-4 --clip-norm=1.0)
 text=text:/usr/share/common-licenses/GPL-3
@@ -107,5 +109,5 @@ compare() {
 case "${1:-}" in
   record) record "${2:?usage: numerics.sh record OUT}" ;;
   compare) compare "${2:?usage: numerics.sh compare A B}" "${3:?}" ;;
-  *) sed -n '2,14p' "$0"; exit 2 ;;
+  *) sed -n '2,15p' "$0"; exit 2 ;;
 esac

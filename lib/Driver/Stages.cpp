@@ -97,7 +97,8 @@ static void buildLinalgStage(PassManager &pm, Compilation &c) {
   // those emulating a GPU's).
   const bool cpu = !c.cuda() && c.options.emulateGpuKernels.empty() &&
                    !c.options.emulateGpuLoops;
-  buildLowerToLinalgPipeline(pm, c.bf16(), cpu && !c.bf16());
+  buildLowerToLinalgPipeline(pm, c.bf16(), cpu && !c.bf16(),
+                             cpu && c.options.outlineLayers);
 }
 
 /// The entry points and state tensors, from the buffer calling convention.

@@ -10,8 +10,9 @@
 // model.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/Loom/IR/LoomDialect.h"
+#include "loom/Support/Outlined.h"
 #include "loom/Support/SymbolText.h"
-#include "passes/CPU/Outlined.h"
 #include "passes/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -87,7 +88,10 @@ struct OutlineLoopNestsPass
     llvm::StringMap<func::FuncOp> distinct;
     SmallVector<func::FuncOp> entries;
     for (auto fn : module.getOps<func::FuncOp>())
-      if (fn->hasAttr("loom.entry") && !fn.isExternal())
+      // The entries, and the functions of their repeated layers
+      // (--loom-outline-layers): a nest of a layer is one function too.
+      if ((fn->hasAttr(kEntryAttr) || fn->hasAttr(kOutlinedAttr)) &&
+          !fn.isExternal())
         entries.push_back(fn);
     for (func::FuncOp entry : entries) {
       SmallVector<Operation *> nests;

@@ -11,7 +11,7 @@
 // code generation threads.
 //
 //===----------------------------------------------------------------------===//
-#include "passes/CPU/Outlined.h"
+#include "loom/Support/Outlined.h"
 #include "passes/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

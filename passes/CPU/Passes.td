@@ -213,6 +213,37 @@ def OutlineSegmentsPass : Pass<"loom-outline-segments", "mlir::ModuleOp"> {
   ];
 }
 
+def LoadEntryArgumentsPass : Pass<"loom-load-entry-arguments", "mlir::ModuleOp"> {
+  let summary = "Makes each entry the exported `void loom_<entry>(void **args)`.";
+  let description = [{
+    Runs on the CPU stage's buffers, before the LLVM lowering. Every
+    function carrying `loom.entry` (its arguments buffers of static shape,
+    in the order of the calling convention, abi.h) becomes the exported
+    `loom_<entry>`: it takes the runtime's array of buffer addresses and
+    loads each address just before the first op of its block that uses the
+    buffer. No wrapper calls the entry with one argument per buffer, and no
+    address lives from the step's start (--loom-emit-entry-wrappers, which
+    the cuda target keeps, did both).
+
+    Example:
+    ```mlir
+    func.func @train_step(%w: memref<4xf32>) attributes {loom.entry = "train_step"} {
+      call @nest(%w) : (memref<4xf32>) -> ()
+      return
+    }
+    // becomes
+    func.func @loom_train_step(%args: !llvm.ptr) {
+      %slot = llvm.getelementptr %args[0] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+      %p = llvm.load %slot : !llvm.ptr -> !llvm.ptr
+      %w = ... descriptor of %p, cast to memref<4xf32>
+      call @nest(%w) : (memref<4xf32>) -> ()
+      return
+    }
+    ```
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
 def EmitEntryWrappersPass : Pass<"loom-emit-entry-wrappers", "mlir::ModuleOp"> {
   let summary = "Adds the `void loom_<entry>(void **args)` C entry points.";
   let description = [{

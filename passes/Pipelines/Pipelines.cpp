@@ -146,12 +146,19 @@ static void buildStepPasses(OpPassManager &pm, const TrainOptions &o) {
 }
 
 void mlir::loom::buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16,
-                                            bool runtimeKernels) {
+                                            bool runtimeKernels,
+                                            bool outlineLayers) {
   addUpstream(pm, "inline,symbol-dce");
   DecomposePassOptions decompose;
   decompose.keepRuntimeKernels = runtimeKernels;
   pm.addPass(createDecomposePass(decompose));
   addUpstream(pm, "canonicalize,cse");
+  // After CSE, which lets a layer's backward pass use what its forward pass
+  // computed (attention's probabilities, a norm's statistics) rather than
+  // recompute them in a function of its own; before the lowering, so that
+  // every pass after it sees one copy of a layer.
+  if (outlineLayers)
+    pm.addPass(createOutlineLayersPass());
   pm.addPass(createLowerEntryPointsPass());
   pm.addPass(createLowerToLinalgPass());
   addUpstream(pm, "canonicalize,cse");
@@ -160,6 +167,12 @@ void mlir::loom::buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16,
     pm.addPass(createDemoteMatmulsPass());
   pm.addPass(createFuseElementwisePass());
   addUpstream(pm, "canonicalize,cse");
+  if (outlineLayers) {
+    // Again, on what the lowering added per layer: optimizer updates and
+    // the writes of their results into the entry's buffers.
+    pm.addPass(createOutlineLayersPass());
+    pm.addPass(createLowerLayerCallsPass());
+  }
 }
 
 /// One-shot bufferization and deallocation; `stack` promotes small buffers
@@ -228,6 +241,8 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm,
     loops += "loom-outline-loop-nests,";
   if (o.outlineNests && o.segmentOps > 0)
     loops += "loom-outline-segments{ops=" + std::to_string(o.segmentOps) + "},";
+  // The exported entries, each address loaded where it is used.
+  loops += "loom-load-entry-arguments,";
   // LLVM lowers bf16 <-> f32 conversions on CPUs without AVX512-BF16 to
   // libgcc calls the artifact does not link; as integer ops they vectorise.
   addUpstream(
@@ -239,12 +254,12 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm,
               "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1},"
               "convert-arith-to-llvm,convert-cf-to-llvm,convert-index-to-llvm,"
               "reconcile-unrealized-casts");
-  pm.addPass(createEmitEntryWrappersPass());
 }
 
 void mlir::loom::buildCpuPipeline(OpPassManager &pm,
                                   const PrecisionOptions &o) {
-  buildLowerToLinalgPipeline(pm, o.bf16, !o.bf16 && !o.gpuLoops);
+  buildLowerToLinalgPipeline(pm, o.bf16, !o.bf16 && !o.gpuLoops,
+                             o.outlineLayers && !o.gpuLoops);
   buildBufferizePipeline(pm, o.gpuLoops);
   buildLowerToLLVMPipeline(pm, o);
 }
@@ -372,7 +387,8 @@ void mlir::loom::registerPipelines() {
       "loom-lower-to-linalg-pipeline",
       "train -> linalg: decompose, buffer ABI, loom -> linalg, fusion.",
       [](OpPassManager &pm, const PrecisionOptions &o) {
-        buildLowerToLinalgPipeline(pm, o.bf16, !o.bf16 && !o.gpuLoops);
+        buildLowerToLinalgPipeline(pm, o.bf16, !o.bf16 && !o.gpuLoops,
+                                   o.outlineLayers && !o.gpuLoops);
       });
   PassPipelineRegistration<BufferizePipelineOptions>(
       "loom-bufferize-pipeline",

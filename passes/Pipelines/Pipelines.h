@@ -155,12 +155,19 @@ struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
                      "one function (--loom-outline-loop-nests): LLVM "
                      "optimises each distinct nest once"),
       llvm::cl::init(true)};
+  Option<bool> outlineLayers{
+      *this, "outline-layers",
+      llvm::cl::desc("Each entry's repeated runs (a model's layers) one "
+                     "function called per repetition (--loom-outline-layers, "
+                     "--loom-lower-layer-calls): the passes after it see one "
+                     "copy of a layer"),
+      llvm::cl::init(true)};
   Option<int64_t> segmentOps{
       *this, "segment-ops",
       llvm::cl::desc("With outline-nests: cut each entry into functions of "
                      "at most this many ops (--loom-outline-segments); 0: "
                      "leave the entries whole"),
-      llvm::cl::init(2000)};
+      llvm::cl::init(8000)};
 };
 
 /// train -> linalg: inline, decompose composite ops, buffer calling
@@ -169,8 +176,11 @@ struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
 /// `runtimeKernels`: keep the ops the CPU runtime computes
 /// (loom.document_attention) for the bufferization to call (the CPU target
 /// in f32 or f64, its loop nests its own).
+/// `outlineLayers`: each entry's repeated runs (a model's layers) compiled
+/// once (--loom-outline-layers, --loom-lower-layer-calls).
 void buildLowerToLinalgPipeline(OpPassManager &pm, bool bf16 = false,
-                                bool runtimeKernels = false);
+                                bool runtimeKernels = false,
+                                bool outlineLayers = false);
 
 /// --loom-bufferize-pipeline's options: the CPU's (the default), the
 /// CPU's with reductions split as for a GPU, or the GPU's.

@@ -95,7 +95,10 @@ struct LowerEntryPointsPass
     // Helpers were inlined into the entries; what is left reads parameters
     // that are about to disappear, so it must go (or be reported).
     for (auto fn : llvm::make_early_inc_range(module.getOps<func::FuncOp>())) {
-      if (fn->hasAttr(kEntryAttr) || fn.isExternal())
+      // The entries' repeated runs (--loom-outline-layers) take their
+      // parameters as arguments.
+      if (fn->hasAttr(kEntryAttr) || fn.isExternal() ||
+          fn->hasAttr(kOutlinedAttr))
         continue;
       if (!SymbolTable::symbolKnownUseEmpty(fn, module)) {
         fn.emitError("function is still called after inlining; entry "

@@ -114,4 +114,64 @@ def FuseElementwisePass : Pass<"loom-fuse-elementwise", "mlir::ModuleOp"> {
                            "::mlir::affine::AffineDialect"];
 }
 
+def OutlineLayersPass : Pass<"loom-outline-layers", "mlir::ModuleOp"> {
+  let summary = "Compiles the repeated runs of each entry (a model's layers) once.";
+  let description = [{
+    A model's layers repeat the same ops on their own parameters: forward,
+    backward, the gradient norm's terms, the optimizer updates. Each stage
+    after this one worked on every copy (a 48-layer GPT took 6.7x the
+    12-layer compile time). This pass finds, in each entry's block, runs of
+    ops that repeat with a period (from the distances between equal ops),
+    checks that each repetition is the same computation on its own values,
+    and moves every group of two or more equal repetitions into one private
+    function (`loom.outlined`), called once per repetition with `no_inline`.
+
+    A repetition holds side-effect-free ops (with regions, such as
+    `linalg.generic`), calls of earlier such functions, and writes of new
+    values into the entry's own buffers (`bufferization.
+    materialize_in_destination` into an argument, which moves into the
+    function with the buffer as an argument and so happens where it did).
+    `loom.get_param` reads stay in the entry, before the call, and become
+    arguments; constants are copied into the function. Collectives and any
+    other op with effects end a run: a repetition never holds a collective,
+    and their order is the entry's. Identical functions (the forward pass of
+    `loss` and of `train_step`) are one. Arguments are static tensors,
+    scalars and the entry's buffers, results static tensors;
+    `--loom-lower-layer-calls` gives them buffers. The pipeline runs it
+    twice: on the loom ops, then on the lowered entries (the optimizer
+    updates and their writes).
+
+    Example: each layer of a GPT's `train_step` becomes a call of its
+    forward pass, of its backward pass, of its terms of the gradient norm
+    and of its parameters' updates (`test/passes/ToLinalg/outline-layers.mlir`).
+  }];
+  let options = [
+    Option<"minOps", "min-ops", "int64_t", /*default=*/"8",
+           "Fewest ops of one repetition">,
+  ];
+  let statistics = [
+    Statistic<"numFunctions", "num-functions", "Functions made">,
+    Statistic<"numCalls", "num-calls", "Repetitions replaced by calls">,
+    Statistic<"numOpsMoved", "num-ops-moved", "Ops moved into the functions">,
+  ];
+  let dependentDialects = ["::mlir::func::FuncDialect",
+                           "::mlir::LLVM::LLVMDialect"];
+}
+
+def LowerLayerCallsPass : Pass<"loom-lower-layer-calls", "mlir::ModuleOp"> {
+  let summary = "Gives the functions of --loom-outline-layers buffer arguments.";
+  let description = [{
+    Bufferization runs without function boundaries (the entries take
+    buffers already), so each `loom.outlined` function gets them here: a
+    tensor argument becomes a memref read through
+    `bufferization.to_tensor ... restrict`, a tensor result a memref
+    argument after the others, written by
+    `bufferization.materialize_in_destination`. A call passes its tensors
+    with `bufferization.to_buffer ... read_only` and allocates each result's
+    buffer (`memref.alloc`, which the caller's arena plan then places).
+  }];
+  let dependentDialects = ["::mlir::bufferization::BufferizationDialect",
+                           "::mlir::memref::MemRefDialect"];
+}
+
 #endif // LOOM_PASSES_TOLINALG_PASSES_TD

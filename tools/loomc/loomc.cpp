@@ -220,13 +220,21 @@ static cl::opt<bool> outlineNests(
              "--outline-nests=false, for comparison: the step one function"),
     cl::init(true), cl::Hidden, cl::cat(cat));
 
+static cl::opt<bool> outlineLayers(
+    "outline-layers",
+    cl::desc("--target=cpu: compile the ops each layer repeats (forward, "
+             "backward, its gradient-norm terms) once, as a function each "
+             "layer calls; --outline-layers=false, for comparison: every "
+             "layer's copy compiled"),
+    cl::init(true), cl::Hidden, cl::cat(cat));
+
 static cl::opt<int64_t> segmentOps(
     "segment-ops",
     cl::desc("--target=cpu: cut each entry of the step into functions of at "
              "most this many ops, called in order (--loom-outline-segments), "
              "so that its compile time grows no faster than the model; 0: "
              "leave the entries whole"),
-    cl::init(2000), cl::Hidden, cl::cat(cat));
+    cl::init(8000), cl::Hidden, cl::cat(cat));
 
 static cl::opt<unsigned> compileThreads(
     "compile-threads",
@@ -306,6 +314,7 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.planBuffers = planBuffers;
   options.outlineNests = outlineNests;
   options.segmentOps = segmentOps;
+  options.outlineLayers = outlineLayers;
   options.compileThreads = compileThreads;
   options.timeLlvmPasses = timeLlvmPasses;
   options.cudaChip = cudaChip;

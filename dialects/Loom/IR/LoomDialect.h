@@ -17,6 +17,9 @@ namespace mlir::loom {
 /// Discardable attribute names shared by passes and the driver.
 /// On a func: which runtime entry point it becomes ("loss", ...).
 inline constexpr llvm::StringLiteral kEntryAttr = "loom.entry";
+/// On a private func: a run of ops that repeats in the entries (a layer),
+/// made by --loom-outline-layers and called once per repetition.
+inline constexpr llvm::StringLiteral kOutlinedAttr = "loom.outlined";
 /// On a func argument: the batch input's name ("tokens", "x", ...).
 inline constexpr llvm::StringLiteral kInputAttr = "loom.input";
 /// On a pure op computed again where an identical op exists earlier (a

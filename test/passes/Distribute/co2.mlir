@@ -91,7 +91,7 @@
 // SHARDAUTO-SAME: hidden by 2 local steps (one more than the reduce-scatter and all-gather need: the sharded update runs between steps){{.*}}; local-steps=2"
 // Lowered, the slice's outer state is state of the entry, updated in place
 // by one fused kernel.
-// SHARDABI: llvm.func internal @outer_shard(
+// SHARDABI: llvm.func @loom_outer_shard(
 // SHARDABI: loom.abi = [{{.*}}{name = "co2.shard.co2_anchor", role = "state"}, {name = "co2.shard.co2_prev_anchor", role = "state"}, {name = "co2.shard.co2_momentum", role = "state"}, {name = "co2.round", role = "input"}, {name = "co2.shard_mean", role = "input"}, {name = "co2.shard_out", role = "output"}]
 
 // NODP: error: --loom-co2 needs a data-parallel module: run --loom-data-parallel first

@@ -1,6 +1,6 @@
 //===- Outlined.h - Functions made of part of an entry ----------*- C++ -*-===//
-#ifndef LOOM_PASSES_CPU_OUTLINED_H
-#define LOOM_PASSES_CPU_OUTLINED_H
+#ifndef LOOM_SUPPORT_OUTLINED_H
+#define LOOM_SUPPORT_OUTLINED_H
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 
@@ -20,4 +20,4 @@ bool passableAsBarePointer(Type type);
 
 } // namespace mlir::loom
 
-#endif // LOOM_PASSES_CPU_OUTLINED_H
+#endif // LOOM_SUPPORT_OUTLINED_H

@@ -1,5 +1,5 @@
 //===- Outlined.cpp - Functions made of part of an entry ------------------===//
-#include "passes/CPU/Outlined.h"
+#include "loom/Support/Outlined.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 
