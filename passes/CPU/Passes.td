@@ -89,7 +89,13 @@ def PlanBuffersPass : Pass<"loom-plan-buffers", "mlir::ModuleOp"> {
     `memref.view`: LLVM's loop vectorizer does not vectorize loops over
     several views of one allocation (it cannot check them for overlap at
     run time as it does pointers of unrelated origin), and a GPT's step
-    ran 20 % slower on views. Two buffers share bytes only if
+    ran 20 % slower on views (addresses computed as the arena's plus an
+    offset, tried with every loop outlined, crashed the bench GPT's step
+    in a loop nest; not pursued). Functions are planned before their
+    callers; a function of a model's repeated layers
+    (`loom.outlined`) takes its arena as a last argument, which each call
+    allocates just around itself, so that the caller's plan places it with
+    its own buffers. Two buffers share bytes only if
     one is freed before the other is allocated (their ops' order in the
     block). Offsets come from the greedy-by-size heuristic: the largest
     buffer first, each at the lowest offset, aligned to `alignment` bytes,

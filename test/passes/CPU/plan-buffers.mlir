@@ -161,3 +161,46 @@ func.func @views_and_loops(%out: memref<32xf32>) {
   memref.dealloc %u : memref<32xf32>
   return
 }
+
+// -----
+
+// Tests that a function of a model's repeated layers (loom.outlined) is
+// planned before its caller and takes its arena as a last argument: each
+// call allocates it just around itself, and the caller's plan places it
+// with the caller's own buffers (here at %keep's side, as both live
+// during the call; the 4096-byte scratch and the 1024-byte %keep make an
+// arena of 5120 bytes, not two arenas).
+// CHECK-LABEL: module @arena_from_callers
+// CHECK: func.func private @layer(%{{.+}}: memref<256xf32>, %[[SCRATCH:.+]]: memref<4096xi8>)
+// CHECK-NOT: memref.alloc
+// CHECK: llvm.inttoptr
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+// CHECK: func.func @step(%[[OUT:.+]]: memref<256xf32>)
+// CHECK-NEXT: memref.alloc() {alignment = 64 : i64} : memref<5120xi8>
+// CHECK-COUNT-2: builtin.unrealized_conversion_cast %{{.+}} to memref
+// CHECK: call @layer(%[[OUT]], %{{.+}}) : (memref<256xf32>, memref<4096xi8>) -> ()
+// CHECK-NOT: memref.alloc
+module @arena_from_callers {
+  func.func private @layer(%out: memref<256xf32>) attributes {loom.outlined} {
+    %one = arith.constant 1.0 : f32
+    %a = memref.alloc() : memref<512xf32>
+    %b = memref.alloc() : memref<512xf32>
+    linalg.fill ins(%one : f32) outs(%a : memref<512xf32>)
+    linalg.fill ins(%one : f32) outs(%b : memref<512xf32>)
+    %s = memref.subview %a[0] [256] [1] : memref<512xf32> to memref<256xf32, strided<[1]>>
+    memref.copy %s, %out : memref<256xf32, strided<[1]>> to memref<256xf32>
+    memref.dealloc %a : memref<512xf32>
+    memref.dealloc %b : memref<512xf32>
+    return
+  }
+  func.func @step(%out: memref<256xf32>) {
+    %one = arith.constant 1.0 : f32
+    %keep = memref.alloc() : memref<256xf32>
+    linalg.fill ins(%one : f32) outs(%keep : memref<256xf32>)
+    call @layer(%out) : (memref<256xf32>) -> ()
+    memref.copy %keep, %out : memref<256xf32> to memref<256xf32>
+    memref.dealloc %keep : memref<256xf32>
+    return
+  }
+}
