@@ -3,9 +3,13 @@
 // Every stage after this one costs time in proportion to the ops it sees,
 // and a model's layers repeat the same ops: a 48-layer GPT compiled in 6.7x
 // the time of a 12-layer one, almost all of it in copies of one layer.
-// Outlined here, at the loom level after autodiff and the distribution
-// passes, each distinct repetition goes through decomposition, lowering,
-// bufferization and LLVM once, and the entries keep one call per layer.
+// Outlined here, on the loom ops after autodiff, the distribution passes,
+// decomposition and CSE (which lets a layer's backward pass use what its
+// forward pass computed), each distinct repetition goes through the
+// lowering, bufferization and LLVM once, and the entries keep one call per
+// layer. The pipeline runs the pass again on the lowered entries, where
+// each layer's optimizer updates and their writes into the entry's buffers
+// repeat.
 //
 // Repetitions are found without knowing the model: each op gets a hash of
 // what it computes (its name, attributes and types; a parameter read only
