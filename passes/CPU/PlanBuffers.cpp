@@ -163,16 +163,17 @@ struct PlanBuffersPass : impl::PlanBuffersPassBase<PlanBuffersPass> {
   }
 
   /// A function of a model's repeated layers (--loom-outline-layers) takes
-  /// its arena from its caller: each call allocates it just around the
-  /// call, so that the caller's plan places it with the caller's own
+  /// its arena from its callers: each of `calls` allocates it just around
+  /// itself, so that the caller's plan places it with the caller's own
   /// buffers (a layer's temporaries and the activations kept across layers
   /// share one arena, as they did when the layers were inline: the bench
   /// GPT's temporaries took 476 MiB in separate arenas, 411 MiB in one).
-  Value arenaFromCallers(func::FuncOp fn, MemRefType type) {
+  Value arenaFromCallers(func::FuncOp fn, ArrayRef<func::CallOp> calls,
+                         MemRefType type) {
     unsigned index = fn.getNumArguments();
     if (failed(fn.insertArgument(index, type, DictionaryAttr(), fn.getLoc())))
       return nullptr;
-    for (func::CallOp call : callsOf(fn)) {
+    for (func::CallOp call : calls) {
       OpBuilder b(call);
       Value scratch = memref::AllocOp::create(b, call.getLoc(), type,
                                               b.getI64IntegerAttr(alignment));
@@ -183,27 +184,23 @@ struct PlanBuffersPass : impl::PlanBuffersPassBase<PlanBuffersPass> {
     return fn.getArgument(index);
   }
 
-  /// The calls of `fn` (all its uses, takesArenaFromCallers says).
-  SmallVector<func::CallOp> callsOf(func::FuncOp fn) {
+  /// The calls of `fn` if its arena can come from them: a function of the
+  /// model's layers whose every use is a func.call; else none.
+  SmallVector<func::CallOp> arenaCallers(func::FuncOp fn) {
     SmallVector<func::CallOp> calls;
-    if (std::optional<SymbolTable::UseRange> uses =
-            SymbolTable::getSymbolUses(fn, getOperation()))
-      for (SymbolTable::SymbolUse use : *uses)
-        calls.push_back(cast<func::CallOp>(use.getUser()));
-    return calls;
-  }
-
-  /// Whether `fn`'s arena can come from its callers: a function of the
-  /// model's layers, called (only) by func.call.
-  bool takesArenaFromCallers(func::FuncOp fn) {
     if (!fn->hasAttr(kOutlinedAttr))
-      return false;
+      return calls;
     std::optional<SymbolTable::UseRange> uses =
         SymbolTable::getSymbolUses(fn, getOperation());
-    return uses && !uses->empty() &&
-           llvm::all_of(*uses, [](SymbolTable::SymbolUse use) {
-             return isa<func::CallOp>(use.getUser());
-           });
+    if (!uses)
+      return calls;
+    for (SymbolTable::SymbolUse use : *uses) {
+      auto call = dyn_cast<func::CallOp>(use.getUser());
+      if (!call)
+        return {};
+      calls.push_back(call);
+    }
+    return calls;
   }
 
   void plan(func::FuncOp fn, const LLVMTypeConverter &converter) {
@@ -247,7 +244,8 @@ struct PlanBuffersPass : impl::PlanBuffersPassBase<PlanBuffersPass> {
     }
     int64_t arenaBytes = layOut(buffers, align);
     // An arena from the callers is counted in theirs.
-    bool fromCallers = takesArenaFromCallers(fn);
+    SmallVector<func::CallOp> callers = arenaCallers(fn);
+    bool fromCallers = !callers.empty();
     if (!fromCallers)
       bytesLive += peakLive(buffers);
 
@@ -260,7 +258,7 @@ struct PlanBuffersPass : impl::PlanBuffersPassBase<PlanBuffersPass> {
     Location loc = fn.getLoc();
     auto arenaType = MemRefType::get({arenaBytes}, builder.getIntegerType(8));
     Value arena =
-        fromCallers ? arenaFromCallers(fn, arenaType)
+        fromCallers ? arenaFromCallers(fn, callers, arenaType)
                     : memref::AllocOp::create(builder, loc, arenaType,
                                               builder.getI64IntegerAttr(align));
     if (!arena)

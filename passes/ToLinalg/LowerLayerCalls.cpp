@@ -19,6 +19,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/SymbolTable.h"
 
 #define DEBUG_TYPE "loom-lower-layer-calls"
 
@@ -146,9 +147,10 @@ struct LowerLayerCallsPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    SymbolTable symbols(module);
     SmallVector<func::CallOp> calls;
     module.walk([&](func::CallOp call) {
-      if (isOutlined(module.lookupSymbol<func::FuncOp>(call.getCallee())))
+      if (isOutlined(symbols.lookup<func::FuncOp>(call.getCallee())))
         calls.push_back(call);
     });
     for (func::CallOp call : calls)
