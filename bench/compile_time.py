@@ -14,13 +14,16 @@ the two artifacts of the first depth (alternated, three runs each):
       both with the nests outlined;
   --compare layers: each entry's repeated runs, a model's layers, compiled
       once (--loom-outline-layers, the default) against every layer's copy
-      compiled (--outline-layers=false).
+      compiled (--outline-layers=false);
+  --compare roll: each entry's runs of layer calls one loop over the layers
+      (--loom-roll-layer-calls, the default) against one call per layer
+      (--roll-layers=false), both with the layers compiled once.
 
 Prints a Markdown table; with --record, appends it and the command to
 bench/RESULTS.md.
 
 Usage: python3 bench/compile_time.py [--depths 2,12] [--dim 128]
-       [--target cpu|cuda] [--compare outline|threads|segments|layers]
+       [--target cpu|cuda] [--compare outline|threads|segments|layers|roll]
        [--record]
 (cuda: compiles only, through ptxas; no step time without a GPU)
 (run from the repository root after building)"""
@@ -78,6 +81,9 @@ def variants(compare, cores):
     if compare == "segments":
         return [("entries whole", ["--segment-ops=0"]),
                 ("entries in segments", ["--segment-ops=2000"])]
+    if compare == "roll":
+        return [("calls per layer", ["--roll-layers=false"]),
+                ("layers a loop", [])]
     if compare == "layers":
         return [("every layer", ["--outline-layers=false"]),
                 ("layers once", [])]
@@ -91,7 +97,7 @@ def main():
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--target", default="cpu", choices=["cpu", "cuda"])
     ap.add_argument("--compare", default="outline", choices=["outline", "threads", "segments",
-                             "layers"])
+                             "layers", "roll"])
     ap.add_argument("--first-up-to", type=int, default=None,
                     help="compile the first way only up to this depth (the "
                          "step as one function takes minutes and gigabytes "

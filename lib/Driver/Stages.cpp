@@ -134,6 +134,7 @@ static void buildLoweredStage(PassManager &pm, Compilation &c) {
   cpu.planBuffers = options.planBuffers;
   cpu.outlineNests = options.outlineNests;
   cpu.segmentOps = options.segmentOps;
+  cpu.rollLayers = options.rollLayers;
   if (!options.emulateGpuKernels.empty())
     return buildEmulatedGpuPipeline(pm, cpu,
                                     options.emulateGpuKernels == "reverse");

@@ -14,6 +14,16 @@ namespace mlir::loom {
 Value bufferAt(OpBuilder &b, Location loc, const LLVMTypeConverter &converter,
                MemRefType type, Value address);
 
+/// Whether `op` loads a buffer's address from an exported entry's array
+/// (--loom-load-entry-arguments), which nothing writes during a step.
+bool isArgumentLoad(Operation *op);
+
+/// Whether a copy of `op` may stand wherever its results are used: it has
+/// no effects and no regions (constants, views, descriptors, address
+/// casts), or it is one of the arena's slices (an address the runtime
+/// computes, opaque to LLVM: PlanBuffers.cpp) or an argument load.
+bool isRecomputable(Operation *op);
+
 } // namespace mlir::loom
 
 #endif // LOOM_PASSES_CPU_BUFFERAT_H

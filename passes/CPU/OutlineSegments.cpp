@@ -11,7 +11,9 @@
 // code generation threads.
 //
 //===----------------------------------------------------------------------===//
+#include "dialects/Loom/IR/LoomDialect.h"
 #include "loom/Support/Outlined.h"
+#include "passes/CPU/BufferAt.h"
 #include "passes/CPU/Passes.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -31,16 +33,8 @@ namespace mlir::loom {
 namespace {
 
 /// Whether `op` is rebuilt in each segment that uses its results rather
-/// than passed: what has no effect (constants, views, descriptors, address
-/// casts) and the arena's slices (an address computation the runtime
-/// keeps opaque to LLVM, PlanBuffers.cpp).
-bool rebuilt(Operation *op) {
-  if (op->getNumRegions() != 0 || op->hasTrait<OpTrait::IsTerminator>())
-    return false;
-  if (auto call = dyn_cast<func::CallOp>(op))
-    return call.getCallee() == "loom_rt_arena_slice";
-  return isMemoryEffectFree(op);
-}
+/// than passed.
+bool rebuilt(Operation *op) { return isRecomputable(op); }
 
 /// Whether `op` stays in the entry between segments: a buffer that is not
 /// rebuilt (an allocation). A memref cannot be returned from a function as
@@ -302,7 +296,10 @@ struct OutlineSegmentsPass
   void runOnOperation() override {
     SmallVector<func::FuncOp> entries;
     for (auto fn : getOperation().getOps<func::FuncOp>())
-      if (fn->hasAttr("loom.entry") && !fn.isExternal())
+      // Before or after --loom-load-entry-arguments.
+      if ((fn->hasAttr(kEntryAttr) ||
+           (fn->hasAttr(kAbiAttr) && fn.isPublic())) &&
+          !fn.isExternal())
         entries.push_back(fn);
     for (func::FuncOp entry : entries) {
       if (weight(entry) <= 2 * ops)

@@ -250,6 +250,66 @@ def LoadEntryArgumentsPass : Pass<"loom-load-entry-arguments", "mlir::ModuleOp">
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def RollLayerCallsPass : Pass<"loom-roll-layer-calls", "mlir::ModuleOp"> {
+  let summary = "Makes each entry's repeated calls (a model's layers) one "
+                "loop.";
+  let description = [{
+    Runs on the exported entries (`--loom-load-entry-arguments`), before
+    they are cut into segments. With a model's layers compiled once
+    (`--loom-outline-layers`), an entry still holds one call per layer of
+    each layer function and each call's buffers, so it grows with depth.
+    This pass finds runs of repetitions of the entry's ops with effects
+    (the calls; found as `--loom-outline-layers` finds them) and makes each
+    run one `scf.for` over the repetitions:
+
+    - What has no effect (constants, descriptors, address casts), the
+      arena's slices and the loads of argument addresses from the
+      runtime's array are expressions of the op that uses them, recomputed
+      in the loop. Two repetitions are equal when their ops are, operand
+      for operand, and every integer in their operands' expressions (an
+      argument's index in the array, a slice's offset in the arena) is the
+      first repetition's plus the repetition's index times a step.
+    - A value one repetition passes to the next is carried by the loop;
+      the last one's is the loop's result for later ops.
+    - Each repetition's stack buffer becomes a slice of one stack buffer
+      for all of them, so that later ops (a layer's backward pass) still
+      find every repetition's.
+    - A run whose values later ops need in any other form is left as it is.
+
+    The same calls run in the same order on the same buffers: the results
+    are unchanged, and so is the order of the collectives.
+
+    Example:
+    ```mlir
+    %p0 = llvm.load (llvm.getelementptr %args[2])   // layer 0's weight
+    call @layer(%p0, %x0, %x1)                      // descriptors elided
+    %p1 = llvm.load (llvm.getelementptr %args[3])   // layer 1's weight
+    call @layer(%p1, %x1, %x2)
+    ...
+    // becomes
+    scf.for %i = %c0 to %cN step %c1 {
+      %k = 2 + %i                                   // the weight's index
+      %p = llvm.load (llvm.getelementptr %args[%k])
+      call @layer(%p, ...)                          // slices at offsets
+    }                                               // stepping with %i
+    ```
+  }];
+  let options = [
+    Option<"minCount", "min-count", "int64_t", /*default=*/"3",
+           "Repetitions a run needs to become a loop (at least 2)">,
+    Option<"minGain", "min-gain", "int64_t", /*default=*/"8",
+           "Ops with effects a loop must save">,
+  ];
+  let statistics = [
+    Statistic<"numLoops", "num-loops", "Runs made loops">,
+    Statistic<"numIterations", "num-iterations",
+              "Repetitions the loops stand for">,
+  ];
+  let dependentDialects = ["::mlir::arith::ArithDialect",
+                           "::mlir::LLVM::LLVMDialect",
+                           "::mlir::scf::SCFDialect"];
+}
+
 def EmitEntryWrappersPass : Pass<"loom-emit-entry-wrappers", "mlir::ModuleOp"> {
   let summary = "Adds the `void loom_<entry>(void **args)` C entry points.";
   let description = [{

@@ -239,10 +239,13 @@ void mlir::loom::buildLowerToLLVMPipeline(OpPassManager &pm,
           : "func.func(" + nests + "convert-linalg-to-loops),";
   if (o.outlineNests)
     loops += "loom-outline-loop-nests,";
+  // The exported entries, each address loaded where it is used; then a
+  // model's layers one loop, and what is left cut into segments.
+  loops += "loom-load-entry-arguments,";
+  if (o.rollLayers && !gpuLoops)
+    loops += "loom-roll-layer-calls,";
   if (o.outlineNests && o.segmentOps > 0)
     loops += "loom-outline-segments{ops=" + std::to_string(o.segmentOps) + "},";
-  // The exported entries, each address loaded where it is used.
-  loops += "loom-load-entry-arguments,";
   // LLVM lowers bf16 <-> f32 conversions on CPUs without AVX512-BF16 to
   // libgcc calls the artifact does not link; as integer ops they vectorise.
   addUpstream(

@@ -162,6 +162,13 @@ struct PrecisionOptions : public PassPipelineOptions<PrecisionOptions> {
                      "--loom-lower-layer-calls): the passes after it see one "
                      "copy of a layer"),
       llvm::cl::init(true)};
+  Option<bool> rollLayers{
+      *this, "roll-layers",
+      llvm::cl::desc("Each entry's runs of repeated calls (a model's layers) "
+                     "one loop over the repetitions "
+                     "(--loom-roll-layer-calls): the entries no longer grow "
+                     "with depth"),
+      llvm::cl::init(true)};
   Option<int64_t> segmentOps{
       *this, "segment-ops",
       llvm::cl::desc("With outline-nests: cut each entry into functions of "

@@ -29,6 +29,7 @@
 #include "dialects/Loom/IR/LoomDialect.h"
 #include "dialects/Loom/IR/LoomOps.h"
 #include "loom/Support/Outlined.h"
+#include "loom/Support/Repeats.h"
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -119,13 +120,6 @@ void forEachInput(Operation *op, function_ref<void(Value)> fn) {
   });
 }
 
-/// One run of equal repetitions: `count` of `period` ops from `begin`.
-struct Stretch {
-  int64_t period, begin, count;
-  int64_t gain() const { return (count - 1) * period; }
-  int64_t end() const { return begin + count * period; }
-};
-
 /// A repetition's values from outside: the function's arguments, in order
 /// of first use (a parameter read's result where the read is).
 struct Inputs {
@@ -146,7 +140,6 @@ public:
   int64_t opsMoved = 0;
 
 private:
-  SmallVector<int64_t> candidatePeriods() const;
   SmallVector<Stretch> chooseStretches() const;
   bool inRepetition(Value v, int64_t begin, int64_t period,
                     int64_t *at = nullptr) const;
@@ -168,71 +161,28 @@ private:
   SmallVectorImpl<func::FuncOp> &made;
   SmallVector<Operation *> ops;
   SmallVector<Kind> kinds;
+  /// Whether each op calls a function this pass made.
+  SmallVector<bool> outlinedCalls;
   SmallVector<llvm::hash_code> hashes;
   llvm::DenseMap<Operation *, int64_t> position;
 };
 
-/// Distances between equal ops, the most frequent first: the period of a
-/// run that repeats k times separates k - 1 pairs of each of its ops.
-SmallVector<int64_t> Outliner::candidatePeriods() const {
-  llvm::DenseMap<llvm::hash_code, int64_t> last;
-  llvm::DenseMap<int64_t, int64_t> count;
-  for (auto [i, h] : llvm::enumerate(hashes)) {
-    if (kinds[i] == Kind::Barrier)
-      continue;
-    auto [it, fresh] = last.try_emplace(h, i);
-    if (!fresh) {
-      int64_t distance = static_cast<int64_t>(i) - it->second;
-      if (distance >= minOps)
-        ++count[distance];
-      it->second = i;
-    }
-  }
-  SmallVector<std::pair<int64_t, int64_t>> byCount; // count, distance
-  for (auto [distance, n] : count)
-    byCount.push_back({n, distance});
-  llvm::sort(byCount, [](auto a, auto b) {
-    return a.first != b.first ? a.first > b.first : a.second < b.second;
-  });
-  SmallVector<int64_t> periods;
-  for (auto [n, distance] : ArrayRef(byCount).take_front(16))
-    periods.push_back(distance);
-  return periods;
-}
-
 /// The runs of each candidate period, the largest saving first, none
-/// overlapping another.
+/// overlapping another. A repetition of calls of layer functions with
+/// fewer than `minOps` other ops is not one: a 48-layer model's calls
+/// would become functions of 10 calls each, which hides the layers from
+/// --loom-roll-layer-calls and saves nothing.
 SmallVector<Stretch> Outliner::chooseStretches() const {
-  const int64_t n = ops.size();
-  auto same = [&](int64_t i, int64_t j) {
-    return kinds[i] != Kind::Barrier && kinds[j] != Kind::Barrier &&
-           hashes[i] == hashes[j];
-  };
-  SmallVector<Stretch> all;
-  for (int64_t p : candidatePeriods()) {
-    for (int64_t j = 0; j + p < n;) {
-      if (!same(j, j + p)) {
-        ++j;
-        continue;
-      }
-      int64_t begin = j;
-      while (j + p < n && same(j, j + p))
-        ++j;
-      // ops[begin, j + p) repeat with period p.
-      int64_t count = (j - begin + p) / p;
-      if (count >= 2)
-        all.push_back({p, begin, count});
-    }
-  }
-  llvm::stable_sort(all, [](const Stretch &a, const Stretch &b) {
-    return a.gain() > b.gain();
-  });
   SmallVector<Stretch> chosen;
-  for (const Stretch &s : all)
-    if (llvm::none_of(chosen, [&](const Stretch &c) {
-          return s.begin < c.end() && c.begin < s.end();
-        }))
+  for (const Stretch &s : findRepeats(
+           hashes, [&](int64_t i) { return kinds[i] == Kind::Barrier; },
+           minOps)) {
+    int64_t own =
+        llvm::count(ArrayRef(outlinedCalls).slice(s.begin, s.period), false);
+    if (own >= minOps &&
+        llvm::none_of(chosen, [&](const Stretch &c) { return s.overlaps(c); }))
       chosen.push_back(s);
+  }
   return chosen;
 }
 
@@ -444,6 +394,7 @@ int64_t Outliner::run() {
     ops.push_back(&op);
     Kind kind = classify(&op);
     kinds.push_back(kind);
+    outlinedCalls.push_back(isOutlinedCall(&op));
     if (kind == Kind::Read)
       hashes.push_back(llvm::hash_combine(op.getName().getAsOpaquePointer(),
                                           op.getResultTypes()));
@@ -478,7 +429,7 @@ struct OutlineLayersPass : impl::OutlineLayersPassBase<OutlineLayersPass> {
     ModuleOp module = getOperation();
     if (minOps < 1) {
       module.emitError("loom-outline-layers: min-ops must be at least 1, not ")
-          << minOps;
+          << static_cast<int64_t>(minOps);
       return signalPassFailure();
     }
     SmallVector<func::FuncOp> made;

@@ -139,7 +139,9 @@ def OutlineLayersPass : Pass<"loom-outline-layers", "mlir::ModuleOp"> {
     scalars and the entry's buffers, results static tensors;
     `--loom-lower-layer-calls` gives them buffers. The pipeline runs it
     twice: on the loom ops, then on the lowered entries (the optimizer
-    updates and their writes).
+    updates and their writes). A repetition needs `min-ops` ops besides
+    calls of earlier functions: runs of calls alone are left to
+    `--loom-roll-layer-calls`, which makes them a loop.
 
     Example: each layer of a GPT's `train_step` becomes a call of its
     forward pass, of its backward pass, of its terms of the gradient norm

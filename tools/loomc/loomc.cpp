@@ -228,6 +228,14 @@ static cl::opt<bool> outlineLayers(
              "layer's copy compiled"),
     cl::init(true), cl::Hidden, cl::cat(cat));
 
+static cl::opt<bool> rollLayers(
+    "roll-layers",
+    cl::desc("--target=cpu: each entry's runs of repeated calls (a model's "
+             "layers) one loop over the layers, so that the entries do not "
+             "grow with depth; --roll-layers=false, for comparison: one call "
+             "per layer"),
+    cl::init(true), cl::Hidden, cl::cat(cat));
+
 static cl::opt<int64_t> segmentOps(
     "segment-ops",
     cl::desc("--target=cpu: cut each entry of the step into functions of at "
@@ -315,6 +323,7 @@ static CompileOptions compileOptions(int argc, char **argv) {
   options.outlineNests = outlineNests;
   options.segmentOps = segmentOps;
   options.outlineLayers = outlineLayers;
+  options.rollLayers = rollLayers;
   options.compileThreads = compileThreads;
   options.timeLlvmPasses = timeLlvmPasses;
   options.cudaChip = cudaChip;

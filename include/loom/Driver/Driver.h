@@ -110,6 +110,9 @@ struct CompileOptions {
   /// CPU target: each entry's repeated runs (a model's layers) compiled
   /// once (--loom-outline-layers); false, for comparison: every copy.
   bool outlineLayers = true;
+  /// CPU target: each entry's runs of repeated calls one loop
+  /// (--loom-roll-layer-calls); false, for comparison: one call each.
+  bool rollLayers = true;
   /// --loom-outline-segments' size; 0: the entries are not cut. Entries
   /// whose layers are outlined stay under it to about 100 layers (a cut
   /// passes every buffer alive there to the next function: cut at 2000

@@ -1,4 +1,7 @@
 // RUN: loom-opt %s -split-input-file -loom-outline-layers=min-ops=3 | FileCheck %s
+// RUN: not loom-opt %s -split-input-file -loom-outline-layers=min-ops=0 2>&1 | FileCheck %s --check-prefix=BAD
+
+// BAD: loom-outline-layers: min-ops must be at least 1, not 0
 
 // Tests that three equal layers (matmul, tanh, scale, add, each on its own
 // parameter) become one function called three times: each call's parameter
