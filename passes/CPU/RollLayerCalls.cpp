@@ -114,9 +114,8 @@ struct Window {
 class Roller {
 public:
   Roller(func::FuncOp entry, int64_t minCount, int64_t minGain)
-      : entry(entry), block(entry.getBody().front()),
-        args(entry.getArgument(entry.getNumArguments() - 1)),
-        minCount(minCount), minGain(minGain) {}
+      : entry(entry), block(entry.getBody().front()), minCount(minCount),
+        minGain(minGain) {}
 
   /// Rolls one run into a loop; false when none is left.
   bool rollOne(int64_t &iterations);
@@ -146,7 +145,6 @@ private:
 
   func::FuncOp entry;
   Block &block;
-  Value args;
   int64_t minCount, minGain;
   SmallVector<Operation *> anchors;
   llvm::DenseMap<Operation *, int64_t> anchorAt;
