@@ -136,6 +136,16 @@ private:
   bool sameIteration(Window &w, int64_t j);
   int64_t verify(Window &w, int64_t maxCount);
   bool usesOk(const Window &w) const;
+  /// A place's stack buffer for all iterations, and one slice's bytes.
+  struct Stack {
+    Value base;
+    int64_t bytes = 0;
+  };
+  SmallVector<Stack> makeStacks(const Window &w);
+  Value slice(OpBuilder &b, const Window &w, int64_t i, const Stack &stack,
+              Value offset);
+  scf::ForOp buildLoop(const Window &w, ArrayRef<Stack> stacks,
+                       SmallVector<const Leaf *> &carried);
   /// Makes `w` a loop; whether later ops now use slices of its stack
   /// buffers.
   bool roll(Window &w);
@@ -433,24 +443,13 @@ Value Roller::emit(OpBuilder &b, const Window &w, Value ref, size_t &leaf,
                              gep.getNoWrapFlags());
 }
 
-bool Roller::roll(Window &w) {
+/// Each place's stack buffers: one buffer ahead of everything, each
+/// iteration's a slice of it (a static stack buffer is reserved on entry
+/// wherever it is written). Null where the place holds none.
+SmallVector<Roller::Stack> Roller::makeStacks(const Window &w) {
   MLIRContext *ctx = entry.getContext();
-  Operation *first = anchors[w.begin];
-  Operation *last = anchors[w.begin + w.count * w.period - 1];
-  Location loc = first->getLoc();
-  Type ptr = LLVM::LLVMPointerType::get(ctx);
-  Type i8 = IntegerType::get(ctx, 8), i64 = IntegerType::get(ctx, 64);
-  // The uses that outlive the run's ops with effects: by a later op, or by
-  // an expression in the run that a later op uses.
-  auto outlives = [&](OpOperand &use) {
-    auto it = anchorAt.find(block.findAncestorOpInBlock(*use.getOwner()));
-    return it == anchorAt.end() || it->second < w.begin ||
-           it->second >= w.begin + w.count * w.period;
-  };
-  // Each place's stack buffers: one buffer ahead of everything, each
-  // iteration's a slice of it (a static stack buffer is reserved on entry
-  // wherever it is written).
-  SmallVector<std::pair<Value, int64_t>> stacks(w.period);
+  Location loc = anchors[w.begin]->getLoc();
+  SmallVector<Stack> stacks(w.period);
   OpBuilder top = OpBuilder::atBlockBegin(&block);
   for (int64_t i = 0; i < w.period; ++i) {
     auto alloca = dyn_cast<memref::AllocaOp>(anchors[w.begin + i]);
@@ -462,18 +461,32 @@ bool Roller::roll(Window &w) {
     int64_t bytes = llvm::alignTo(
         type.getNumElements() * type.getElementTypeBitWidth() / 8, align);
     Value size = LLVM::ConstantOp::create(
-        top, loc, i64, top.getI64IntegerAttr(bytes * w.count));
-    Value base = LLVM::AllocaOp::create(top, loc, ptr, i8, size, align);
-    stacks[i] = {base, bytes};
+        top, loc, top.getI64Type(), top.getI64IntegerAttr(bytes * w.count));
+    stacks[i] = {LLVM::AllocaOp::create(top, loc,
+                                        LLVM::LLVMPointerType::get(ctx),
+                                        top.getI8Type(), size, align),
+                 bytes};
   }
-  auto slice = [&](OpBuilder &b, int64_t i, Value offset) {
-    Value address = LLVM::GEPOp::create(b, loc, ptr, i8, stacks[i].first,
-                                        ArrayRef<LLVM::GEPArg>{offset});
-    auto type = cast<MemRefType>(anchors[w.begin + i]->getResult(0).getType());
-    return bufferAt(b, loc, converter, type, address);
-  };
-  // What the loop carries: one value per (anchor, result, first value).
-  SmallVector<const Leaf *> carried;
+  return stacks;
+}
+
+/// The slice at `offset` of the stack buffer of place `i`.
+Value Roller::slice(OpBuilder &b, const Window &w, int64_t i,
+                    const Stack &stack, Value offset) {
+  Location loc = anchors[w.begin]->getLoc();
+  Value address = LLVM::GEPOp::create(
+      b, loc, LLVM::LLVMPointerType::get(b.getContext()), b.getI8Type(),
+      stack.base, ArrayRef<LLVM::GEPArg>{offset});
+  auto type = cast<MemRefType>(anchors[w.begin + i]->getResult(0).getType());
+  return bufferAt(b, loc, converter, type, address);
+}
+
+/// The loop standing for `w`, before its first op; `carried` gets what it
+/// carries, one value per (anchor, result, first value), in the order of
+/// its results.
+scf::ForOp Roller::buildLoop(const Window &w, ArrayRef<Stack> stacks,
+                             SmallVector<const Leaf *> &carried) {
+  Location loc = anchors[w.begin]->getLoc();
   SmallVector<int64_t> carriedOf(w.leaves.size(), -1);
   for (auto [k, l] : llvm::enumerate(w.leaves)) {
     if (l.kind != Leaf::Carried)
@@ -489,10 +502,6 @@ bool Roller::roll(Window &w) {
   SmallVector<Value> inits;
   for (const Leaf *c : carried)
     inits.push_back(c->value);
-  OpBuilder b(first);
-  Value lower = arith::ConstantIndexOp::create(b, loc, 0);
-  Value upper = arith::ConstantIndexOp::create(b, loc, w.count);
-  Value stepOne = arith::ConstantIndexOp::create(b, loc, 1);
   auto body = [&](OpBuilder &in, Location, Value iv, ValueRange iterArgs) {
     SmallVector<Value> carriedAt(w.leaves.size());
     for (auto [k, c] : llvm::enumerate(carriedOf))
@@ -502,10 +511,11 @@ bool Roller::roll(Window &w) {
     size_t leaf = 0;
     for (int64_t i = 0; i < w.period; ++i) {
       Operation *ref = anchors[w.begin + i];
-      if (stacks[i].first) {
+      if (stacks[i].base) {
         Leaf offset{Leaf::Int, 0};
-        offset.step = stacks[i].second;
-        made[i] = {slice(in, i, intAt(in, loc, i64, offset, iv))};
+        offset.step = stacks[i].bytes;
+        Value at = intAt(in, loc, in.getI64Type(), offset, iv);
+        made[i] = {slice(in, w, i, stacks[i], at)};
         continue;
       }
       SmallVector<Value> operands;
@@ -520,7 +530,26 @@ bool Roller::roll(Window &w) {
       yielded.push_back(made[c->anchor][c->result]);
     scf::YieldOp::create(in, loc, yielded);
   };
-  auto loop = scf::ForOp::create(b, loc, lower, upper, stepOne, inits, body);
+  OpBuilder b(anchors[w.begin]);
+  Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+  Value upper = arith::ConstantIndexOp::create(b, loc, w.count);
+  Value one = arith::ConstantIndexOp::create(b, loc, 1);
+  return scf::ForOp::create(b, loc, lower, upper, one, inits, body);
+}
+
+bool Roller::roll(Window &w) {
+  Operation *first = anchors[w.begin];
+  Operation *last = anchors[w.begin + w.count * w.period - 1];
+  // The uses that outlive the run's ops with effects: by a later op, or by
+  // an expression in the run that a later op uses.
+  auto outlives = [&](OpOperand &use) {
+    auto it = anchorAt.find(block.findAncestorOpInBlock(*use.getOwner()));
+    return it == anchorAt.end() || it->second < w.begin ||
+           it->second >= w.begin + w.count * w.period;
+  };
+  SmallVector<Stack> stacks = makeStacks(w);
+  SmallVector<const Leaf *> carried;
+  scf::ForOp loop = buildLoop(w, stacks, carried);
   // Later ops take the last iteration's carried values from the loop, and
   // each iteration's stack buffer as its slice.
   int64_t lastBegin = w.begin + (w.count - 1) * w.period;
@@ -531,12 +560,14 @@ bool Roller::roll(Window &w) {
   for (int64_t j = 0; j < w.count; ++j)
     for (int64_t i = 0; i < w.period; ++i) {
       Operation *alloca = anchors[w.begin + j * w.period + i];
-      if (!stacks[i].first || llvm::none_of(alloca->getUses(), outlives))
+      if (!stacks[i].base || llvm::none_of(alloca->getUses(), outlives))
         continue;
       OpBuilder at(alloca);
-      Value offset = LLVM::ConstantOp::create(
-          at, loc, i64, at.getI64IntegerAttr(j * stacks[i].second));
-      alloca->getResult(0).replaceUsesWithIf(slice(at, i, offset), outlives);
+      Value offset =
+          LLVM::ConstantOp::create(at, alloca->getLoc(), at.getI64Type(),
+                                   at.getI64IntegerAttr(j * stacks[i].bytes));
+      alloca->getResult(0).replaceUsesWithIf(slice(at, w, i, stacks[i], offset),
+                                             outlives);
       sliced = true;
     }
   SmallVector<Operation *> run;
